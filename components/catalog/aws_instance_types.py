@@ -1,0 +1,105 @@
+"""EC2 GPU instance types for EKS GPU node groups: vCPU, memory, GPU count and model.
+
+Source: cluster-autoscaler's static EC2 instance list
+(``cluster-autoscaler/cloudprovider/aws/ec2_instance_types.go`` in kubernetes/autoscaler), which is
+what the autoscaler itself uses to build a scale-from-zero node template, cross-checked against
+the EC2 accelerated-computing instance type pages (GPU model). Only x86_64 NVIDIA types the
+``AL2023_x86_64_NVIDIA`` and ``BOTTLEROCKET_x86_64_NVIDIA`` AMIs support are GPU rows; a few
+common general-purpose types are listed with 0 GPUs so that a CPU type in a GPU pool (or a GPU
+type in the system pool) is recognised, and ``g6f`` (fractional GPU, which the autoscaler counts as
+0 GPUs) is listed with 0 so it is rejected from GPU pools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ec2InstanceType:
+    """Facts about one EC2 instance type, as cluster-autoscaler sees them."""
+
+    name: str
+    vcpus: int
+    memory_mib: int
+    gpus: int
+    gpu_model: str = ""
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(vCPU, memory MiB, GPUs): what must match across the types of one node group."""
+        return (self.vcpus, self.memory_mib, self.gpus)
+
+
+def _family(model: str, *rows: tuple[str, int, int, int]) -> dict[str, Ec2InstanceType]:
+    return {name: Ec2InstanceType(name, cpu, mem, gpus, model if gpus else "") for name, cpu, mem, gpus in rows}
+
+
+INSTANCE_TYPES: dict[str, Ec2InstanceType] = {
+    **_family(
+        "nvidia-tesla-t4",
+        ("g4dn.xlarge", 4, 16384, 1),
+        ("g4dn.2xlarge", 8, 32768, 1),
+        ("g4dn.4xlarge", 16, 65536, 1),
+        ("g4dn.8xlarge", 32, 131072, 1),
+        ("g4dn.16xlarge", 64, 262144, 1),
+        ("g4dn.12xlarge", 48, 196608, 4),
+        ("g4dn.metal", 96, 393216, 8),
+    ),
+    **_family(
+        "nvidia-a10g",
+        ("g5.xlarge", 4, 16384, 1),
+        ("g5.2xlarge", 8, 32768, 1),
+        ("g5.4xlarge", 16, 65536, 1),
+        ("g5.8xlarge", 32, 131072, 1),
+        ("g5.16xlarge", 64, 262144, 1),
+        ("g5.12xlarge", 48, 196608, 4),
+        ("g5.24xlarge", 96, 393216, 4),
+        ("g5.48xlarge", 192, 786432, 8),
+    ),
+    **_family(
+        "nvidia-l4",
+        ("g6.xlarge", 4, 16384, 1),
+        ("g6.2xlarge", 8, 32768, 1),
+        ("g6.4xlarge", 16, 65536, 1),
+        ("g6.8xlarge", 32, 131072, 1),
+        ("g6.16xlarge", 64, 262144, 1),
+        ("g6.12xlarge", 48, 196608, 4),
+        ("g6.24xlarge", 96, 393216, 4),
+        ("g6.48xlarge", 192, 786432, 8),
+    ),
+    **_family(
+        "nvidia-l40s",
+        ("g6e.xlarge", 4, 32768, 1),
+        ("g6e.2xlarge", 8, 65536, 1),
+        ("g6e.4xlarge", 16, 131072, 1),
+        ("g6e.8xlarge", 32, 262144, 1),
+        ("g6e.16xlarge", 64, 524288, 1),
+        ("g6e.12xlarge", 48, 393216, 4),
+        ("g6e.24xlarge", 96, 786432, 4),
+        ("g6e.48xlarge", 192, 1572864, 8),
+    ),
+    **_family("nvidia-l4", ("g6f.xlarge", 4, 16384, 0), ("g6f.2xlarge", 8, 32768, 0)),
+    **_family("nvidia-a100", ("p4d.24xlarge", 96, 1179648, 8)),
+    **_family("nvidia-a100-80gb", ("p4de.24xlarge", 96, 1179648, 8)),
+    **_family("nvidia-h100", ("p5.48xlarge", 192, 2097152, 8)),
+    **_family("nvidia-h200", ("p5e.48xlarge", 192, 2097152, 8), ("p5en.48xlarge", 192, 2097152, 8)),
+    **_family(
+        "",
+        ("m6i.large", 2, 8192, 0),
+        ("m6i.xlarge", 4, 16384, 0),
+        ("m6i.2xlarge", 8, 32768, 0),
+        ("m7i.large", 2, 8192, 0),
+        ("m7i.xlarge", 4, 16384, 0),
+        ("m7i.2xlarge", 8, 32768, 0),
+        ("m5.large", 2, 8192, 0),
+        ("m5.xlarge", 4, 16384, 0),
+        ("m5.2xlarge", 8, 32768, 0),
+        ("c6i.xlarge", 4, 8192, 0),
+        ("c6i.2xlarge", 8, 16384, 0),
+        ("r6i.xlarge", 4, 32768, 0),
+        ("t3.medium", 2, 4096, 0),
+        ("t3.large", 2, 8192, 0),
+    ),
+}
+"""Instance facts by type name."""

@@ -1,0 +1,91 @@
+"""Azure GPU VM sizes that AKS GPU pools may use, and the retired ones to reject.
+
+Sources: Microsoft Learn "Sizes for virtual machines in Azure" pages of the NCasT4_v3,
+NC A100 v4, NC H100 v5, ND H100 v5, ND H200 v5, NDasr A100 v4 and NDm A100 v4 series (vCPU,
+memory, GPU count and model), AKS "Use GPUs for compute-intensive workloads" (minimum recommended
+size Standard_NC4as_T4_v3; NVv4/AMD not supported), AKS "Multi-instance GPU" (MIG on A100, H100
+and H200 sizes), and the retirement notices: NCv3 (V100) retired 2025-09-30, successor NC A100 v4;
+NC (K80), NCv2 (P100), ND (P40) and NV (M60) retired in 2023.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AzureGpuSize:
+    """Facts about one Azure GPU VM size."""
+
+    name: str
+    vcpus: int
+    memory_gib: int
+    gpus: int
+    gpu_model: str
+    mig_capable: bool = False
+
+
+@dataclass(frozen=True)
+class RetiredSize:
+    """A retired GPU size and the current size to use instead."""
+
+    name: str
+    retired: str
+    replacement: str
+
+
+def _sizes(*rows: AzureGpuSize) -> dict[str, AzureGpuSize]:
+    return {row.name: row for row in rows}
+
+
+GPU_SIZES: dict[str, AzureGpuSize] = _sizes(
+    # NCasT4_v3: NVIDIA T4 16 GB
+    AzureGpuSize("Standard_NC4as_T4_v3", 4, 28, 1, "nvidia-tesla-t4"),
+    AzureGpuSize("Standard_NC8as_T4_v3", 8, 56, 1, "nvidia-tesla-t4"),
+    AzureGpuSize("Standard_NC16as_T4_v3", 16, 110, 1, "nvidia-tesla-t4"),
+    AzureGpuSize("Standard_NC64as_T4_v3", 64, 440, 4, "nvidia-tesla-t4"),
+    # NC A100 v4: NVIDIA A100 80 GB PCIe
+    AzureGpuSize("Standard_NC24ads_A100_v4", 24, 220, 1, "nvidia-a100-80gb", mig_capable=True),
+    AzureGpuSize("Standard_NC48ads_A100_v4", 48, 440, 2, "nvidia-a100-80gb", mig_capable=True),
+    AzureGpuSize("Standard_NC96ads_A100_v4", 96, 880, 4, "nvidia-a100-80gb", mig_capable=True),
+    # NC H100 v5: NVIDIA H100 NVL 94 GB
+    AzureGpuSize("Standard_NC40ads_H100_v5", 40, 320, 1, "nvidia-h100-nvl", mig_capable=True),
+    AzureGpuSize("Standard_NC80adis_H100_v5", 80, 640, 2, "nvidia-h100-nvl", mig_capable=True),
+    # ND A100 v4 (40 GB) and NDm A100 v4 (80 GB), 8 GPUs
+    AzureGpuSize("Standard_ND96asr_v4", 96, 900, 8, "nvidia-a100-40gb", mig_capable=True),
+    AzureGpuSize("Standard_ND96amsr_A100_v4", 96, 1900, 8, "nvidia-a100-80gb", mig_capable=True),
+    # ND H100 v5 and ND H200 v5, 8 GPUs
+    AzureGpuSize("Standard_ND96isr_H100_v5", 96, 1900, 8, "nvidia-h100-80gb", mig_capable=True),
+    AzureGpuSize("Standard_ND96isr_H200_v5", 96, 1850, 8, "nvidia-h200-141gb", mig_capable=True),
+)
+"""Current GPU sizes, by exact (case-sensitive) Azure name."""
+
+
+def _retired(replacement: str, retired: str, *names: str) -> dict[str, RetiredSize]:
+    return {n: RetiredSize(n, retired, replacement) for n in names}
+
+
+RETIRED_SIZES: dict[str, RetiredSize] = {
+    **_retired(
+        "Standard_NC24ads_A100_v4",
+        "2025-09-30",
+        "Standard_NC6s_v3",
+        "Standard_NC12s_v3",
+        "Standard_NC24s_v3",
+        "Standard_NC24rs_v3",
+    ),
+    **_retired("Standard_NC4as_T4_v3", "2023", "Standard_NC6", "Standard_NC12", "Standard_NC24", "Standard_NC24r"),
+    **_retired(
+        "Standard_NC24ads_A100_v4",
+        "2023",
+        "Standard_NC6s_v2",
+        "Standard_NC12s_v2",
+        "Standard_NC24s_v2",
+        "Standard_NC24rs_v2",
+    ),
+    **_retired(
+        "Standard_NC24ads_A100_v4", "2023", "Standard_ND6s", "Standard_ND12s", "Standard_ND24s", "Standard_ND24rs"
+    ),
+    **_retired("Standard_NC4as_T4_v3", "2023", "Standard_NV6", "Standard_NV12", "Standard_NV24"),
+}
+"""Retired GPU sizes (AKS cannot create pools of them any more) and a current replacement."""

@@ -1,0 +1,377 @@
+"""The config contract: ``Pulumi.<stack>.yaml`` -> frozen, validated ``StackSpec``.
+
+Pure Python: no resources are registered here, so a bad config fails before the first one. Every
+violation raises one ``ConfigError`` naming the config path, the rule and the value, e.g.
+``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``. Unknown keys are errors with a
+"did you mean" suggestion: a typo in ``maxSize`` must never silently become the default.
+
+Two entry points:
+    ``parse(values, region=None)`` takes the stack's ``config:`` mapping (keys like ``gpupools:cloud``),
+    as read from ``Pulumi.<stack>.yaml``; tests and tools use it.
+    ``load()`` reads the same keys through ``pulumi.Config`` inside a Pulumi program.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Callable, Mapping, Sequence, TypeVar
+
+from components import rules
+from components.conventions import Taint, TaintEffect
+from components.errors import ConfigError
+from components.specs import (
+    AmiType,
+    AutoscalerSpec,
+    Cloud,
+    ClusterSpec,
+    DevicePluginSpec,
+    GpuPoolSpec,
+    NetworkSpec,
+    SmokeTestSpec,
+    StackSpec,
+    SystemPoolSpec,
+    frozen_map,
+)
+from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
+
+NAMESPACE = "gpupools"
+
+TOP_LEVEL_KEYS = ("cloud", "cluster", "network", "systemPool", "gpuPools", "devicePlugin", "autoscaler", "smokeTest")
+CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
+NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds")
+SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
+GPU_POOL_KEYS = (
+    "name",
+    "instanceTypes",
+    "maxSize",
+    "minSize",
+    "spot",
+    "spotMaxPrice",
+    "onDemandFallback",
+    "onDemandMaxSize",
+    "zones",
+    "labels",
+    "taints",
+    "diskSizeGb",
+    "amiType",
+)
+TAINT_KEYS = ("key", "value", "effect")
+DEVICE_PLUGIN_KEYS = ("version",)
+AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
+SMOKE_TEST_KEYS = ("enabled",)
+
+AZURE_ONLY_KEYS = {"cluster": ("allowLocalAccounts", "adminGroupObjectIds"), "network": ("subnetId",), "gpuPool": ("spotMaxPrice",)}
+AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType",)}
+
+DEFAULT_SYSTEM_INSTANCE_TYPES = {Cloud.AZURE: ("Standard_D4s_v5",), Cloud.AWS: ("m6i.xlarge",)}
+"""Azure: D4s_v5 (4 vCPU, 16 GiB), the smallest general-purpose size AKS accepts for a system pool.
+AWS: m6i.xlarge (4 vCPU, 16 GiB), room for CoreDNS, cluster-autoscaler and the CNI."""
+
+DEFAULT_GPU_DISK_GB = {Cloud.AZURE: 128, Cloud.AWS: 100}
+"""Azure: the AKS default OS disk. AWS: CUDA images are large; eksctl's 80 GiB fills up quickly."""
+
+DEFAULT_AZURE_ZONES = ("1", "2", "3")
+
+T = TypeVar("T")
+
+
+# --- reading typed values ------------------------------------------------------------------------
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def check_keys(raw: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
+    """Reject unknown keys, suggesting the closest known one."""
+    for key in raw:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(allowed)
+            raise ConfigError(f"{path}.{key}" if path else str(key), "is not a known key", key, hint)
+
+
+def _mapping(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(path, "must be a mapping", value)
+    return value
+
+
+def _get(raw: Mapping[str, Any], key: str, path: str, kind: type, default: Any, describe: str) -> Any:
+    if key not in raw or raw[key] is None:
+        return default
+    value = raw[key]
+    ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not ok:
+        raise ConfigError(f"{path}.{key}", f"must be {describe}", value)
+    return value
+
+
+def _str(raw: Mapping[str, Any], key: str, path: str, default: Any = None, *, required: bool = False) -> Any:
+    if required and (key not in raw or raw[key] is None):
+        raise ConfigError(f"{path}.{key}", "is required", None)
+    value = _get(raw, key, path, str, default, "a string")
+    if required and value == "":
+        raise ConfigError(f"{path}.{key}", "must not be empty", value)
+    return value
+
+
+def _int(raw: Mapping[str, Any], key: str, path: str, default: Any = None, *, required: bool = False) -> Any:
+    if required and (key not in raw or raw[key] is None):
+        raise ConfigError(f"{path}.{key}", "is required", None)
+    return _get(raw, key, path, int, default, "an integer")
+
+
+def _bool(raw: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
+    return bool(_get(raw, key, path, bool, default, "true or false"))
+
+
+def _str_list(raw: Mapping[str, Any], key: str, path: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    value = _get(raw, key, path, list, None, "a list of strings")
+    if value is None:
+        return default
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ConfigError(f"{path}.{key}[{index}]", "must be a string", item)
+    return tuple(value)
+
+
+def _str_map(raw: Mapping[str, Any], key: str, path: str) -> Mapping[str, str]:
+    value = _get(raw, key, path, dict, None, "a mapping of strings to strings")
+    for k, v in (value or {}).items():
+        if not isinstance(v, str):
+            raise ConfigError(f"{path}.{key}.{k}", "must be a string (quote numbers and booleans)", v)
+    return frozen_map(value)
+
+
+def _enum(raw: Mapping[str, Any], key: str, path: str, enum: Callable[[str], T], choices: Sequence[str], default: T) -> T:
+    value = _str(raw, key, path)
+    if value is None:
+        return default
+    if value not in choices:
+        close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else None
+        raise ConfigError(f"{path}.{key}", "must be one of " + ", ".join(choices), value, hint)
+    return enum(value)
+
+
+def _reject_keys(raw: Mapping[str, Any], keys: Sequence[str], path: str, rule: str) -> None:
+    for key in keys:
+        if key in raw:
+            raise ConfigError(f"{path}.{key}", rule, raw[key])
+
+
+# --- sections ------------------------------------------------------------------------------------
+
+
+def parse_cloud(value: Any) -> Cloud:
+    path = f"{NAMESPACE}:cloud"
+    if value is None:
+        raise ConfigError(path, "is required (azure or aws)", None)
+    if value not in [c.value for c in Cloud]:
+        raise ConfigError(path, "must be one of azure, aws", value)
+    return Cloud(value)
+
+
+def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") -> ClusterSpec:
+    if raw is None:
+        raise ConfigError(path, "is required (at least a name)", None)
+    raw = _mapping(raw, path)
+    check_keys(raw, CLUSTER_KEYS, path)
+    if cloud is Cloud.AWS:
+        _reject_keys(raw, AZURE_ONLY_KEYS["cluster"], path, "is Azure only")
+    default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
+    version = raw.get("kubernetesVersion")
+    if isinstance(version, float):
+        raise ConfigError(f"{path}.kubernetesVersion", 'must be a quoted string such as "1.34" (1.30 in YAML is the number 1.3)', version)
+    return ClusterSpec(
+        name=_str(raw, "name", path, required=True),
+        kubernetes_version=_str(raw, "kubernetesVersion", path, DEFAULT_KUBERNETES_VERSION),
+        zones=_str_list(raw, "zones", path, default_zones),
+        allow_local_accounts=_bool(raw, "allowLocalAccounts", path, False),
+        admin_group_object_ids=_str_list(raw, "adminGroupObjectIds", path),
+    )
+
+
+def parse_network(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:network") -> NetworkSpec:
+    if raw is None:
+        return NetworkSpec()
+    raw = _mapping(raw, path)
+    check_keys(raw, NETWORK_KEYS, path)
+    if cloud is Cloud.AWS:
+        _reject_keys(raw, AZURE_ONLY_KEYS["network"], path, "is Azure only; on AWS bring your own vpcId and privateSubnetIds")
+    else:
+        _reject_keys(raw, AWS_ONLY_KEYS["network"], path, "is AWS only; on Azure bring your own subnet with subnetId")
+    if "cidr" in raw and ("subnetId" in raw or "vpcId" in raw):
+        raise ConfigError(f"{path}.cidr", "is for a created network; leave it out when bringing your own", raw["cidr"])
+    return NetworkSpec(
+        cidr=_str(raw, "cidr", path, NetworkSpec.cidr),
+        subnet_id=_str(raw, "subnetId", path),
+        vpc_id=_str(raw, "vpcId", path),
+        private_subnet_ids=_str_list(raw, "privateSubnetIds", path),
+    )
+
+
+def parse_system_pool(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:systemPool") -> SystemPoolSpec:
+    raw = _mapping(raw if raw is not None else {}, path)
+    if "spot" in raw:
+        raise ConfigError(
+            f"{path}.spot",
+            "is not allowed: the system pool is always on-demand (AKS rejects Spot system pools, and "
+            "evicting CoreDNS or the autoscaler stalls the cluster)",
+            raw["spot"],
+        )
+    check_keys(raw, SYSTEM_POOL_KEYS, path)
+    return SystemPoolSpec(
+        instance_types=_str_list(raw, "instanceTypes", path, DEFAULT_SYSTEM_INSTANCE_TYPES[cloud]),
+        min_size=_int(raw, "minSize", path, 2),
+        max_size=_int(raw, "maxSize", path, 4),
+        disk_size_gb=_int(raw, "diskSizeGb", path, 128),
+    )
+
+
+def parse_taint(raw: Any, path: str) -> Taint:
+    raw = _mapping(raw, path)
+    check_keys(raw, TAINT_KEYS, path)
+    key = _str(raw, "key", path, required=True)
+    value = _str(raw, "value", path, required=True)
+    effects = [e.value for e in TaintEffect]
+    effect = _str(raw, "effect", path, required=True)
+    if effect not in effects:
+        eks = {e.eks: e.value for e in TaintEffect}
+        hint = f"use the Kubernetes spelling {eks[effect]!r}" if effect in eks else None
+        raise ConfigError(f"{path}.effect", "must be one of " + ", ".join(effects), effect, hint)
+    return Taint(key=key, value=value, effect=TaintEffect(effect))
+
+
+def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
+    """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
+    raw = _mapping(raw, path)
+    check_keys(raw, GPU_POOL_KEYS, path)
+    if cloud is Cloud.AWS:
+        _reject_keys(raw, AZURE_ONLY_KEYS["gpuPool"], path, "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)")
+    else:
+        _reject_keys(raw, AWS_ONLY_KEYS["gpuPool"], path, "is AWS only")
+    if "instanceTypes" not in raw:
+        raise ConfigError(f"{path}.instanceTypes", "is required", None)
+    spot = _bool(raw, "spot", path, True)
+    taints_raw = _get(raw, "taints", path, list, [], "a list of {key, value, effect}")
+    price = raw.get("spotMaxPrice")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))):
+        raise ConfigError(f"{path}.spotMaxPrice", "must be a number", price)
+    return GpuPoolSpec(
+        name=_str(raw, "name", path, required=True),
+        instance_types=_str_list(raw, "instanceTypes", path),
+        max_size=_int(raw, "maxSize", path, required=True),
+        min_size=_int(raw, "minSize", path, 0),
+        spot=spot,
+        spot_max_price=float(price) if price is not None else -1.0,
+        on_demand_fallback=_bool(raw, "onDemandFallback", path, spot),
+        on_demand_max_size=_int(raw, "onDemandMaxSize", path),
+        zones=_str_list(raw, "zones", path),
+        labels=_str_map(raw, "labels", path),
+        taints=tuple(parse_taint(t, f"{path}.taints[{i}]") for i, t in enumerate(taints_raw)),
+        disk_size_gb=_int(raw, "diskSizeGb", path, DEFAULT_GPU_DISK_GB[cloud]),
+        ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], AmiType.AL2023_NVIDIA),
+    )
+
+
+def parse_gpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:gpuPools") -> tuple[GpuPoolSpec, ...]:
+    if raw is None:
+        raise ConfigError(path, "is required: list at least one GPU pool", None)
+    if not isinstance(raw, list):
+        raise ConfigError(path, "must be a list of pools", raw)
+    return tuple(parse_gpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
+
+
+def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
+    section = _mapping(raw if raw is not None else {}, path)
+    check_keys(section, keys, path)
+    return section
+
+
+def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
+    """Parse and validate a stack's ``config:`` mapping (``gpupools:*`` keys; others are ignored).
+
+    Object values may be given parsed or as JSON strings (the form ``pulumi.Config`` stores them in).
+    """
+    ours: dict[str, Any] = {}
+    for full_key, value in values.items():
+        namespace, _, key = str(full_key).partition(":")
+        if namespace != NAMESPACE:
+            continue
+        ours[key] = _decode(value, full_key)
+    check_keys(ours, TOP_LEVEL_KEYS, "")
+    cloud = parse_cloud(ours.get("cloud"))
+    p = f"{NAMESPACE}:"
+    device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
+    autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
+    smoke = _section(ours.get("smokeTest"), SMOKE_TEST_KEYS, p + "smokeTest")
+    spec = StackSpec(
+        cloud=cloud,
+        cluster=parse_cluster(ours.get("cluster"), cloud),
+        network=parse_network(ours.get("network"), cloud),
+        system_pool=parse_system_pool(ours.get("systemPool"), cloud),
+        gpu_pools=parse_gpu_pools(ours.get("gpuPools"), cloud),
+        device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),
+        autoscaler=AutoscalerSpec(
+            max_node_provision_time=_str(autoscaler, "maxNodeProvisionTime", p + "autoscaler", AutoscalerSpec.max_node_provision_time),
+            scale_down_unneeded_time=_str(autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time),
+        ),
+        smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
+    )
+    rules.check_stack(spec, region)
+    return spec
+
+
+def _decode(value: Any, key: str) -> Any:
+    """Pulumi stores object config as JSON strings; scalars stay strings."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ConfigError(key, "must be valid YAML/JSON", value, str(error)) from None
+    return value
+
+
+# --- inside a Pulumi program ---------------------------------------------------------------------
+
+
+def _raw_config() -> dict[str, Any]:
+    import pulumi
+
+    config = pulumi.Config(NAMESPACE)
+    values: dict[str, Any] = {}
+    for key in TOP_LEVEL_KEYS:
+        value = config.get(key)
+        if value is not None:
+            values[f"{NAMESPACE}:{key}"] = value
+    # Unknown gpupools:* keys: read what the engine passed in so typos are caught here too.
+    from pulumi.runtime.config import CONFIG
+
+    for full_key, value in CONFIG.items():
+        if full_key.startswith(f"{NAMESPACE}:") and full_key not in values:
+            values[full_key] = value
+    return values
+
+
+def load_cloud() -> Cloud:
+    """``gpupools:cloud`` of the running stack."""
+    import pulumi
+
+    return parse_cloud(pulumi.Config(NAMESPACE).get("cloud"))
+
+
+def load() -> StackSpec:
+    """The running stack's validated spec. Raises ``ConfigError`` before any resource exists."""
+    import pulumi
+
+    region = None
+    if load_cloud() is Cloud.AWS:
+        region = pulumi.Config("aws").get("region")
+    return parse(_raw_config(), region=region)

@@ -1,0 +1,143 @@
+"""Every taint and label key/value that gpupools writes, in one place.
+
+Anything that tolerates or selects these (device plugin, smoke test, workload helpers, priority
+expander, cluster-autoscaler node-template tags) derives from this module and from the pools that
+were actually created, never from copied literals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class TaintEffect(str, Enum):
+    """Kubernetes taint effects, in Kubernetes spelling (EKS's API spells them ``NO_SCHEDULE``)."""
+
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+    @property
+    def eks(self) -> str:
+        """The EKS API spelling (``NO_SCHEDULE``, ``PREFER_NO_SCHEDULE``, ``NO_EXECUTE``)."""
+        return {
+            TaintEffect.NO_SCHEDULE: "NO_SCHEDULE",
+            TaintEffect.PREFER_NO_SCHEDULE: "PREFER_NO_SCHEDULE",
+            TaintEffect.NO_EXECUTE: "NO_EXECUTE",
+        }[self]
+
+
+class Role(str, Enum):
+    """What a pool is for: the system pool hosts cluster add-ons, GPU pools host GPU workloads."""
+
+    SYSTEM = "system"
+    GPU = "gpu"
+
+
+class CapacityType(str, Enum):
+    """How a pool's nodes are bought; one cloud-neutral spelling for workloads to select on."""
+
+    SPOT = "spot"
+    ON_DEMAND = "on-demand"
+
+
+@dataclass(frozen=True, order=True)
+class Taint:
+    """A Kubernetes taint. Every taint gpupools writes has a value (cluster-autoscaler on AWS
+    ignores taints without one when it builds a scale-from-zero template)."""
+
+    key: str
+    value: str
+    effect: TaintEffect
+
+    def __str__(self) -> str:
+        """``key=value:Effect``, the form AKS ``nodeTaints`` take."""
+        return f"{self.key}={self.value}:{self.effect.value}"
+
+    def toleration(self) -> dict[str, str]:
+        """The exact toleration (operator ``Equal``) for this taint, as a pod-spec dict."""
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect.value}
+
+
+LABEL_PREFIX = "gpupools.io"
+"""The label prefix this project owns."""
+
+POOL_LABEL = f"{LABEL_PREFIX}/pool"
+"""``gpupools.io/pool=<pool name>`` on every pool."""
+
+ROLE_LABEL = f"{LABEL_PREFIX}/role"
+"""``gpupools.io/role=system|gpu`` on every pool."""
+
+CAPACITY_TYPE_LABEL = f"{LABEL_PREFIX}/capacity-type"
+"""``gpupools.io/capacity-type=spot|on-demand`` on every pool: one cloud-neutral key for workloads."""
+
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+"""``nvidia.com/gpu.present=true`` on every GPU pool, so NVIDIA's own charts schedule without NFD."""
+
+GPU_RESOURCE = "nvidia.com/gpu"
+"""The extended resource the NVIDIA device plugin advertises."""
+
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE)
+"""On every GPU pool, spot and on-demand. The key is the extended resource's name, so the
+ExtendedResourceToleration admission plugin (on by default on EKS) adds the toleration to any pod
+that requests ``nvidia.com/gpu``; value ``present`` matches GKE and NVIDIA's own defaults."""
+
+AKS_SPOT_TAINT = Taint(
+    key="kubernetes.azure.com/scalesetpriority", value="spot", effect=TaintEffect.NO_SCHEDULE
+)
+"""Added by AKS to every Spot pool (a system taint that cannot be removed). Declared on our Spot
+pools so a ``pulumi refresh`` shows no diff, and tolerated by the device plugin."""
+
+AKS_SPOT_LABEL = ("kubernetes.azure.com/scalesetpriority", "spot")
+"""Added by AKS to every Spot pool; declared for the same reason as the taint."""
+
+AKS_SYSTEM_TAINT = Taint(key="CriticalAddonsOnly", value="true", effect=TaintEffect.NO_SCHEDULE)
+"""On the AKS system pool: keeps workloads off it. The only NoSchedule taint AKS allows there."""
+
+EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+"""cluster-autoscaler's AWS GPU label (``GPULabel``): without it the autoscaler treats a node whose
+device plugin has not yet advertised GPUs as ready and over-scales."""
+
+EKS_CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
+"""Added by EKS to managed node group nodes (``SPOT`` / ``ON_DEMAND``)."""
+
+CA_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template"
+"""Prefix of the cluster-autoscaler scale-from-zero ASG tags on EKS."""
+
+RESERVED_LABEL_PREFIXES = (
+    "kubernetes.io/",
+    "k8s.io/",
+    "kubernetes.azure.com/",
+    "eks.amazonaws.com/",
+    f"{LABEL_PREFIX}/",
+)
+"""Label (and taint) key prefixes users may not set on pools: the first four belong to Kubernetes
+and the clouds (AKS rejects them; EKS rejects ``kubernetes.io``/``k8s.io``/``eks.amazonaws.com``),
+the last one is ours and written from config. The ``node-role.kubernetes.io`` and
+``node-restriction.kubernetes.io`` subdomains fall under ``kubernetes.io/``."""
+
+RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "kubernetes.azure.com", "eks.amazonaws.com")
+"""Domains (and their subdomains) reserved like the prefixes above."""
+
+
+def pool_labels(pool: str, role: Role, capacity: CapacityType) -> dict[str, str]:
+    """The labels every pool carries, and for GPU pools the NVIDIA presence label."""
+    labels = {
+        POOL_LABEL: pool,
+        ROLE_LABEL: role.value,
+        CAPACITY_TYPE_LABEL: capacity.value,
+    }
+    if role is Role.GPU:
+        labels[GPU_PRESENT_LABEL] = "true"
+    return labels
+
+
+def is_reserved_key(key: str) -> bool:
+    """True if a label or taint key uses a prefix gpupools or the platforms reserve."""
+    prefix, _, _ = key.rpartition("/")
+    if not prefix:
+        return False
+    if key.startswith(RESERVED_LABEL_PREFIXES):
+        return True
+    return any(prefix == d or prefix.endswith("." + d) for d in RESERVED_LABEL_DOMAINS)

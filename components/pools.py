@@ -1,0 +1,76 @@
+"""A cloud-neutral description of one node pool as created: what the Kubernetes side derives from.
+
+The cloud components (``components.azure``, ``components.aws``) return one ``NodePoolInfo`` per
+pool or node group they create. The device plugin's tolerations and affinity, the priority
+expander's regexes, the smoke test, the stack's ``nodePools`` output and the synth summary are all
+computed from these, never from copied literals.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from components.conventions import CapacityType, Role, Taint
+from components.specs import frozen_map
+
+
+@dataclass(frozen=True)
+class NodePoolInfo:
+    """One created pool (AKS agent pool) or node group (one EKS managed node group per zone).
+
+    Attributes:
+        name: the cloud's name for it (AKS agent pool name, EKS node group name).
+        pool: the ``gpuPools`` entry it belongs to (``system`` for the system pool).
+        role: system or gpu.
+        capacity: spot or on-demand.
+        zones: the zones it spans (an AKS pool spans several, an EKS group one).
+        instance_types: its VM sizes / instance types.
+        min_size, max_size: autoscaler bounds.
+        labels: every node label gpupools sets on it (conventions and extras).
+        taints: every taint its nodes carry, including ones the cloud adds (the AKS Spot taint).
+        gpus_per_node: GPUs on one node (0 for the system pool).
+        gpu_model: e.g. ``nvidia-tesla-t4``; empty for the system pool.
+        autoscaler_group_regex: an anchored regex matching the name cluster-autoscaler sees for
+            this pool (AKS: the scale set ``aks-<pool>-<digits>-vmss``; EKS: the ASG
+            ``eks-<nodegroup>-<uuid>``); the priority expander lists these.
+        needs_device_plugin: False where the node image ships its own plugin (Bottlerocket).
+    """
+
+    name: str
+    pool: str
+    role: Role
+    capacity: CapacityType
+    zones: tuple[str, ...]
+    instance_types: tuple[str, ...]
+    min_size: int
+    max_size: int
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+    taints: tuple[Taint, ...] = ()
+    gpus_per_node: int = 0
+    gpu_model: str = ""
+    autoscaler_group_regex: str = ""
+    needs_device_plugin: bool = True
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.pool, self.role, self.capacity, self.zones))
+
+    def matches_group(self, group_name: str) -> bool:
+        """True if cluster-autoscaler's name for a node group matches this pool's regex."""
+        return re.fullmatch(self.autoscaler_group_regex, group_name) is not None
+
+    def to_output(self) -> dict[str, Any]:
+        """The stack's ``nodePools`` entry (plain JSON-able data)."""
+        return {
+            "name": self.name,
+            "pool": self.pool,
+            "role": self.role.value,
+            "capacityType": self.capacity.value,
+            "zones": list(self.zones),
+            "instanceTypes": list(self.instance_types),
+            "minSize": self.min_size,
+            "maxSize": self.max_size,
+            "gpusPerNode": self.gpus_per_node,
+            "gpuModel": self.gpu_model,
+        }

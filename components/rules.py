@@ -1,0 +1,479 @@
+"""Validation rules on specs: the one implementation behind both entry points.
+
+``components.config`` calls these after parsing a stack's config; the components call them on the
+specs library users hand them directly. Each rule raises one ``ConfigError`` naming the path, the
+rule and the value, before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Mapping, Sequence
+
+from components import conventions
+from components.catalog.aws_instance_types import INSTANCE_TYPES
+from components.catalog.azure_vm_sizes import GPU_SIZES, RETIRED_SIZES
+from components.errors import ConfigError
+from components.specs import (
+    AmiType,
+    AutoscalerSpec,
+    Cloud,
+    ClusterSpec,
+    DevicePluginSpec,
+    GpuPoolSpec,
+    NetworkSpec,
+    StackSpec,
+    SystemPoolSpec,
+)
+from components.versions import SUPPORTED_KUBERNETES_VERSIONS
+
+CLUSTER_NAME_MAX = 20
+"""Cluster names prefix every resource name; EKS node group names (at most 63 characters) are
+``<cluster>-<pool>-<spot|od>-<zone>-<digest>``, so the cluster name gets 20."""
+
+AKS_POOL_NAME_MAX = 12
+"""AKS Linux pool names: lowercase alphanumeric, a letter first, 1-12 characters."""
+
+AKS_ROTATION_SUFFIX = 5
+"""Characters gpupools appends to an AKS GPU pool name: a role letter (``s`` Spot, ``o``
+on-demand) and a 4-character digest of the fields AKS cannot change in place."""
+
+AKS_GPU_POOL_NAME_MAX = AKS_POOL_NAME_MAX - AKS_ROTATION_SUFFIX
+EKS_GPU_POOL_NAME_MAX = 16
+
+AKS_MAX_NODES_PER_POOL = 1000
+"""AKS: ``count`` 0-1000 for user pools (API docstring)."""
+
+EKS_MAX_NODES_PER_GROUP = 450
+"""EKS service quota "Nodes per managed node group" (default 450)."""
+
+EKS_MAX_INSTANCE_TYPES = 20
+"""EKS ``CreateNodegroup``: at most 20 instance types."""
+
+ASG_MAX_TAGS = 50
+"""Auto Scaling: at most 50 tags per group."""
+
+EKS_ASG_OWN_TAGS = 5
+"""Tags EKS itself puts on a managed node group's ASG (``eks:cluster-name``,
+``eks:nodegroup-name``, ``k8s.io/cluster-autoscaler/enabled``,
+``k8s.io/cluster-autoscaler/<cluster>``, ``kubernetes.io/cluster/<cluster>``)."""
+
+EKS_MAX_TAINTS = 50
+"""EKS ``CreateNodegroup``: at most 50 taints per node group."""
+
+AZURE_ZONES = ("1", "2", "3")
+AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
+AZURE_SUBNET_ID = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+    r"virtualNetworks/[^/]+/subnets/[^/]+$",
+    re.IGNORECASE,
+)
+AWS_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
+AWS_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+CLUSTER_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
+POOL_NAME = re.compile(r"^[a-z][a-z0-9]*$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+IMAGE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
+MINUTES = re.compile(r"^[1-9]\d*m$")
+AZURE_VM_SIZE = re.compile(r"^Standard_([A-Z]+)(\d+)")
+
+RESERVED_CIDRS = {
+    Cloud.AZURE: (ipaddress.ip_network("172.20.0.0/16"), ipaddress.ip_network("192.168.0.0/16")),
+    Cloud.AWS: (ipaddress.ip_network("172.20.0.0/16"),),
+}
+"""Networks the node network must not overlap: the Kubernetes service CIDR gpupools sets
+(172.20.0.0/16) and, on AKS, the overlay pod CIDR (192.168.0.0/16)."""
+
+
+def fail(path: str, rule: str, value: object, hint: str | None = None) -> None:
+    raise ConfigError(path, rule, value, hint)
+
+
+def check_unique(values: Sequence[str], path: str, what: str) -> None:
+    seen: set[str] = set()
+    for index, value in enumerate(values):
+        if value in seen:
+            fail(f"{path}[{index}]", f"{what} must be unique", value)
+        seen.add(value)
+
+
+# --- Kubernetes syntax ---------------------------------------------------------------------------
+
+
+def check_label_key(key: str, path: str) -> None:
+    """A Kubernetes qualified name (``[prefix/]name``) outside the reserved prefixes."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix)):
+        fail(path, "key prefix must be a DNS subdomain (lowercase, at most 253 characters)", key)
+    if not name or len(name) > 63 or not LABEL_NAME.match(name):
+        fail(
+            path,
+            "key name must be 1-63 characters, alphanumeric, '-', '_' or '.', "
+            "starting and ending alphanumeric",
+            key,
+        )
+    if conventions.is_reserved_key(key):
+        fail(
+            path,
+            "key must not use a reserved prefix ("
+            + ", ".join(p.rstrip("/") for p in conventions.RESERVED_LABEL_PREFIXES)
+            + ")",
+            key,
+        )
+
+
+def check_label_value(value: str, path: str, *, allow_empty: bool = True) -> None:
+    if value == "" and allow_empty:
+        return
+    if len(value) > 63 or not LABEL_NAME.match(value):
+        rule = "value must be at most 63 characters, alphanumeric, '-', '_' or '.', starting and ending alphanumeric"
+        if not allow_empty:
+            rule = "value must be non-empty (cluster-autoscaler ignores taints without a value), " + rule[9:]
+        fail(path, rule, value)
+
+
+def check_labels(labels: Mapping[str, str], path: str) -> None:
+    for key, value in labels.items():
+        check_label_key(key, f"{path}.{key}")
+        check_label_value(value, f"{path}.{key}")
+
+
+def check_taints(taints: Sequence[conventions.Taint], path: str) -> None:
+    keys: set[tuple[str, str]] = set()
+    for index, taint in enumerate(taints):
+        at = f"{path}[{index}]"
+        check_label_key(taint.key, f"{at}.key")
+        if taint.key == conventions.GPU_TAINT.key:
+            fail(f"{at}.key", "must not repeat the GPU taint gpupools always adds", taint.key)
+        check_label_value(taint.value, f"{at}.value", allow_empty=False)
+        if (taint.key, taint.effect.value) in keys:
+            fail(f"{at}.key", "each key and effect may appear once", taint.key)
+        keys.add((taint.key, taint.effect.value))
+
+
+# --- cluster, network, autoscaler ----------------------------------------------------------------
+
+
+def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) -> None:
+    if cloud is Cloud.AZURE and zone not in AZURE_ZONES:
+        fail(path, 'must be an Azure availability zone number ("1", "2" or "3")', zone)
+    if cloud is Cloud.AWS:
+        if not AWS_ZONE.match(zone):
+            fail(path, "must be an AWS availability zone name such as us-west-2a", zone)
+        if region and not zone.startswith(region):
+            fail(path, f"must be a zone of the stack's region ({region})", zone)
+
+
+def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | None = None) -> None:
+    if not CLUSTER_NAME.match(cluster.name) or len(cluster.name) > CLUSTER_NAME_MAX:
+        fail(
+            f"{path}.name",
+            f"must be lowercase letters, digits and '-', start with a letter, not end with '-', "
+            f"at most {CLUSTER_NAME_MAX} characters",
+            cluster.name,
+        )
+    if cluster.kubernetes_version not in SUPPORTED_KUBERNETES_VERSIONS:
+        fail(
+            f"{path}.kubernetesVersion",
+            "must be a supported minor version (" + ", ".join(SUPPORTED_KUBERNETES_VERSIONS) + ")",
+            cluster.kubernetes_version,
+        )
+    for index, zone in enumerate(cluster.zones):
+        check_zone(zone, cloud, f"{path}.zones[{index}]", region)
+    check_unique(cluster.zones, f"{path}.zones", "zones")
+    if cloud is Cloud.AWS and cluster.zones and len(cluster.zones) < 2:
+        fail(f"{path}.zones", "EKS needs subnets in at least 2 zones", list(cluster.zones))
+    if cloud is Cloud.AWS and (cluster.allow_local_accounts or cluster.admin_group_object_ids):
+        fail(f"{path}.allowLocalAccounts", "is Azure only", cluster.allow_local_accounts)
+
+
+def check_network(network: NetworkSpec, cloud: Cloud, zones: Sequence[str], path: str) -> None:
+    try:
+        cidr = ipaddress.ip_network(network.cidr, strict=True)
+    except ValueError:
+        fail(f"{path}.cidr", "must be an IPv4 network in CIDR notation with no host bits set", network.cidr)
+        return
+    if not isinstance(cidr, ipaddress.IPv4Network) or not cidr.is_private:
+        fail(f"{path}.cidr", "must be a private IPv4 network (RFC 1918)", network.cidr)
+    if not 16 <= cidr.prefixlen <= 22:
+        fail(f"{path}.cidr", "must have a prefix length from /16 to /22", network.cidr)
+    for reserved in RESERVED_CIDRS[cloud]:
+        if cidr.overlaps(reserved):
+            fail(
+                f"{path}.cidr",
+                f"must not overlap {reserved}, which gpupools uses for Kubernetes services or pods",
+                network.cidr,
+            )
+    if cloud is Cloud.AZURE:
+        if network.vpc_id or network.private_subnet_ids:
+            fail(f"{path}.vpcId", "is AWS only; on Azure bring your own subnet with subnetId", network.vpc_id)
+        if network.subnet_id is not None and not AZURE_SUBNET_ID.match(network.subnet_id):
+            fail(
+                f"{path}.subnetId",
+                "must be a subnet resource ID (/subscriptions/<id>/resourceGroups/<rg>/providers/"
+                "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)",
+                network.subnet_id,
+            )
+    else:
+        if network.subnet_id:
+            fail(f"{path}.subnetId", "is Azure only; on AWS bring your own vpcId and privateSubnetIds", network.subnet_id)
+        if network.vpc_id is not None and not AWS_VPC_ID.match(network.vpc_id):
+            fail(f"{path}.vpcId", "must be a VPC ID (vpc-<hex>)", network.vpc_id)
+        if bool(network.vpc_id) != bool(network.private_subnet_ids):
+            fail(
+                f"{path}.privateSubnetIds" if network.vpc_id else f"{path}.vpcId",
+                "vpcId and privateSubnetIds go together (one private subnet per zone)",
+                list(network.private_subnet_ids) if network.vpc_id else network.vpc_id,
+            )
+        for index, subnet in enumerate(network.private_subnet_ids):
+            if not AWS_SUBNET_ID.match(subnet):
+                fail(f"{path}.privateSubnetIds[{index}]", "must be a subnet ID (subnet-<hex>)", subnet)
+        check_unique(network.private_subnet_ids, f"{path}.privateSubnetIds", "subnets")
+        if network.private_subnet_ids and not zones:
+            fail(
+                f"{path}.privateSubnetIds",
+                "needs gpupools:cluster.zones, naming the zone of each subnet in the same order",
+                list(network.private_subnet_ids),
+            )
+        if network.private_subnet_ids and len(network.private_subnet_ids) != len(zones):
+            fail(
+                f"{path}.privateSubnetIds",
+                f"must list one subnet per cluster zone ({len(zones)})",
+                list(network.private_subnet_ids),
+            )
+
+
+def check_autoscaler(autoscaler: AutoscalerSpec, path: str) -> None:
+    for key, value in (
+        ("maxNodeProvisionTime", autoscaler.max_node_provision_time),
+        ("scaleDownUnneededTime", autoscaler.scale_down_unneeded_time),
+    ):
+        if not MINUTES.match(value) or int(value[:-1]) > 60:
+            fail(f"{path}.{key}", "must be whole minutes from 1m to 60m, written like 10m (the form AKS echoes back)", value)
+
+
+def check_device_plugin(plugin: DevicePluginSpec, path: str) -> None:
+    if not IMAGE_TAG.match(plugin.version):
+        fail(f"{path}.version", "must be a release tag of nvcr.io/nvidia/k8s-device-plugin, like v0.20.0", plugin.version)
+
+
+# --- pools ---------------------------------------------------------------------------------------
+
+
+def _check_sizes(min_size: int, max_size: int, limit: int, path: str) -> None:
+    if min_size < 0:
+        fail(f"{path}.minSize", "must be >= 0", min_size)
+    if max_size < 1:
+        fail(f"{path}.maxSize", "must be >= 1", max_size)
+    if max_size < min_size:
+        fail(f"{path}.maxSize", f"must be >= minSize ({min_size})", max_size)
+    if max_size > limit:
+        fail(f"{path}.maxSize", f"must be <= {limit}, the cloud's limit for one pool", max_size)
+
+
+def _azure_vcpus(size: str) -> int | None:
+    match = AZURE_VM_SIZE.match(size)
+    return int(match.group(2)) if match else None
+
+
+def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str, zone_count: int) -> None:
+    types = pool.instance_types
+    if not types:
+        fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))
+    check_unique(types, f"{path}.instanceTypes", "instance types")
+    if cloud is Cloud.AZURE:
+        if len(types) != 1:
+            fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
+        size = types[0]
+        if size in GPU_SIZES or size in RETIRED_SIZES:
+            fail(f"{path}.instanceTypes[0]", "must not be a GPU size (GPU nodes belong in gpuPools)", size)
+        vcpus = _azure_vcpus(size)
+        if vcpus is None:
+            fail(f"{path}.instanceTypes[0]", "must be an Azure VM size name like Standard_D4s_v5", size)
+        elif vcpus < 4:
+            fail(f"{path}.instanceTypes[0]", "must have at least 4 vCPUs (AKS system pool minimum)", size)
+        if size.startswith("Standard_B"):
+            fail(f"{path}.instanceTypes[0]", "must not be a B-series size (not supported for AKS system pools)", size)
+    else:
+        for index, name in enumerate(types):
+            facts = INSTANCE_TYPES.get(name)
+            if facts is not None and facts.gpus:
+                fail(f"{path}.instanceTypes[{index}]", "must not be a GPU type (GPU nodes belong in gpuPools)", name)
+        if len(types) > EKS_MAX_INSTANCE_TYPES:
+            fail(f"{path}.instanceTypes", f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
+    if pool.min_size < 2:
+        fail(f"{path}.minSize", "must be >= 2 (cluster add-ons need two nodes to stay available)", pool.min_size)
+    limit = AKS_MAX_NODES_PER_POOL if cloud is Cloud.AZURE else EKS_MAX_NODES_PER_GROUP
+    _check_sizes(pool.min_size, pool.max_size, limit, path)
+    check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
+
+
+def check_disk(size: int, cloud: Cloud, path: str) -> None:
+    low, high = (30, 2048) if cloud is Cloud.AZURE else (20, 16384)
+    if not low <= size <= high:
+        fail(path, f"must be from {low} to {high} GiB", size)
+
+
+def check_azure_gpu_size(size: str, path: str) -> None:
+    retired = RETIRED_SIZES.get(size)
+    if retired is not None:
+        fail(path, f"must not be a retired size (retired {retired.retired}); use {retired.replacement}", size)
+    if size not in GPU_SIZES:
+        fail(
+            path,
+            "must be a GPU VM size gpupools knows (" + ", ".join(sorted(GPU_SIZES)) + ")",
+            size,
+            "a non-GPU size cannot serve GPU pods; to add a GPU size, add its facts to "
+            "components/catalog/azure_vm_sizes.py",
+        )
+
+
+def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
+    if len(types) > EKS_MAX_INSTANCE_TYPES:
+        fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
+    first = None
+    for index, name in enumerate(types):
+        facts = INSTANCE_TYPES.get(name)
+        if facts is None:
+            fail(
+                f"{path}[{index}]",
+                "must be an instance type gpupools knows",
+                name,
+                "add it to components/catalog/aws_instance_types.py with vCPU, memory and GPUs "
+                "from cluster-autoscaler's static EC2 instance list",
+            )
+            return
+        if facts.gpus == 0:
+            fail(f"{path}[{index}]", "must have at least one whole NVIDIA GPU (cluster-autoscaler counts 0)", name)
+        if first is None:
+            first = facts
+        elif facts.shape != first.shape:
+            fail(
+                f"{path}[{index}]",
+                f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, "
+                f"{first.gpus} GPU): cluster-autoscaler builds its scale-from-zero template from the first type",
+                f"{name} ({facts.vcpus} vCPU, {facts.memory_mib} MiB, {facts.gpus} GPU)",
+            )
+
+
+def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
+    """Labels an EKS GPU node group carries: the conventions' four, the accelerator label, extras."""
+    return 5 + len(pool.labels)
+
+
+def check_gpu_pool(
+    pool: GpuPoolSpec,
+    cloud: Cloud,
+    path: str,
+    cluster_zones: Sequence[str],
+    region: str | None = None,
+) -> None:
+    """Every rule for one GPU pool; ``cluster_zones`` empty on AWS means "resolved at deploy time"."""
+    name_max = AKS_GPU_POOL_NAME_MAX if cloud is Cloud.AZURE else EKS_GPU_POOL_NAME_MAX
+    if not POOL_NAME.match(pool.name) or len(pool.name) > name_max:
+        why = (
+            f"at most {name_max} characters: AKS allows 12 and gpupools appends a role letter and a "
+            "4-character digest"
+            if cloud is Cloud.AZURE
+            else f"at most {name_max} characters"
+        )
+        fail(f"{path}.name", f"must be a lowercase letter followed by lowercase letters or digits, {why}", pool.name)
+    types = pool.instance_types
+    if not types:
+        fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))
+    check_unique(types, f"{path}.instanceTypes", "instance types")
+    if cloud is Cloud.AZURE:
+        if len(types) != 1:
+            fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
+        check_azure_gpu_size(types[0], f"{path}.instanceTypes[0]")
+    else:
+        check_aws_gpu_types(types, f"{path}.instanceTypes")
+
+    zones = pool.zones or tuple(cluster_zones)
+    for index, zone in enumerate(pool.zones):
+        check_zone(zone, cloud, f"{path}.zones[{index}]", region)
+        if cluster_zones and zone not in cluster_zones:
+            fail(f"{path}.zones[{index}]", "must be one of the cluster's zones (" + ", ".join(cluster_zones) + ")", zone)
+    check_unique(pool.zones, f"{path}.zones", "zones")
+    if cloud is Cloud.AWS and pool.zones and not cluster_zones:
+        fail(f"{path}.zones", "needs gpupools:cluster.zones set (pool zones must be cluster zones)", list(pool.zones))
+
+    if cloud is Cloud.AZURE:
+        _check_sizes(pool.min_size, pool.max_size, AKS_MAX_NODES_PER_POOL, path)
+    else:
+        zone_count = len(zones) or 3
+        _check_sizes(pool.min_size, pool.max_size, EKS_MAX_NODES_PER_GROUP * zone_count, path)
+        if pool.max_size < zone_count:
+            fail(
+                f"{path}.maxSize",
+                f"must be >= the number of zones ({zone_count}): EKS gets one node group per zone "
+                "and each needs room for a node",
+                pool.max_size,
+            )
+
+    if not pool.spot and pool.on_demand_fallback:
+        fail(f"{path}.onDemandFallback", "must be false when spot is false (the pool is already on-demand)", True)
+    if pool.on_demand_max_size is not None:
+        if not pool.on_demand_fallback:
+            fail(f"{path}.onDemandMaxSize", "is only used with onDemandFallback: true", pool.on_demand_max_size)
+        limit = AKS_MAX_NODES_PER_POOL if cloud is Cloud.AZURE else EKS_MAX_NODES_PER_GROUP * (len(zones) or 3)
+        if not 1 <= pool.on_demand_max_size <= limit:
+            fail(f"{path}.onDemandMaxSize", f"must be from 1 to {limit}", pool.on_demand_max_size)
+        if cloud is Cloud.AWS and pool.on_demand_max_size < (len(zones) or 3):
+            fail(
+                f"{path}.onDemandMaxSize",
+                f"must be >= the number of zones ({len(zones) or 3}), one node group per zone",
+                pool.on_demand_max_size,
+            )
+
+    if cloud is Cloud.AZURE:
+        price = pool.spot_max_price
+        if price != -1 and (price <= 0 or round(price, 5) != price):
+            fail(f"{path}.spotMaxPrice", "must be -1 (up to the on-demand price) or a positive price with at most 5 decimals", price)
+        if price != -1 and not pool.spot:
+            fail(f"{path}.spotMaxPrice", "is only used with spot: true", price)
+    elif pool.spot_max_price != -1:
+        fail(f"{path}.spotMaxPrice", "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)", pool.spot_max_price)
+
+    if cloud is Cloud.AZURE and pool.ami_type is not AmiType.AL2023_NVIDIA:
+        fail(f"{path}.amiType", "is AWS only", pool.ami_type.value)
+
+    check_labels(pool.labels, f"{path}.labels")
+    check_taints(pool.taints, f"{path}.taints")
+    check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
+
+    if cloud is Cloud.AWS:
+        if len(pool.taints) + 1 > EKS_MAX_TAINTS:
+            fail(f"{path}.taints", f"must hold at most {EKS_MAX_TAINTS - 1} taints (EKS allows {EKS_MAX_TAINTS}, one is the GPU taint)", len(pool.taints))
+        tags = gpu_pool_label_count(pool) + len(pool.taints) + 1 + 1 + EKS_ASG_OWN_TAGS
+        if tags > ASG_MAX_TAGS:
+            fail(
+                f"{path}.labels",
+                f"labels and taints must fit the {ASG_MAX_TAGS} tags an Auto Scaling group allows "
+                f"(each becomes a cluster-autoscaler node-template tag; EKS uses {EKS_ASG_OWN_TAGS}, "
+                f"this pool needs {tags})",
+                len(pool.labels),
+            )
+
+
+def check_gpu_pools(pools: Sequence[GpuPoolSpec], cloud: Cloud, path: str, cluster_zones: Sequence[str], region: str | None) -> None:
+    if not pools:
+        fail(path, "must list at least one GPU pool", [])
+    for index, pool in enumerate(pools):
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region)
+    check_unique([p.name for p in pools], path, "pool names")
+
+
+def check_stack(spec: StackSpec, region: str | None = None) -> None:
+    """Every rule for a whole stack, paths in ``gpupools:`` config form."""
+    check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region)
+    check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
+    zones = spec.cluster.zones
+    check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool", len(zones) or 3)
+    check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region)
+    check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
+    check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
+
+

@@ -1,0 +1,193 @@
+"""Frozen, validated specs: what ``components.config`` produces and the components consume.
+
+Specs are plain immutable values (hashable, comparable), so loading the same config twice gives
+equal specs and the decision logic built on them can be property-tested without Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+from components.conventions import Taint
+
+
+class Cloud(str, Enum):
+    """The managed Kubernetes service a stack targets."""
+
+    AZURE = "azure"
+    AWS = "aws"
+
+
+class AmiType(str, Enum):
+    """EKS AMI types for GPU node groups.
+
+    ``AL2023_x86_64_NVIDIA`` (default) ships the driver but not the device plugin, so gpupools
+    deploys one. ``BOTTLEROCKET_x86_64_NVIDIA`` ships its own device plugin, so gpupools deploys
+    none onto those nodes (two plugins registering ``nvidia.com/gpu`` on one node conflict).
+    """
+
+    AL2023_NVIDIA = "AL2023_x86_64_NVIDIA"
+    BOTTLEROCKET_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+
+    @property
+    def ships_device_plugin(self) -> bool:
+        return self is AmiType.BOTTLEROCKET_NVIDIA
+
+
+def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """A read-only, key-sorted copy of ``items``."""
+    return MappingProxyType(dict(sorted((items or {}).items())))
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """``gpupools:cluster``.
+
+    Attributes:
+        name: lowercase letters, digits and '-'; the prefix of every resource name.
+        kubernetes_version: ``"<major>.<minor>"``; default in ``components.versions``.
+        zones: the zones pools spread over. Azure default ``("1", "2", "3")``; AWS default empty,
+            meaning "the region's first three available zones", resolved at deploy time.
+        allow_local_accounts: Azure only. Default False: Entra ID with Azure RBAC is the only way in.
+        admin_group_object_ids: Azure only. Entra ID groups granted cluster-admin.
+    """
+
+    name: str
+    kubernetes_version: str
+    zones: tuple[str, ...] = ()
+    allow_local_accounts: bool = False
+    admin_group_object_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """``gpupools:network``. Empty means "create a dedicated network with ``cidr``".
+
+    Attributes:
+        cidr: address space of a created network. Default ``10.40.0.0/16``.
+        subnet_id: Azure, bring your own node subnet (ARM resource ID).
+        vpc_id: AWS, bring your own VPC; needs ``private_subnet_ids``.
+        private_subnet_ids: AWS, one private subnet per zone, in zone order.
+    """
+
+    cidr: str = "10.40.0.0/16"
+    subnet_id: str | None = None
+    vpc_id: str | None = None
+    private_subnet_ids: tuple[str, ...] = ()
+
+    @property
+    def bring_your_own(self) -> bool:
+        return bool(self.subnet_id or self.vpc_id)
+
+
+@dataclass(frozen=True)
+class SystemPoolSpec:
+    """``gpupools:systemPool``: the on-demand pool for cluster-critical add-ons.
+
+    Attributes:
+        instance_types: Azure exactly one VM size (default ``Standard_D4s_v5``: AKS system pools
+            need at least 4 vCPUs); AWS one or more (default ``m6i.xlarge``).
+        min_size: default 2 (AKS requires at least 2 for a system pool; 2 keeps add-ons available).
+        max_size: default 4.
+        disk_size_gb: root disk size, default 128.
+    """
+
+    instance_types: tuple[str, ...]
+    min_size: int = 2
+    max_size: int = 4
+    disk_size_gb: int = 128
+
+
+@dataclass(frozen=True)
+class GpuPoolSpec:
+    """One ``gpupools:gpuPools`` entry: a Spot pool and, unless disabled, its on-demand fallback.
+
+    Attributes:
+        name: short, a lowercase letter then letters/digits (AKS: at most 7, leaving room for the
+            role letter and the 4-character replacement digest within AKS's 12).
+        instance_types: Azure exactly one GPU VM size; AWS several types of one shape.
+        max_size: the pool's total across its zones.
+        min_size: default 0, so an idle pool costs nothing.
+        spot: default True.
+        spot_max_price: Azure only; default -1 (pay up to the on-demand price, never evicted on price).
+        on_demand_fallback: default True: an on-demand pool of the same shape, lower priority.
+        on_demand_max_size: default ``max_size``; also a total across zones.
+        zones: default the cluster's zones.
+        labels: extra node labels.
+        taints: extra taints (the GPU taint is always added).
+        disk_size_gb: root disk size; default 128 on Azure (the AKS default), 100 on AWS.
+        ami_type: AWS only; default ``AL2023_x86_64_NVIDIA``.
+    """
+
+    name: str
+    instance_types: tuple[str, ...]
+    max_size: int
+    min_size: int = 0
+    spot: bool = True
+    spot_max_price: float = -1.0
+    on_demand_fallback: bool = True
+    on_demand_max_size: int | None = None
+    zones: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+    taints: tuple[Taint, ...] = ()
+    disk_size_gb: int = 128
+    ami_type: AmiType = AmiType.AL2023_NVIDIA
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.instance_types, self.max_size, tuple(self.labels.items())))
+
+    @property
+    def fallback_max_size(self) -> int:
+        """Max size of the on-demand fallback pool (``on_demand_max_size`` or ``max_size``)."""
+        return self.max_size if self.on_demand_max_size is None else self.on_demand_max_size
+
+
+@dataclass(frozen=True)
+class DevicePluginSpec:
+    """``gpupools:devicePlugin``. ``version`` is the image tag of nvcr.io/nvidia/k8s-device-plugin,
+    default ``v0.20.0`` (the current upstream release, the one eksctl embeds)."""
+
+    version: str = "v0.20.0"
+
+
+@dataclass(frozen=True)
+class AutoscalerSpec:
+    """``gpupools:autoscaler``: cluster-wide autoscaler tuning, in the canonical ``<n>m`` form AKS
+    echoes back (so a refresh shows no diff).
+
+    Attributes:
+        max_node_provision_time: default ``10m``. How long the autoscaler waits for a Spot node
+            before it backs the group off and the priority expander falls back to on-demand. The
+            upstream default, 15m, makes fallback slow; much lower risks giving up on GPU nodes
+            that are still booting and pulling images.
+        scale_down_unneeded_time: default ``10m`` (upstream default): how long an idle GPU node
+            lives before removal.
+    """
+
+    max_node_provision_time: str = "10m"
+    scale_down_unneeded_time: str = "10m"
+
+
+@dataclass(frozen=True)
+class SmokeTestSpec:
+    """``gpupools:smokeTest``: a one-shot CUDA Job per GPU pool. Default off, because it buys a
+    GPU node when it runs."""
+
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    """The whole validated stack configuration."""
+
+    cloud: Cloud
+    cluster: ClusterSpec
+    network: NetworkSpec
+    system_pool: SystemPoolSpec
+    gpu_pools: tuple[GpuPoolSpec, ...]
+    device_plugin: DevicePluginSpec = DevicePluginSpec()
+    autoscaler: AutoscalerSpec = AutoscalerSpec()
+    smoke_test: SmokeTestSpec = SmokeTestSpec()

@@ -1,0 +1,224 @@
+"""Fake outputs for the recording mock runtime: what the clouds would compute, per resource type.
+
+Each ``OUTPUTS`` entry takes (logical name, inputs) and returns the outputs the program reads that
+are not simply its inputs echoed back (IDs, ARNs, ASG names, kubeconfigs). Each ``CALLS`` entry
+answers one invoke. Values are shaped like the real APIs' answers, with obviously fake account and
+subscription numbers.
+
+Remote (multi-language) components are opaque under mocks: ``pulumi_eks.Cluster`` registers as one
+``eks:index:Cluster`` resource with no children, and its outputs are exactly what
+``OUTPUTS["eks:index:Cluster"]`` returns here (the program reads ``kubeconfigJson``,
+``oidcProviderArn``, ``oidcProviderUrl`` and the security group IDs).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from typing import Any, Callable, Mapping
+
+OutputFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+TENANT = "11111111-1111-1111-1111-111111111111"
+ACCOUNT = "123456789012"
+FAKE_NAMESPACE = uuid.UUID("6f1c1f0e-8d0c-4a55-9a57-2a1f3f0b6d3e")
+
+
+def fake_uuid(seed: str) -> str:
+    """A deterministic UUID for ``seed``, so two runs produce identical documents."""
+    return str(uuid.uuid5(FAKE_NAMESPACE, seed))
+
+
+def _arm_id(rg: str, provider: str, kind: str, name: str) -> str:
+    return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}/providers/{provider}/{kind}/{name}"
+
+
+def _kubeconfig(server: str, user: dict[str, Any]) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "cluster", "cluster": {"server": server, "certificate-authority-data": "ZmFrZQ=="}}],
+            "contexts": [{"name": "cluster", "context": {"cluster": "cluster", "user": "user"}}],
+            "current-context": "cluster",
+            "users": [{"name": "user", "user": user}],
+        },
+        sort_keys=True,
+    )
+
+
+# --- Azure ---------------------------------------------------------------------------------------
+
+
+def _resource_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    rg = inputs.get("resourceGroupName") or name
+    return {"name": rg, "__id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}"}
+
+
+def _vnet(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    vnet = inputs.get("virtualNetworkName") or name
+    return {"name": vnet, "__id": _arm_id(inputs["resourceGroupName"], "Microsoft.Network", "virtualNetworks", vnet)}
+
+
+def _subnet(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    subnet = inputs.get("subnetName") or name
+    vnet = _arm_id(inputs["resourceGroupName"], "Microsoft.Network", "virtualNetworks", inputs["virtualNetworkName"])
+    return {"name": subnet, "__id": f"{vnet}/subnets/{subnet}"}
+
+
+def _identity(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    identity = inputs.get("resourceName") or name
+    return {
+        "name": identity,
+        "principalId": fake_uuid(f"principal/{identity}"),
+        "clientId": fake_uuid(f"client/{identity}"),
+        "tenantId": TENANT,
+        "__id": _arm_id(inputs["resourceGroupName"], "Microsoft.ManagedIdentity", "userAssignedIdentities", identity),
+    }
+
+
+def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    cluster = inputs.get("resourceName") or name
+    return {
+        "name": cluster,
+        "fqdn": f"{cluster}-dns.hcp.eastus.azmk8s.io",
+        "oidcIssuerProfile": {"enabled": True, "issuerURL": f"https://eastus.oic.prod-aks.azure.com/{TENANT}/{fake_uuid(cluster)}/"},
+        "__id": _arm_id(inputs["resourceGroupName"], "Microsoft.ContainerService", "managedClusters", cluster),
+    }
+
+
+def _agent_pool(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    pool = inputs.get("agentPoolName") or name
+    cluster_id = _arm_id(inputs["resourceGroupName"], "Microsoft.ContainerService", "managedClusters", inputs["resourceName"])
+    return {"name": pool, "__id": f"{cluster_id}/agentPools/{pool}"}
+
+
+def _role_assignment(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    assignment = fake_uuid(f"role-assignment/{name}")
+    return {"name": assignment, "__id": f"{inputs.get('scope', '')}/providers/Microsoft.Authorization/roleAssignments/{assignment}"}
+
+
+def _aks_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
+    cluster = args["resourceName"]
+    config = _kubeconfig(
+        f"https://{cluster}-dns.hcp.eastus.azmk8s.io:443",
+        {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "kubelogin", "args": ["get-token"]}},
+    )
+    return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
+
+
+def _azure_client_config(_: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "clientId": fake_uuid("client/deployer"),
+        "objectId": fake_uuid("principal/deployer"),
+        "subscriptionId": SUBSCRIPTION,
+        "tenantId": TENANT,
+    }
+
+
+# --- AWS -----------------------------------------------------------------------------------------
+
+
+def _arn(service: str, resource: str, region: str = "us-west-2") -> str:
+    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
+
+
+def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    group = inputs.get("nodeGroupName") or name
+    return {
+        "arn": _arn("eks", f"nodegroup/{inputs.get('clusterName')}/{group}/{fake_uuid(group)}"),
+        "status": "ACTIVE",
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{fake_uuid('asg/' + group)}"}], "remoteAccessSecurityGroupId": ""}],
+        "__id": f"{inputs.get('clusterName')}:{group}",
+    }
+
+
+def _eks_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    cluster = inputs.get("name") or name
+    issuer = f"oidc.eks.us-west-2.amazonaws.com/id/{fake_uuid(cluster).replace('-', '').upper()}"
+    kubeconfig = _kubeconfig(
+        f"https://{fake_uuid('endpoint/' + cluster).replace('-', '').upper()}.gr7.us-west-2.eks.amazonaws.com",
+        {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": ["eks", "get-token", "--cluster-name", cluster]}},
+    )
+    return {
+        "kubeconfigJson": kubeconfig,
+        "kubeconfig": json.loads(kubeconfig),
+        "oidcIssuer": issuer,
+        "oidcProviderUrl": issuer,
+        "oidcProviderArn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{issuer}",
+        "clusterSecurityGroupId": "sg-0cluster000000000",
+        "nodeSecurityGroupId": "sg-0node00000000000",
+    }
+
+
+def _iam_role(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    role = inputs.get("name") or name
+    return {"name": role, "arn": f"arn:aws:iam::{ACCOUNT}:role/{role}", "uniqueId": "AROA" + fake_uuid(role)[:16].upper()}
+
+
+def _iam_policy(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    policy = inputs.get("name") or name
+    return {"name": policy, "arn": f"arn:aws:iam::{ACCOUNT}:policy/{policy}"}
+
+
+def _ec2_id(prefix: str) -> OutputFake:
+    def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        return {"__id": f"{prefix}-{fake_uuid(name).replace('-', '')[:17]}", "arn": _arn("ec2", f"{prefix}/{name}")}
+
+    return fake
+
+
+def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {**_ec2_id("lt")(name, inputs), "latestVersion": 1, "defaultVersion": 1}
+
+
+def _availability_zones(_: Mapping[str, Any]) -> dict[str, Any]:
+    names = ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"]
+    return {"names": names, "zoneIds": [f"usw2-az{i}" for i in range(1, 5)], "id": "us-west-2", "groupNames": ["us-west-2"] * 4}
+
+
+def _caller_identity(_: Mapping[str, Any]) -> dict[str, Any]:
+    return {"accountId": ACCOUNT, "arn": f"arn:aws:iam::{ACCOUNT}:user/deployer", "userId": "AIDAFAKE", "id": ACCOUNT}
+
+
+def _partition(_: Mapping[str, Any]) -> dict[str, Any]:
+    return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws", "reverseDnsPrefix": "com.amazonaws"}
+
+
+def _region(_: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": "us-west-2", "region": "us-west-2", "id": "us-west-2", "endpoint": "ec2.us-west-2.amazonaws.com"}
+
+
+OUTPUTS: dict[str, OutputFake] = {
+    "azure-native:resources:ResourceGroup": _resource_group,
+    "azure-native:network:VirtualNetwork": _vnet,
+    "azure-native:network:Subnet": _subnet,
+    "azure-native:managedidentity:UserAssignedIdentity": _identity,
+    "azure-native:containerservice:ManagedCluster": _managed_cluster,
+    "azure-native:containerservice:AgentPool": _agent_pool,
+    "azure-native:authorization:RoleAssignment": _role_assignment,
+    "aws:eks/nodeGroup:NodeGroup": _node_group,
+    "eks:index:Cluster": _eks_cluster,
+    "aws:iam/role:Role": _iam_role,
+    "aws:iam/policy:Policy": _iam_policy,
+    "aws:ec2/vpc:Vpc": _ec2_id("vpc"),
+    "aws:ec2/subnet:Subnet": _ec2_id("subnet"),
+    "aws:ec2/internetGateway:InternetGateway": _ec2_id("igw"),
+    "aws:ec2/natGateway:NatGateway": _ec2_id("nat"),
+    "aws:ec2/eip:Eip": _ec2_id("eipalloc"),
+    "aws:ec2/routeTable:RouteTable": _ec2_id("rtb"),
+    "aws:ec2/securityGroup:SecurityGroup": _ec2_id("sg"),
+    "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+}
+
+CALLS: dict[str, CallFake] = {
+    "azure-native:containerservice:listManagedClusterUserCredentials": _aks_credentials,
+    "azure-native:authorization:getClientConfig": _azure_client_config,
+    "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
+    "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
+    "aws:index/getPartition:getPartition": _partition,
+    "aws:index/getRegion:getRegion": _region,
+}

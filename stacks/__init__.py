@@ -1,0 +1,1 @@
+"""Stack programs, one per cloud: compose the components from the validated config."""
