@@ -61,7 +61,11 @@ DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
 
-AZURE_ONLY_KEYS = {"cluster": ("allowLocalAccounts", "adminGroupObjectIds"), "network": ("subnetId",), "gpuPool": ("spotMaxPrice",)}
+AZURE_ONLY_KEYS = {
+    "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
+    "network": ("subnetId",),
+    "gpuPool": ("spotMaxPrice",),
+}
 AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType",)}
 
 DEFAULT_SYSTEM_INSTANCE_TYPES = {Cloud.AZURE: ("Standard_D4s_v5",), Cloud.AWS: ("m6i.xlarge",)}
@@ -188,7 +192,9 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
     default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
     version = raw.get("kubernetesVersion")
     if isinstance(version, float):
-        raise ConfigError(f"{path}.kubernetesVersion", 'must be a quoted string such as "1.34" (1.30 in YAML is the number 1.3)', version)
+        raise ConfigError(
+            f"{path}.kubernetesVersion", 'must be a quoted string such as "1.34" (1.30 in YAML is the number 1.3)', version
+        )
     return ClusterSpec(
         name=_str(raw, "name", path, required=True),
         kubernetes_version=_str(raw, "kubernetesVersion", path, DEFAULT_KUBERNETES_VERSION),
@@ -254,7 +260,9 @@ def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
     raw = _mapping(raw, path)
     check_keys(raw, GPU_POOL_KEYS, path)
     if cloud is Cloud.AWS:
-        _reject_keys(raw, AZURE_ONLY_KEYS["gpuPool"], path, "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)")
+        _reject_keys(
+            raw, AZURE_ONLY_KEYS["gpuPool"], path, "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)"
+        )
     else:
         _reject_keys(raw, AWS_ONLY_KEYS["gpuPool"], path, "is AWS only")
     if "instanceTypes" not in raw:
@@ -320,8 +328,12 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         gpu_pools=parse_gpu_pools(ours.get("gpuPools"), cloud),
         device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),
         autoscaler=AutoscalerSpec(
-            max_node_provision_time=_str(autoscaler, "maxNodeProvisionTime", p + "autoscaler", AutoscalerSpec.max_node_provision_time),
-            scale_down_unneeded_time=_str(autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time),
+            max_node_provision_time=_str(
+                autoscaler, "maxNodeProvisionTime", p + "autoscaler", AutoscalerSpec.max_node_provision_time
+            ),
+            scale_down_unneeded_time=_str(
+                autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time
+            ),
         ),
         smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
     )

@@ -83,9 +83,7 @@ GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_S
 ExtendedResourceToleration admission plugin (on by default on EKS) adds the toleration to any pod
 that requests ``nvidia.com/gpu``; value ``present`` matches GKE and NVIDIA's own defaults."""
 
-AKS_SPOT_TAINT = Taint(
-    key="kubernetes.azure.com/scalesetpriority", value="spot", effect=TaintEffect.NO_SCHEDULE
-)
+AKS_SPOT_TAINT = Taint(key="kubernetes.azure.com/scalesetpriority", value="spot", effect=TaintEffect.NO_SCHEDULE)
 """Added by AKS to every Spot pool (a system taint that cannot be removed). Declared on our Spot
 pools so a ``pulumi refresh`` shows no diff, and tolerated by the device plugin."""
 

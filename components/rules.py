@@ -110,16 +110,13 @@ def check_label_key(key: str, path: str) -> None:
     if not name or len(name) > 63 or not LABEL_NAME.match(name):
         fail(
             path,
-            "key name must be 1-63 characters, alphanumeric, '-', '_' or '.', "
-            "starting and ending alphanumeric",
+            "key name must be 1-63 characters, alphanumeric, '-', '_' or '.', starting and ending alphanumeric",
             key,
         )
     if conventions.is_reserved_key(key):
         fail(
             path,
-            "key must not use a reserved prefix ("
-            + ", ".join(p.rstrip("/") for p in conventions.RESERVED_LABEL_PREFIXES)
-            + ")",
+            "key must not use a reserved prefix (" + ", ".join(p.rstrip("/") for p in conventions.RESERVED_LABEL_PREFIXES) + ")",
             key,
         )
 
@@ -325,8 +322,7 @@ def check_azure_gpu_size(size: str, path: str) -> None:
             path,
             "must be a GPU VM size gpupools knows (" + ", ".join(sorted(GPU_SIZES)) + ")",
             size,
-            "a non-GPU size cannot serve GPU pods; to add a GPU size, add its facts to "
-            "components/catalog/azure_vm_sizes.py",
+            "a non-GPU size cannot serve GPU pods; to add a GPU size, add its facts to components/catalog/azure_vm_sizes.py",
         )
 
 
@@ -374,8 +370,7 @@ def check_gpu_pool(
     name_max = AKS_GPU_POOL_NAME_MAX if cloud is Cloud.AZURE else EKS_GPU_POOL_NAME_MAX
     if not POOL_NAME.match(pool.name) or len(pool.name) > name_max:
         why = (
-            f"at most {name_max} characters: AKS allows 12 and gpupools appends a role letter and a "
-            "4-character digest"
+            f"at most {name_max} characters: AKS allows 12 and gpupools appends a role letter and a 4-character digest"
             if cloud is Cloud.AZURE
             else f"at most {name_max} characters"
         )
@@ -408,8 +403,7 @@ def check_gpu_pool(
         if pool.max_size < zone_count:
             fail(
                 f"{path}.maxSize",
-                f"must be >= the number of zones ({zone_count}): EKS gets one node group per zone "
-                "and each needs room for a node",
+                f"must be >= the number of zones ({zone_count}): EKS gets one node group per zone and each needs room for a node",
                 pool.max_size,
             )
 
@@ -431,11 +425,19 @@ def check_gpu_pool(
     if cloud is Cloud.AZURE:
         price = pool.spot_max_price
         if price != -1 and (price <= 0 or round(price, 5) != price):
-            fail(f"{path}.spotMaxPrice", "must be -1 (up to the on-demand price) or a positive price with at most 5 decimals", price)
+            fail(
+                f"{path}.spotMaxPrice",
+                "must be -1 (up to the on-demand price) or a positive price with at most 5 decimals",
+                price,
+            )
         if price != -1 and not pool.spot:
             fail(f"{path}.spotMaxPrice", "is only used with spot: true", price)
     elif pool.spot_max_price != -1:
-        fail(f"{path}.spotMaxPrice", "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)", pool.spot_max_price)
+        fail(
+            f"{path}.spotMaxPrice",
+            "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)",
+            pool.spot_max_price,
+        )
 
     if cloud is Cloud.AZURE and pool.ami_type is not AmiType.AL2023_NVIDIA:
         fail(f"{path}.amiType", "is AWS only", pool.ami_type.value)
@@ -446,7 +448,11 @@ def check_gpu_pool(
 
     if cloud is Cloud.AWS:
         if len(pool.taints) + 1 > EKS_MAX_TAINTS:
-            fail(f"{path}.taints", f"must hold at most {EKS_MAX_TAINTS - 1} taints (EKS allows {EKS_MAX_TAINTS}, one is the GPU taint)", len(pool.taints))
+            fail(
+                f"{path}.taints",
+                f"must hold at most {EKS_MAX_TAINTS - 1} taints (EKS allows {EKS_MAX_TAINTS}, one is the GPU taint)",
+                len(pool.taints),
+            )
         tags = gpu_pool_label_count(pool) + len(pool.taints) + 1 + 1 + EKS_ASG_OWN_TAGS
         if tags > ASG_MAX_TAGS:
             fail(
@@ -458,7 +464,9 @@ def check_gpu_pool(
             )
 
 
-def check_gpu_pools(pools: Sequence[GpuPoolSpec], cloud: Cloud, path: str, cluster_zones: Sequence[str], region: str | None) -> None:
+def check_gpu_pools(
+    pools: Sequence[GpuPoolSpec], cloud: Cloud, path: str, cluster_zones: Sequence[str], region: str | None
+) -> None:
     if not pools:
         fail(path, "must list at least one GPU pool", [])
     for index, pool in enumerate(pools):
@@ -475,5 +483,3 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region)
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
-
-

@@ -83,9 +83,7 @@ RETIRED_SIZES: dict[str, RetiredSize] = {
         "Standard_NC24s_v2",
         "Standard_NC24rs_v2",
     ),
-    **_retired(
-        "Standard_NC24ads_A100_v4", "2023", "Standard_ND6s", "Standard_ND12s", "Standard_ND24s", "Standard_ND24rs"
-    ),
+    **_retired("Standard_NC24ads_A100_v4", "2023", "Standard_ND6s", "Standard_ND12s", "Standard_ND24s", "Standard_ND24rs"),
     **_retired("Standard_NC4as_T4_v3", "2023", "Standard_NV6", "Standard_NV12", "Standard_NV24"),
 }
 """Retired GPU sizes (AKS cannot create pools of them any more) and a current replacement."""

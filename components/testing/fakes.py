@@ -85,7 +85,10 @@ def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "name": cluster,
         "fqdn": f"{cluster}-dns.hcp.eastus.azmk8s.io",
-        "oidcIssuerProfile": {"enabled": True, "issuerURL": f"https://eastus.oic.prod-aks.azure.com/{TENANT}/{fake_uuid(cluster)}/"},
+        "oidcIssuerProfile": {
+            "enabled": True,
+            "issuerURL": f"https://eastus.oic.prod-aks.azure.com/{TENANT}/{fake_uuid(cluster)}/",
+        },
         "__id": _arm_id(inputs["resourceGroupName"], "Microsoft.ContainerService", "managedClusters", cluster),
     }
 
@@ -98,7 +101,10 @@ def _agent_pool(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _role_assignment(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     assignment = fake_uuid(f"role-assignment/{name}")
-    return {"name": assignment, "__id": f"{inputs.get('scope', '')}/providers/Microsoft.Authorization/roleAssignments/{assignment}"}
+    return {
+        "name": assignment,
+        "__id": f"{inputs.get('scope', '')}/providers/Microsoft.Authorization/roleAssignments/{assignment}",
+    }
 
 
 def _aks_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,7 +137,9 @@ def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "arn": _arn("eks", f"nodegroup/{inputs.get('clusterName')}/{group}/{fake_uuid(group)}"),
         "status": "ACTIVE",
-        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{fake_uuid('asg/' + group)}"}], "remoteAccessSecurityGroupId": ""}],
+        "resources": [
+            {"autoscalingGroups": [{"name": f"eks-{group}-{fake_uuid('asg/' + group)}"}], "remoteAccessSecurityGroupId": ""}
+        ],
         "__id": f"{inputs.get('clusterName')}:{group}",
     }
 
@@ -141,7 +149,13 @@ def _eks_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     issuer = f"oidc.eks.us-west-2.amazonaws.com/id/{fake_uuid(cluster).replace('-', '').upper()}"
     kubeconfig = _kubeconfig(
         f"https://{fake_uuid('endpoint/' + cluster).replace('-', '').upper()}.gr7.us-west-2.eks.amazonaws.com",
-        {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": ["eks", "get-token", "--cluster-name", cluster]}},
+        {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": "aws",
+                "args": ["eks", "get-token", "--cluster-name", cluster],
+            }
+        },
     )
     return {
         "kubeconfigJson": kubeconfig,
