@@ -366,7 +366,7 @@ def _raw_config() -> dict[str, Any]:
     # Unknown gpupools:* keys: read what the engine passed in so typos are caught here too.
     from pulumi.runtime.config import CONFIG
 
-    for full_key, value in CONFIG.items():
+    for full_key, value in CONFIG.get().items():
         if full_key.startswith(f"{NAMESPACE}:") and full_key not in values:
             values[full_key] = value
     return values

@@ -151,12 +151,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         resource_id = state.pop("__id", None) or f"{args.name}-id"
         return resource_id, state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
         self.invokes.append((args.token, dict(args.args)))
         fake = self.calls.get(args.token)
         if fake is None:
             raise KeyError(f"no fake for invoke {args.token}; add one to components.testing.fakes")
-        return fake(args.args)
+        return fake(args.args), []
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -220,9 +220,10 @@ class Run:
     def kubernetes_objects(self) -> Iterator[Registration]:
         """Every Kubernetes object registration (``kubernetes:<group>/<version>:<Kind>``)."""
         for registration in self.registrations:
-            if registration.type.startswith("kubernetes:") and registration.custom and "/" in registration.type:
-                if not registration.type.startswith(("kubernetes:helm.sh/", "kubernetes:yaml/")):
-                    yield registration
+            kind = registration.type
+            helm_or_yaml = kind.startswith(("kubernetes:helm.sh/", "kubernetes:yaml/"))
+            if kind.startswith("kubernetes:") and registration.custom and "/" in kind and not helm_or_yaml:
+                yield registration
 
 
 def stack_config(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
