@@ -245,7 +245,14 @@ def parse_taint(raw: Any, path: str) -> Taint:
     raw = _mapping(raw, path)
     check_keys(raw, TAINT_KEYS, path)
     key = _str(raw, "key", path, required=True)
-    value = _str(raw, "value", path, required=True)
+    value = _str(raw, "value", path, "")
+    if "value" not in raw or value == "":
+        raise ConfigError(
+            f"{path}.value",
+            "is required and must be non-empty (cluster-autoscaler ignores taints without a value "
+            "when it builds a scale-from-zero template)",
+            raw.get("value"),
+        )
     effects = [e.value for e in TaintEffect]
     effect = _str(raw, "effect", path, required=True)
     if effect not in effects:

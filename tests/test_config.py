@@ -1,0 +1,402 @@
+"""The config contract: defaults, errors (table-driven), and properties (Hypothesis)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components import config, rules
+from components.conventions import GPU_TAINT, TaintEffect
+from components.errors import ConfigError
+from components.specs import AmiType, Cloud
+from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
+
+AZURE: dict[str, Any] = {
+    "gpupools:cloud": "azure",
+    "azure-native:location": "eastus",
+    "gpupools:cluster": {"name": "ml-dev"},
+    "gpupools:gpuPools": [{"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 10}],
+}
+
+AWS: dict[str, Any] = {
+    "gpupools:cloud": "aws",
+    "aws:region": "us-west-2",
+    "gpupools:cluster": {"name": "ml-dev", "zones": ["us-west-2a", "us-west-2b", "us-west-2c"]},
+    "gpupools:gpuPools": [{"name": "g1", "instanceTypes": ["g4dn.xlarge", "g5.xlarge", "g6.xlarge"], "maxSize": 9}],
+}
+
+
+def with_pool(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """``base`` with its first GPU pool updated (``None`` removes a key)."""
+    result = copy.deepcopy(base)
+    pool = result["gpupools:gpuPools"][0]
+    for key, value in changes.items():
+        if value is None:
+            pool.pop(key, None)
+        else:
+            pool[key] = value
+    return result
+
+
+def with_key(base: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    result = copy.deepcopy(base)
+    if value is None:
+        result.pop(key, None)
+    else:
+        result[key] = value
+    return result
+
+
+# --- defaults ------------------------------------------------------------------------------------
+
+
+def test_azure_defaults_are_the_documented_ones() -> None:
+    spec = config.parse(AZURE)
+    pool = spec.gpu_pools[0]
+    assert spec.cluster.kubernetes_version == DEFAULT_KUBERNETES_VERSION
+    assert spec.cluster.zones == ("1", "2", "3")
+    assert spec.cluster.allow_local_accounts is False
+    assert spec.network.cidr == "10.40.0.0/16" and not spec.network.bring_your_own
+    assert spec.system_pool.instance_types == ("Standard_D4s_v5",)
+    assert (spec.system_pool.min_size, spec.system_pool.max_size) == (2, 4)
+    assert (pool.min_size, pool.spot, pool.spot_max_price, pool.on_demand_fallback) == (0, True, -1.0, True)
+    assert pool.fallback_max_size == pool.max_size == 10
+    assert pool.disk_size_gb == 128
+    assert spec.device_plugin.version == DEFAULT_DEVICE_PLUGIN_VERSION
+    assert spec.autoscaler.max_node_provision_time == "10m"
+    assert spec.smoke_test.enabled is False
+
+
+def test_aws_defaults_differ_where_the_clouds_differ() -> None:
+    spec = config.parse(AWS, region="us-west-2")
+    assert spec.system_pool.instance_types == ("m6i.xlarge",)
+    assert spec.gpu_pools[0].disk_size_gb == 100
+    assert spec.gpu_pools[0].ami_type is AmiType.AL2023_NVIDIA
+    assert config.parse(with_key(AWS, "gpupools:cluster", {"name": "x"})).cluster.zones == ()
+
+
+def test_non_spot_pool_defaults_to_no_fallback() -> None:
+    pool = config.parse(with_pool(AZURE, spot=False)).gpu_pools[0]
+    assert pool.spot is False and pool.on_demand_fallback is False
+
+
+def test_json_string_objects_are_accepted_as_pulumi_stores_them() -> None:
+    import json
+
+    raw = {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in AZURE.items()}
+    assert config.parse(raw) == config.parse(AZURE)
+
+
+def test_loading_twice_gives_equal_specs() -> None:
+    assert config.parse(AZURE) == config.parse(copy.deepcopy(AZURE))
+    assert config.parse(AWS, "us-west-2") == config.parse(copy.deepcopy(AWS), "us-west-2")
+
+
+def test_taints_and_labels_are_parsed() -> None:
+    spec = config.parse(
+        with_pool(AZURE, labels={"team": "vision"}, taints=[{"key": "dedicated", "value": "vision", "effect": "NoSchedule"}])
+    )
+    pool = spec.gpu_pools[0]
+    assert dict(pool.labels) == {"team": "vision"}
+    assert pool.taints[0].effect is TaintEffect.NO_SCHEDULE
+    assert str(pool.taints[0]) == "dedicated=vision:NoSchedule"
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+TAINT = {"key": "dedicated", "value": "vision", "effect": "NoSchedule"}
+
+INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    # (case id, config, path in the message, rule fragment in the message)
+    ("cloud-missing", with_key(AZURE, "gpupools:cloud", None), "gpupools:cloud", "is required"),
+    ("cloud-unknown", with_key(AZURE, "gpupools:cloud", "gcp"), "gpupools:cloud", "must be one of azure, aws"),
+    ("top-level-typo", with_key(AZURE, "gpupools:gpuPool", []), "gpuPool", "did you mean 'gpuPools'"),
+    ("cluster-missing", with_key(AZURE, "gpupools:cluster", None), "gpupools:cluster", "is required"),
+    ("cluster-name-missing", with_key(AZURE, "gpupools:cluster", {"zones": ["1"]}), "gpupools:cluster.name", "is required"),
+    ("cluster-name-upper", with_key(AZURE, "gpupools:cluster", {"name": "ML"}), "gpupools:cluster.name", "lowercase"),
+    ("cluster-name-long", with_key(AZURE, "gpupools:cluster", {"name": "a" * 21}), "gpupools:cluster.name", "at most 20"),
+    (
+        "cluster-key-typo",
+        with_key(AZURE, "gpupools:cluster", {"name": "x", "zone": ["1"]}),
+        "gpupools:cluster.zone",
+        "did you mean 'zones'",
+    ),
+    (
+        "k8s-version-old",
+        with_key(AZURE, "gpupools:cluster", {"name": "x", "kubernetesVersion": "1.25"}),
+        "kubernetesVersion",
+        "supported",
+    ),
+    (
+        "k8s-version-float",
+        with_key(AZURE, "gpupools:cluster", {"name": "x", "kubernetesVersion": 1.3}),
+        "kubernetesVersion",
+        "quoted",
+    ),
+    (
+        "azure-zone-format",
+        with_key(AZURE, "gpupools:cluster", {"name": "x", "zones": ["eastus-1"]}),
+        "zones[0]",
+        '"1", "2" or "3"',
+    ),
+    ("aws-zone-format", with_key(AWS, "gpupools:cluster", {"name": "x", "zones": ["1", "2"]}), "zones[0]", "us-west-2a"),
+    (
+        "aws-zone-other-region",
+        with_key(AWS, "gpupools:cluster", {"name": "x", "zones": ["eu-west-1a", "eu-west-1b"]}),
+        "zones[0]",
+        "region",
+    ),
+    ("duplicate-zones", with_key(AZURE, "gpupools:cluster", {"name": "x", "zones": ["1", "1"]}), "zones[1]", "unique"),
+    (
+        "local-accounts-on-aws",
+        with_key(AWS, "gpupools:cluster", {"name": "x", "allowLocalAccounts": True}),
+        "allowLocalAccounts",
+        "Azure only",
+    ),
+    (
+        "local-accounts-not-bool",
+        with_key(AZURE, "gpupools:cluster", {"name": "x", "allowLocalAccounts": "yes"}),
+        "allowLocalAccounts",
+        "true or false",
+    ),
+    ("cidr-public", with_key(AZURE, "gpupools:network", {"cidr": "8.8.0.0/16"}), "gpupools:network.cidr", "private"),
+    ("cidr-malformed", with_key(AZURE, "gpupools:network", {"cidr": "10.40.0.1/16"}), "gpupools:network.cidr", "CIDR"),
+    ("cidr-too-small", with_key(AZURE, "gpupools:network", {"cidr": "10.40.0.0/26"}), "gpupools:network.cidr", "/16 to /22"),
+    (
+        "cidr-overlaps-services",
+        with_key(AZURE, "gpupools:network", {"cidr": "172.20.0.0/16"}),
+        "gpupools:network.cidr",
+        "overlap",
+    ),
+    (
+        "subnet-id-malformed",
+        with_key(AZURE, "gpupools:network", {"subnetId": "subnet-1"}),
+        "gpupools:network.subnetId",
+        "resource ID",
+    ),
+    ("vpc-on-azure", with_key(AZURE, "gpupools:network", {"vpcId": "vpc-0123abcd"}), "gpupools:network.vpcId", "AWS only"),
+    ("subnet-id-on-aws", with_key(AWS, "gpupools:network", {"subnetId": "/x"}), "gpupools:network.subnetId", "Azure only"),
+    ("vpc-without-subnets", with_key(AWS, "gpupools:network", {"vpcId": "vpc-0123abcd"}), "privateSubnetIds", "go together"),
+    (
+        "subnets-per-zone",
+        with_key(AWS, "gpupools:network", {"vpcId": "vpc-0123abcd", "privateSubnetIds": ["subnet-0123abcd"]}),
+        "privateSubnetIds",
+        "one subnet per cluster zone (3)",
+    ),
+    ("system-spot", with_key(AZURE, "gpupools:systemPool", {"spot": True}), "gpupools:systemPool.spot", "always on-demand"),
+    (
+        "system-two-sizes",
+        with_key(AZURE, "gpupools:systemPool", {"instanceTypes": ["Standard_D4s_v5", "Standard_D8s_v5"]}),
+        "instanceTypes",
+        "exactly one",
+    ),
+    (
+        "system-too-small",
+        with_key(AZURE, "gpupools:systemPool", {"instanceTypes": ["Standard_D2s_v5"]}),
+        "instanceTypes[0]",
+        "4 vCPUs",
+    ),
+    (
+        "system-gpu-size",
+        with_key(AZURE, "gpupools:systemPool", {"instanceTypes": ["Standard_NC4as_T4_v3"]}),
+        "instanceTypes[0]",
+        "GPU",
+    ),
+    ("system-one-node", with_key(AZURE, "gpupools:systemPool", {"minSize": 1}), "gpupools:systemPool.minSize", ">= 2"),
+    ("system-gpu-type-aws", with_key(AWS, "gpupools:systemPool", {"instanceTypes": ["g5.xlarge"]}), "instanceTypes[0]", "GPU"),
+    ("no-gpu-pools", with_key(AZURE, "gpupools:gpuPools", []), "gpupools:gpuPools", "at least one"),
+    ("gpu-pools-missing", with_key(AZURE, "gpupools:gpuPools", None), "gpupools:gpuPools", "is required"),
+    ("gpu-pools-not-list", with_key(AZURE, "gpupools:gpuPools", {"name": "t4"}), "gpupools:gpuPools", "list"),
+    ("pool-key-typo", with_pool(AZURE, maxSise=3), "gpupools:gpuPools[0].maxSise", "did you mean 'maxSize'"),
+    ("pool-name-missing", with_pool(AZURE, name=None), "gpupools:gpuPools[0].name", "is required"),
+    ("pool-name-dash", with_pool(AZURE, name="t-4"), "gpupools:gpuPools[0].name", "lowercase letter"),
+    ("pool-name-digit-first", with_pool(AZURE, name="4t"), "gpupools:gpuPools[0].name", "lowercase letter"),
+    ("aks-pool-name-with-suffix-too-long", with_pool(AZURE, name="verylong"), "gpupools:gpuPools[0].name", "at most 7"),
+    ("max-missing", with_pool(AZURE, maxSize=None), "gpupools:gpuPools[0].maxSize", "is required"),
+    ("max-string", with_pool(AZURE, maxSize="10"), "gpupools:gpuPools[0].maxSize", "integer"),
+    ("max-bool", with_pool(AZURE, maxSize=True), "gpupools:gpuPools[0].maxSize", "integer"),
+    ("max-below-min", with_pool(AZURE, minSize=2, maxSize=1), "gpupools:gpuPools[0].maxSize", "must be >= minSize (2)"),
+    ("min-negative", with_pool(AZURE, minSize=-1), "gpupools:gpuPools[0].minSize", ">= 0"),
+    ("max-over-aks-limit", with_pool(AZURE, maxSize=1001), "gpupools:gpuPools[0].maxSize", "<= 1000"),
+    ("max-below-zone-count-eks", with_pool(AWS, maxSize=2), "gpupools:gpuPools[0].maxSize", "number of zones (3)"),
+    ("retired-ncv3", with_pool(AZURE, instanceTypes=["Standard_NC6s_v3"]), "instanceTypes[0]", "use Standard_NC24ads_A100_v4"),
+    ("retired-k80", with_pool(AZURE, instanceTypes=["Standard_NC6"]), "instanceTypes[0]", "retired"),
+    ("azure-non-gpu", with_pool(AZURE, instanceTypes=["Standard_D4s_v5"]), "instanceTypes[0]", "GPU VM size"),
+    (
+        "azure-two-sizes",
+        with_pool(AZURE, instanceTypes=["Standard_NC4as_T4_v3", "Standard_NC8as_T4_v3"]),
+        "instanceTypes",
+        "exactly one",
+    ),
+    ("aws-non-gpu", with_pool(AWS, instanceTypes=["m6i.xlarge"]), "instanceTypes[0]", "GPU"),
+    ("aws-fractional-gpu", with_pool(AWS, instanceTypes=["g6f.xlarge"]), "instanceTypes[0]", "whole NVIDIA GPU"),
+    ("aws-unknown-type", with_pool(AWS, instanceTypes=["g9.xlarge"]), "instanceTypes[0]", "gpupools knows"),
+    ("aws-mixed-shapes", with_pool(AWS, instanceTypes=["g5.xlarge", "g6e.xlarge"]), "instanceTypes[1]", "shape of g5.xlarge"),
+    ("aws-duplicate-type", with_pool(AWS, instanceTypes=["g5.xlarge", "g5.xlarge"]), "instanceTypes[1]", "unique"),
+    ("no-instance-types", with_pool(AZURE, instanceTypes=[]), "instanceTypes", "at least one"),
+    ("fallback-without-spot", with_pool(AZURE, spot=False, onDemandFallback=True), "onDemandFallback", "already on-demand"),
+    (
+        "od-max-without-fallback",
+        with_pool(AZURE, onDemandFallback=False, onDemandMaxSize=2),
+        "onDemandMaxSize",
+        "onDemandFallback: true",
+    ),
+    ("spot-price-zero", with_pool(AZURE, spotMaxPrice=0), "spotMaxPrice", "-1"),
+    ("spot-price-decimals", with_pool(AZURE, spotMaxPrice=0.123456), "spotMaxPrice", "5 decimals"),
+    ("spot-price-on-aws", with_pool(AWS, spotMaxPrice=1.0), "spotMaxPrice", "Azure only"),
+    ("ami-type-on-azure", with_pool(AZURE, amiType="AL2023_x86_64_NVIDIA"), "amiType", "AWS only"),
+    ("ami-type-unknown", with_pool(AWS, amiType="AL2_x86_64_GPU"), "amiType", "must be one of"),
+    ("pool-zone-not-cluster-zone", with_pool(AWS, zones=["us-west-2d"]), "zones[0]", "cluster's zones"),
+    (
+        "taint-without-value",
+        with_pool(AWS, taints=[{"key": "dedicated", "value": "", "effect": "NoSchedule"}]),
+        "taints[0].value",
+        "non-empty",
+    ),
+    (
+        "taint-value-missing",
+        with_pool(AWS, taints=[{"key": "dedicated", "effect": "NoSchedule"}]),
+        "taints[0].value",
+        "non-empty",
+    ),
+    ("taint-eks-effect", with_pool(AWS, taints=[{**TAINT, "effect": "NO_SCHEDULE"}]), "taints[0].effect", "Kubernetes spelling"),
+    ("taint-key-typo", with_pool(AZURE, taints=[{**TAINT, "efect": "NoSchedule"}]), "taints[0].efect", "did you mean 'effect'"),
+    (
+        "taint-gpu-repeated",
+        with_pool(AZURE, taints=[{"key": GPU_TAINT.key, "value": "x", "effect": "NoSchedule"}]),
+        "taints[0].key",
+        "GPU taint",
+    ),
+    ("taint-reserved", with_pool(AZURE, taints=[{**TAINT, "key": "kubernetes.azure.com/x"}]), "taints[0].key", "reserved prefix"),
+    (
+        "label-reserved-k8s",
+        with_pool(AZURE, labels={"node-role.kubernetes.io/gpu": "x"}),
+        "labels.node-role.kubernetes.io/gpu",
+        "reserved",
+    ),
+    ("label-reserved-ours", with_pool(AWS, labels={"gpupools.io/pool": "x"}), "labels.gpupools.io/pool", "reserved"),
+    (
+        "label-reserved-eks",
+        with_pool(AWS, labels={"eks.amazonaws.com/nodegroup": "x"}),
+        "labels.eks.amazonaws.com/nodegroup",
+        "reserved",
+    ),
+    ("label-bad-value", with_pool(AZURE, labels={"team": "vision!"}), "labels.team", "value"),
+    ("label-not-string", with_pool(AZURE, labels={"gpu": 1}), "labels.gpu", "quote numbers"),
+    ("label-key-bad", with_pool(AZURE, labels={"-team": "x"}), "labels.-team", "key name"),
+    ("too-many-asg-tags", with_pool(AWS, labels={f"l{i}": "v" for i in range(40)}), "gpupools:gpuPools[0].labels", "50 tags"),
+    ("disk-too-small", with_pool(AZURE, diskSizeGb=10), "diskSizeGb", "from 30"),
+    (
+        "duplicate-pool-names",
+        with_key(AZURE, "gpupools:gpuPools", [AZURE["gpupools:gpuPools"][0], AZURE["gpupools:gpuPools"][0]]),
+        "gpupools:gpuPools[1]",
+        "unique",
+    ),
+    (
+        "device-plugin-latest",
+        with_key(AZURE, "gpupools:devicePlugin", {"version": "latest"}),
+        "gpupools:devicePlugin.version",
+        "release tag",
+    ),
+    (
+        "device-plugin-no-v",
+        with_key(AZURE, "gpupools:devicePlugin", {"version": "0.20.0"}),
+        "gpupools:devicePlugin.version",
+        "release tag",
+    ),
+    (
+        "autoscaler-seconds",
+        with_key(AZURE, "gpupools:autoscaler", {"maxNodeProvisionTime": "900s"}),
+        "maxNodeProvisionTime",
+        "whole minutes",
+    ),
+    ("autoscaler-typo", with_key(AZURE, "gpupools:autoscaler", {"scaleDownUnneeded": "5m"}), "scaleDownUnneeded", "did you mean"),
+    (
+        "smoke-test-not-bool",
+        with_key(AZURE, "gpupools:smokeTest", {"enabled": "yes"}),
+        "gpupools:smokeTest.enabled",
+        "true or false",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "path", "rule"), INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_config_fails_with_one_clear_error(case: str, raw: dict[str, Any], path: str, rule: str) -> None:
+    region = raw.get("aws:region")
+    with pytest.raises(ConfigError) as caught:
+        config.parse(raw, region=region)
+    message = str(caught.value)
+    assert path in caught.value.path, f"{case}: path {caught.value.path!r} should name {path!r}"
+    assert rule in message, f"{case}: {message!r} should say {rule!r}"
+    assert ", got " in message  # the value is quoted
+
+
+def test_catalogue_is_large_and_distinct() -> None:
+    assert len(INVALID) >= 60
+    assert len({case for case, *_ in INVALID}) == len(INVALID)
+
+
+def test_valid_bases_are_valid() -> None:
+    """Guard for the table above: every case fails because of its change, not its base."""
+    config.parse(AZURE)
+    config.parse(AWS, region="us-west-2")
+
+
+# --- properties ----------------------------------------------------------------------------------
+
+pool_names = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=pool_names, min_size=st.integers(0, 50), extra=st.integers(0, 50))
+def test_any_well_formed_azure_pool_is_accepted(name: str, min_size: int, extra: int) -> None:
+    spec = config.parse(with_pool(AZURE, name=name, minSize=min_size, maxSize=max(1, min_size + extra)))
+    assert spec.gpu_pools[0].name == name
+    assert spec.gpu_pools[0].max_size >= spec.gpu_pools[0].min_size
+
+
+@settings(max_examples=200, deadline=None)
+@given(min_size=st.integers(0, 1000), max_size=st.integers(-5, 1000))
+def test_max_below_min_is_always_rejected_naming_both(min_size: int, max_size: int) -> None:
+    raw = with_pool(AZURE, minSize=min_size, maxSize=max_size)
+    if max_size >= max(1, min_size):
+        assert config.parse(raw).gpu_pools[0].max_size == max_size
+    else:
+        with pytest.raises(ConfigError, match=r"gpupools:gpuPools\[0\]\.maxSize"):
+            config.parse(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.text(min_size=1, max_size=14))
+def test_pool_names_accepted_iff_aks_would_accept_them_with_our_suffix(name: str) -> None:
+    ok = bool(rules.POOL_NAME.fullmatch(name)) and len(name) + rules.AKS_ROTATION_SUFFIX <= rules.AKS_POOL_NAME_MAX
+    raw = with_pool(AZURE, name=name)
+    if ok:
+        config.parse(raw)
+    else:
+        with pytest.raises(ConfigError, match=r"gpupools:gpuPools\[0\]\.name"):
+            config.parse(raw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=st.sampled_from(config.GPU_POOL_KEYS), typo_at=st.integers(0, 30))
+def test_a_one_letter_typo_in_any_pool_key_is_caught_with_a_suggestion(key: str, typo_at: int) -> None:
+    index = typo_at % len(key)
+    typo = key[:index] + key[index + 1 :]  # drop one letter
+    if typo in config.GPU_POOL_KEYS or not typo:
+        return
+    raw = with_pool(AZURE, **{typo: 1})
+    with pytest.raises(ConfigError) as caught:
+        config.parse(raw)
+    assert caught.value.path == f"gpupools:gpuPools[0].{typo}"
+    assert f"did you mean {key!r}" in str(caught.value)
+
+
+def test_parse_does_not_need_pulumi_resources() -> None:
+    """Config parsing is pure: it registers nothing (no Pulumi runtime is even configured here)."""
+    spec = config.parse(AZURE)
+    assert spec.cloud is Cloud.AZURE
