@@ -6,9 +6,17 @@ answers one invoke. Values are shaped like the real APIs' answers, with obviousl
 subscription numbers.
 
 Remote (multi-language) components are opaque under mocks: ``pulumi_eks.Cluster`` registers as one
-``eks:index:Cluster`` resource with no children, and its outputs are exactly what
-``OUTPUTS["eks:index:Cluster"]`` returns here (the program reads ``kubeconfigJson``,
-``oidcProviderArn``, ``oidcProviderUrl`` and the security group IDs).
+``eks:index:Cluster`` resource with no children (no provider ``Construct`` runs, so none of its IAM
+roles, security groups, ``aws:eks/cluster`` or add-ons exist), and its outputs are exactly what
+``OUTPUTS["eks:index:Cluster"]`` returns here, merged over its echoed inputs; an output missing
+here reads as ``None``. ``EksCluster`` reads only these: ``kubeconfigJson`` (the secret kubeconfig
+and the Kubernetes provider), ``oidcProviderArn`` and ``oidcProviderUrl`` (the IRSA trust policy
+and the provider's ``cluster_identifier``). They are shaped like pulumi-eks's own: the issuer URL
+keeps its ``https://`` scheme (``oidcIssuer`` is the same without it), the provider ARN embeds the
+issuer without it, and the kubeconfig runs ``aws eks get-token``. ``clusterSecurityGroupId`` and
+``nodeSecurityGroupId`` are there for programs that read them. To read another output of a remote
+component, add it here first. Its inputs are recorded like any resource's, so tests can assert on
+what the component was asked for (``name``, ``authenticationMode``, ``skipDefaultNodeGroup``, ...).
 """
 
 from __future__ import annotations
@@ -82,7 +90,19 @@ def _identity(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     cluster = inputs.get("resourceName") or name
+    outputs: dict[str, Any] = {}
+    identity = inputs.get("identity")
+    if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
+        # Inputs list identity IDs; the API answers with a map of ID -> {principalId, clientId}.
+        outputs["identity"] = {
+            **identity,
+            "userAssignedIdentities": {
+                i: {"principalId": fake_uuid(f"principal/{i}"), "clientId": fake_uuid(f"client/{i}")}
+                for i in identity["userAssignedIdentities"]
+            },
+        }
     return {
+        **outputs,
         "name": cluster,
         "fqdn": f"{cluster}-dns.hcp.eastus.azmk8s.io",
         "oidcIssuerProfile": {
@@ -111,7 +131,26 @@ def _aks_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
     cluster = args["resourceName"]
     config = _kubeconfig(
         f"https://{cluster}-dns.hcp.eastus.azmk8s.io:443",
-        {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "kubelogin", "args": ["get-token"]}},
+        {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": "kubelogin",
+                # What AKS returns for format=exec: kubelogin in device-code mode.
+                "args": [
+                    "get-token",
+                    "--environment",
+                    "AzurePublicCloud",
+                    "--server-id",
+                    "6dae42f8-4368-4678-94ff-3960e28e3630",
+                    "--client-id",
+                    "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
+                    "--tenant-id",
+                    TENANT,
+                    "--login",
+                    "devicecode",
+                ],
+            }
+        },
     )
     return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
 
@@ -161,7 +200,7 @@ def _eks_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         "kubeconfigJson": kubeconfig,
         "kubeconfig": json.loads(kubeconfig),
         "oidcIssuer": issuer,
-        "oidcProviderUrl": issuer,
+        "oidcProviderUrl": f"https://{issuer}",
         "oidcProviderArn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{issuer}",
         "clusterSecurityGroupId": "sg-0cluster000000000",
         "nodeSecurityGroupId": "sg-0node00000000000",

@@ -1,0 +1,281 @@
+"""``EksCluster``: the EKS control plane, its network, the node role and the on-demand system node group.
+
+What it creates, and why:
+
+* **Network.** A dedicated VPC (``network.create_network``: a private subnet per zone behind NAT,
+  small public subnets for the NAT gateways and load balancers) or, with ``network.vpcId`` and
+  ``network.privateSubnetIds``, the caller's VPC and one private subnet per zone (zone order = cluster
+  zone order). Zones: ``cluster.zones``, else the region's first three available zones that need
+  no opt-in (local and wavelength zones excluded).
+* **Control plane** through ``pulumi_eks.Cluster`` with an explicit ``name`` (the cluster name is
+  then known before deploy, so node group names derive from it), no default node group,
+  authentication mode ``API`` (access entries only; no ``aws-auth`` ConfigMap to drift), an IAM OIDC
+  provider for IRSA, no pulumi-eks security groups (managed node groups use the cluster security
+  group EKS creates), the service CIDR 172.20.0.0/16 (which the config rules keep clear of the node
+  network), and the control plane's ENIs in the private subnets.
+* **Endpoint: private and public.** Private so node and pod traffic to the API server stays in the
+  VPC; public so ``pulumi up`` (running wherever CI or an engineer runs it) can reach the API to
+  install the autoscaler and device plugin. Access is still authenticated by IAM; restrict the
+  public endpoint with ``public_access_cidrs`` (default: EKS's default, anywhere).
+* **Node role** with the worker, CNI, ECR read-only and SSM managed policies, and its **access
+  entry** (type ``EC2_LINUX``), created before any node group so EKS finds it rather than creating
+  its own; the entry is then explicit and owned by this stack. ``node_role_arn`` is read from the
+  entry, so anything built from it waits for the cluster and the entry.
+* **System node group**: on-demand, ``AL2023_x86_64_STANDARD``, across all zones, sized from
+  ``systemPool``, labelled ``gpupools.io/role=system`` (the autoscaler and other add-ons select it),
+  with the same launch template rules as GPU groups (IMDSv2 only, encrypted gp3, no SSH), desired
+  size ignored after create, and scale-from-zero tags on its ASG like every group.
+* **Kubeconfig** (``aws eks get-token``; the AWS CLI must be installed where Pulumi runs) as a
+  secret output, and a ``kubernetes.Provider`` built from it with ``cluster_identifier`` set to the
+  cluster's OIDC issuer URL: the provider is replaced only when the cluster itself is (a replaced
+  cluster gets a new issuer, a changed kubeconfig does not), so token or format changes never
+  replace every Kubernetes object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from components import config, rules
+from components.aws import naming
+from components.aws.asg_tags import create_asg_tags, node_template_tags
+from components.aws.iam import create_node_role
+from components.aws.launch_template import create_launch_template
+from components.aws.network import NatStrategy, create_network
+from components.aws.node_group import autoscaling_group_name, create_managed_node_group, depends_on_of
+from components.conventions import POOL_LABEL, CapacityType, Role, pool_labels
+from components.errors import ConfigError
+from components.pools import NodePoolInfo
+from components.specs import Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec, frozen_map
+
+TYPE = "gpupools:index:EksCluster"
+
+SYSTEM_POOL = "system"
+"""The ``gpupools.io/pool`` value of the system node group."""
+
+SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+"""Amazon Linux 2023, EKS-optimized (AL2 AMIs end with Kubernetes 1.32)."""
+
+SERVICE_CIDR = "172.20.0.0/16"
+"""Kubernetes service addresses; ``rules.RESERVED_CIDRS`` keeps the node network clear of it."""
+
+DEFAULT_ZONE_COUNT = 3
+"""Zones used when ``cluster.zones`` is empty: three, the usual balance of resilience and NAT cost."""
+
+NODE_ACCESS_ENTRY_TYPE = "EC2_LINUX"
+
+
+def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
+    """The region's first ``count`` available zones that need no opt-in (an invoke, resolved at deploy)."""
+    result = aws.get_availability_zones(
+        state="available",
+        filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+    )
+    return tuple(sorted(result.names)[:count])
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster ready for GPU node groups: network, control plane, node role and its access
+    entry, the on-demand system node group, a secret kubeconfig and a Kubernetes provider.
+
+    Args:
+        name: the component's name; prefixes child resource names (the stack uses the cluster name).
+        cluster: ``gpupools:cluster`` as a ``ClusterSpec`` or plain mapping (``name`` required;
+            ``kubernetesVersion`` default ``components.versions.DEFAULT_KUBERNETES_VERSION``;
+            ``zones`` default: the region's first three).
+        network: ``gpupools:network`` as a ``NetworkSpec`` or mapping; default a new VPC on 10.40.0.0/16.
+        system_pool: ``gpupools:systemPool`` as a ``SystemPoolSpec`` or mapping; default
+            ``m6i.xlarge``, 2 to 4 nodes, 128 GiB disks.
+        nat: NAT gateways of a created VPC; default ``NatStrategy.SINGLE`` (see ``network``).
+        public_access_cidrs: CIDRs allowed to reach the public API endpoint; default anywhere.
+        region: the stack's region; when given, zones are checked to belong to it.
+        opts: resource options.
+
+    Attributes:
+        cluster_name: the EKS cluster name (plain).
+        kubernetes_version: the control plane's minor version.
+        zones: the cluster's zones, in order.
+        vpc_id: the VPC.
+        private_subnet_ids_by_zone: zone to private subnet ID (for ``GpuNodeGroup``).
+        node_role: the node IAM role.
+        node_role_arn: its ARN, read from the access entry (see the module docstring).
+        eks_cluster: the ``pulumi_eks.Cluster``.
+        oidc_provider_arn, oidc_provider_url: the cluster's IAM OIDC provider (for IRSA).
+        kubeconfig: the kubeconfig JSON, secret.
+        provider: the ``kubernetes.Provider`` for this cluster.
+        system_node_group: the system ``aws.eks.NodeGroup``.
+        system_pool: the system node group as a ``NodePoolInfo``.
+
+    Raises:
+        ConfigError: naming the argument, before anything is registered.
+    """
+
+    cluster_name: str
+    kubernetes_version: str
+    zones: tuple[str, ...]
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids_by_zone: dict[str, pulumi.Output[str]]
+    node_role: aws.iam.Role
+    node_role_arn: pulumi.Output[str]
+    eks_cluster: eks.Cluster
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_provider_url: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    system_node_group: aws.eks.NodeGroup
+    system_pool: NodePoolInfo
+
+    def __init__(
+        self,
+        name: str,
+        cluster: ClusterSpec | Mapping[str, Any],
+        network: NetworkSpec | Mapping[str, Any] | None = None,
+        system_pool: SystemPoolSpec | Mapping[str, Any] | None = None,
+        nat: NatStrategy = NatStrategy.SINGLE,
+        public_access_cidrs: Sequence[str] | None = None,
+        region: str | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"EksCluster({name})"
+        cluster_spec = (
+            cluster if isinstance(cluster, ClusterSpec) else config.parse_cluster(cluster, Cloud.AWS, f"{path}.cluster")
+        )
+        network_spec = (
+            network if isinstance(network, NetworkSpec) else config.parse_network(network, Cloud.AWS, f"{path}.network")
+        )
+        system_spec = (
+            system_pool
+            if isinstance(system_pool, SystemPoolSpec)
+            else config.parse_system_pool(system_pool, Cloud.AWS, f"{path}.system_pool")
+        )
+        rules.check_cluster(cluster_spec, Cloud.AWS, f"{path}.cluster", region)
+        rules.check_network(network_spec, Cloud.AWS, cluster_spec.zones, f"{path}.network")
+        rules.check_system_pool(system_spec, Cloud.AWS, f"{path}.system_pool", len(cluster_spec.zones) or DEFAULT_ZONE_COUNT)
+        if not isinstance(nat, NatStrategy):
+            raise ConfigError(f"{path}.nat", "must be a NatStrategy (" + ", ".join(n.value for n in NatStrategy) + ")", nat)
+
+        zones = cluster_spec.zones or default_zones()
+        if len(zones) < 2:
+            raise ConfigError(f"{path}.cluster.zones", "EKS needs subnets in at least 2 zones; the region offers", list(zones))
+        cluster_name = cluster_spec.name
+        labels = pool_labels(SYSTEM_POOL, Role.SYSTEM, CapacityType.ON_DEMAND)
+        system_name = naming.system_node_group_name(
+            cluster_name,
+            {
+                "instanceTypes": list(system_spec.instance_types),
+                "amiType": SYSTEM_AMI_TYPE,
+                "capacityType": "ON_DEMAND",
+                "zones": list(zones),
+            },
+            f"{path}.system_pool",
+        )
+
+        super().__init__(TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.cluster_name = cluster_name
+        self.kubernetes_version = cluster_spec.kubernetes_version
+        self.zones = tuple(zones)
+
+        if network_spec.bring_your_own:
+            self.vpc_id = pulumi.Output.from_input(network_spec.vpc_id or "")
+            private_ids: list[pulumi.Output[str]] = [pulumi.Output.from_input(s) for s in network_spec.private_subnet_ids]
+        else:
+            created = create_network(cluster_name, network_spec.cidr, zones, nat, parent=self)
+            self.vpc_id = created.vpc_id
+            private_ids = created.private_subnet_ids
+        self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
+
+        self.node_role = create_node_role(name, parent=self)
+
+        self.eks_cluster = eks.Cluster(
+            f"{name}-eks",
+            name=cluster_name,
+            version=cluster_spec.kubernetes_version,
+            vpc_id=self.vpc_id,
+            private_subnet_ids=private_ids,
+            endpoint_private_access=True,
+            endpoint_public_access=True,
+            public_access_cidrs=list(public_access_cidrs) if public_access_cidrs else None,
+            authentication_mode=eks.AuthenticationMode.API,
+            create_oidc_provider=True,
+            skip_default_node_group=True,
+            skip_default_security_groups=True,
+            kubernetes_service_ip_address_range=SERVICE_CIDR,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
+        )
+        self.oidc_provider_arn = self.eks_cluster.oidc_provider_arn
+        self.oidc_provider_url = self.eks_cluster.oidc_provider_url
+
+        access_entry = aws.eks.AccessEntry(
+            f"{name}-node-access",
+            cluster_name=cluster_name,
+            principal_arn=self.node_role.arn,
+            type=NODE_ACCESS_ENTRY_TYPE,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.eks_cluster]),
+        )
+        self.node_role_arn = access_entry.principal_arn
+
+        self.kubeconfig = pulumi.Output.secret(self.eks_cluster.kubeconfig_json)
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            cluster_identifier=self.eks_cluster.oidc_provider_url,
+            opts=child,
+        )
+
+        launch_template = create_launch_template(
+            f"{name}-system-launch-template",
+            ami_type=SYSTEM_AMI_TYPE,
+            disk_size_gb=system_spec.disk_size_gb,
+            tags={"Name": f"{cluster_name}-{SYSTEM_POOL}", POOL_LABEL: SYSTEM_POOL},
+            parent=self,
+        )
+        self.system_node_group = create_managed_node_group(
+            f"{name}-system",
+            cluster_name=access_entry.cluster_name,
+            node_group_name=system_name,
+            node_role_arn=self.node_role_arn,
+            subnet_ids=private_ids,
+            capacity=CapacityType.ON_DEMAND,
+            ami_type=SYSTEM_AMI_TYPE,
+            instance_types=system_spec.instance_types,
+            min_size=system_spec.min_size,
+            max_size=system_spec.max_size,
+            labels=labels,
+            taints=(),
+            launch_template=launch_template,
+            kubernetes_version=cluster_spec.kubernetes_version,
+            tags={POOL_LABEL: SYSTEM_POOL},
+            parent=self,
+        )
+        create_asg_tags(
+            f"{name}-system",
+            autoscaling_group_name(self.system_node_group),
+            node_template_tags(labels, (), 0),
+            parent=self,
+        )
+        self.system_pool = NodePoolInfo(
+            name=system_name,
+            pool=SYSTEM_POOL,
+            role=Role.SYSTEM,
+            capacity=CapacityType.ON_DEMAND,
+            zones=self.zones,
+            instance_types=system_spec.instance_types,
+            min_size=system_spec.min_size,
+            max_size=system_spec.max_size,
+            labels=frozen_map(labels),
+            autoscaler_group_regex=naming.asg_name_regex(system_name),
+        )
+        self.register_outputs(
+            {
+                "clusterName": cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidcProviderArn": self.oidc_provider_arn,
+                "systemNodeGroup": system_name,
+            }
+        )

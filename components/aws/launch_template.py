@@ -1,0 +1,98 @@
+"""EC2 launch templates for managed node groups: IMDSv2 only, encrypted gp3 disks, no SSH.
+
+EKS merges a managed node group's launch template with its own settings (AMI by ``amiType``,
+bootstrap user data, the cluster security group), so the template carries only what gpupools
+decides:
+
+* **IMDSv2 required, hop limit 1.** ``http_tokens=required`` refuses IMDSv1's unauthenticated GETs
+  (the SSRF credential theft path). A hop limit of 1 means the token response cannot cross the extra
+  network hop into a pod's network namespace, so pods cannot fetch the node role's credentials:
+  workloads that need AWS use IRSA (a projected service account token exchanged with STS), which
+  never touches IMDS. Host-network agents (the VPC CNI, kube-proxy) are on the node's own network
+  and unaffected. A pod that genuinely needs instance metadata (say, a controller left without
+  ``--aws-region``) has to be configured explicitly instead. This is terraform-aws-eks's default;
+  eksctl uses 2 unless ``disablePodIMDS``.
+* **Encrypted gp3 volumes.** Encrypted with the account's default EBS key (``aws/ebs`` unless the
+  account sets another), gp3 for its baseline 3,000 IOPS and 125 MiB/s at a lower price than gp2,
+  deleted with the instance. On AL2023 the root volume ``/dev/xvda`` holds everything, so it gets
+  the configured size. Bottlerocket keeps its OS on ``/dev/xvda`` and images, containers and logs on
+  the data volume ``/dev/xvdb``, so the data volume gets the configured size and the OS volume keeps
+  the AMI's size, but both are encrypted.
+* **No SSH.** No key pair and no ``remoteAccess`` on the node group; nodes are reachable through
+  SSM Session Manager (the node role carries ``AmazonSSMManagedInstanceCore``).
+* No AMI, user data or security groups: EKS supplies them by ``amiType`` and attaches the cluster
+  security group, so AMI updates stay EKS-managed.
+
+The node group references ``latest_version``: editing the template (say, the disk size) creates a
+new version, and EKS rolls the group to it in place (respecting ``update_config``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pulumi
+import pulumi_aws as aws
+
+IMDS_HOP_LIMIT = 1
+"""See the module docstring: pods cannot reach IMDS; IRSA does not need it."""
+
+METADATA_OPTIONS: dict[str, Any] = {
+    "http_endpoint": "enabled",
+    "http_tokens": "required",
+    "http_put_response_hop_limit": IMDS_HOP_LIMIT,
+}
+"""IMDSv2 only. The endpoint stays enabled: the kubelet and nodeadm read the instance's identity from it."""
+
+ROOT_DEVICE = "/dev/xvda"
+BOTTLEROCKET_DATA_DEVICE = "/dev/xvdb"
+VOLUME_TYPE = "gp3"
+
+
+def is_bottlerocket(ami_type: str) -> bool:
+    return ami_type.startswith("BOTTLEROCKET_")
+
+
+def _ebs(size_gb: int | None) -> aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs:
+    return aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+        volume_type=VOLUME_TYPE, encrypted="true", delete_on_termination="true", volume_size=size_gb
+    )
+
+
+def block_device_mappings(ami_type: str, disk_size_gb: int) -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgs]:
+    """The volumes for ``ami_type``: AL2023 one root volume of ``disk_size_gb``; Bottlerocket an
+    encrypted OS volume at the AMI's size plus a data volume of ``disk_size_gb``."""
+    if is_bottlerocket(ami_type):
+        return [
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name=ROOT_DEVICE, ebs=_ebs(None)),
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name=BOTTLEROCKET_DATA_DEVICE, ebs=_ebs(disk_size_gb)),
+        ]
+    return [aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name=ROOT_DEVICE, ebs=_ebs(disk_size_gb))]
+
+
+def create_launch_template(
+    name: str,
+    *,
+    ami_type: str,
+    disk_size_gb: int,
+    tags: Mapping[str, str],
+    parent: pulumi.Resource,
+) -> aws.ec2.LaunchTemplate:
+    """A launch template for one pool's node groups (see the module docstring).
+
+    ``tags`` go on the template and, through ``tag_specifications``, on the instances and volumes.
+    """
+    tag_map = dict(tags)
+    tag_specifications = [
+        aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tag_map) for kind in ("instance", "volume")
+    ]
+    return aws.ec2.LaunchTemplate(
+        name,
+        description="gpupools managed node group template: IMDSv2 only, encrypted gp3 volumes, no SSH",
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(**METADATA_OPTIONS),
+        block_device_mappings=block_device_mappings(ami_type, disk_size_gb),
+        update_default_version=True,
+        tag_specifications=tag_specifications,
+        tags=tag_map,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

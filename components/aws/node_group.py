@@ -1,0 +1,390 @@
+"""``GpuNodeGroup``: one ``gpuPools`` entry as per-zone Spot and on-demand EKS managed node groups.
+
+Per zone, a SPOT managed node group and (unless ``onDemandFallback`` is false) an ON_DEMAND one of
+the same shape: cluster-autoscaler's priority expander tries the Spot groups first and falls back
+to on-demand when a Spot launch fails. One group per zone (not one group over all zones) because a
+managed node group's ASG balances across its subnets on its own, which fights cluster-autoscaler's
+zone-aware scheduling simulation; per-zone groups with ``--balance-similar-node-groups`` let the
+autoscaler pick and balance zones itself.
+
+Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and previews):
+
+* the pool's instance types (validated to share vCPU, memory and GPU count, because
+  cluster-autoscaler builds its scale-from-zero template from the first type) and AMI type
+  (``AL2023_x86_64_NVIDIA`` by default, ``BOTTLEROCKET_x86_64_NVIDIA`` as an option);
+* sizes: the pool's ``maxSize`` (and ``minSize``) are totals, split over the zones with the
+  remainder going to the first zones; the on-demand fallback's max is ``onDemandMaxSize`` (default
+  ``maxSize``) split the same way, and its min is 0 (the pool's minimum is kept on Spot: keeping
+  on-demand nodes warm as well would double the idle cost). ``desiredSize`` starts at the group's
+  min (0 by default, so a Spot capacity shortage at create time cannot fail the stack) and is
+  ignored afterwards (``ignore_changes=["scalingConfig.desiredSize"]``): the autoscaler owns it;
+* labels: the conventions' pool labels, the pool's extra labels and
+  ``k8s.amazonaws.com/accelerator=<GPU model of the first instance type>`` (cluster-autoscaler's GPU
+  label, which stops it over-scaling while the device plugin starts; it names the first type's
+  model, the same type the autoscaler's template is built from);
+* taints: the GPU taint and the pool's extra taints, every one with a value, in EKS spelling
+  (``NO_SCHEDULE``);
+* one launch template per pool (``launch_template``): IMDSv2 only with hop limit 1, encrypted gp3
+  volumes sized from ``diskSizeGb``, no SSH;
+* ``update_config`` ``maxUnavailable: 1``: a launch template or AMI roll drains one GPU node at a
+  time, so a running job loses at most one node to it;
+* a deterministic name with the capacity token and a digest of the create-only fields
+  (``naming.gpu_node_group_name``), so a change that EKS cannot make in place replaces the group
+  create-before-destroy.
+
+For each group, the cluster-autoscaler scale-from-zero tags go on the group's Auto Scaling group
+(``asg_tags``), and ``groups`` describes it as a ``NodePoolInfo`` for the Kubernetes side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import config, rules
+from components.aws import naming
+from components.aws.asg_tags import create_asg_tags, node_template_tags
+from components.aws.launch_template import create_launch_template
+from components.catalog.aws_instance_types import INSTANCE_TYPES
+from components.conventions import (
+    CA_TAG_PREFIX,
+    EKS_ACCELERATOR_LABEL,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    POOL_LABEL,
+    CapacityType,
+    Role,
+    Taint,
+    pool_labels,
+)
+from components.errors import ConfigError
+from components.pools import NodePoolInfo
+from components.specs import Cloud, GpuPoolSpec
+from components.versions import SUPPORTED_KUBERNETES_VERSIONS
+
+TYPE = "gpupools:index:GpuNodeGroup"
+
+IGNORE_CHANGES = ["scalingConfig.desiredSize"]
+"""Engine (camelCase) path: the autoscaler owns the desired size after create."""
+
+UPDATE_CONFIG = {"max_unavailable": 1}
+"""Drain one node at a time when EKS rolls a group to a new launch template or AMI version."""
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` over ``parts`` as evenly as possible, the remainder to the first parts.
+
+    >>> split(10, 3)
+    [4, 3, 3]
+    """
+    base, remainder = divmod(total, parts)
+    return [base + (1 if index < remainder else 0) for index in range(parts)]
+
+
+def eks_taints(taints: Sequence[Taint]) -> list[dict[str, str]]:
+    """Taints in the EKS API's form (effect ``NO_SCHEDULE`` etc.)."""
+    return [{"key": t.key, "value": t.value, "effect": t.effect.eks} for t in taints]
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One managed node group, decided before anything is registered (pure)."""
+
+    name: str
+    capacity: CapacityType
+    zone: str
+    min_size: int
+    max_size: int
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    instance_types: tuple[str, ...]
+    ami_type: str
+    gpus_per_node: int
+    gpu_model: str
+
+    def info(self, pool: GpuPoolSpec) -> NodePoolInfo:
+        return NodePoolInfo(
+            name=self.name,
+            pool=pool.name,
+            role=Role.GPU,
+            capacity=self.capacity,
+            zones=(self.zone,),
+            instance_types=self.instance_types,
+            min_size=self.min_size,
+            max_size=self.max_size,
+            labels=self.labels,
+            taints=self.taints,
+            gpus_per_node=self.gpus_per_node,
+            gpu_model=self.gpu_model,
+            autoscaler_group_regex=naming.asg_name_regex(self.name),
+            needs_device_plugin=not pool.ami_type.ships_device_plugin,
+        )
+
+
+def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
+    """Every label a group of ``pool`` carries: extras, then the conventions and the accelerator label."""
+    model = INSTANCE_TYPES[pool.instance_types[0]].gpu_model
+    return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: model}
+
+
+EKS_LABEL_MAX = 63
+"""EKS ``CreateNodegroup``: label keys and values, and taint keys and values, are at most 63
+characters, and label values at least 1 (Kubernetes allows a 253-character key prefix and empty
+values; EKS does not). Keys that fit also fit the 128-character ASG tag keys behind the
+46-character cluster-autoscaler prefix."""
+
+
+def check_eks_pool(pool: GpuPoolSpec, path: str) -> None:
+    """EKS-specific rules on top of ``rules.check_gpu_pool``.
+
+    EKS's limits on labels and taints (``EKS_LABEL_MAX``), and no pool label that gpupools sets
+    itself (the conventions' labels and the accelerator label): a different value would break the
+    device plugin's affinity or the autoscaler's GPU detection.
+    """
+    reserved = set(pool_labels(pool.name, Role.GPU, CapacityType.SPOT)) | {EKS_ACCELERATOR_LABEL}
+    for key, value in pool.labels.items():
+        if key in reserved:
+            raise ConfigError(f"{path}.labels.{key}", "is set by gpupools; leave it out", key)
+        if len(key) > EKS_LABEL_MAX:
+            raise ConfigError(f"{path}.labels.{key}", f"key must be at most {EKS_LABEL_MAX} characters on EKS", key)
+        if value == "":
+            raise ConfigError(f"{path}.labels.{key}", "value must not be empty on EKS", value)
+    for index, taint in enumerate(pool.taints):
+        if len(taint.key) > EKS_LABEL_MAX:
+            raise ConfigError(f"{path}.taints[{index}].key", f"must be at most {EKS_LABEL_MAX} characters on EKS", taint.key)
+
+
+def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
+    """The managed node groups for ``pool`` over ``zones`` (the pool's zones win if it has any):
+    per zone Spot then on-demand, or only on-demand for a pool with ``spot: false``."""
+    zones = list(pool.zones or zones)
+    facts = INSTANCE_TYPES[pool.instance_types[0]]
+    taints = (GPU_TAINT, *pool.taints)
+    tiers: list[tuple[CapacityType, list[int], list[int]]] = []
+    if pool.spot:
+        tiers.append((CapacityType.SPOT, split(pool.min_size, len(zones)), split(pool.max_size, len(zones))))
+        if pool.on_demand_fallback:
+            tiers.append((CapacityType.ON_DEMAND, [0] * len(zones), split(pool.fallback_max_size, len(zones))))
+    else:
+        tiers.append((CapacityType.ON_DEMAND, split(pool.min_size, len(zones)), split(pool.max_size, len(zones))))
+    plans = []
+    for index, zone in enumerate(zones):
+        for capacity, mins, maxes in tiers:
+            create_only = {"instanceTypes": list(pool.instance_types), "amiType": pool.ami_type.value}
+            plans.append(
+                GroupPlan(
+                    name=naming.gpu_node_group_name(cluster_name, pool.name, capacity, zone, create_only, f"{path}.name"),
+                    capacity=capacity,
+                    zone=zone,
+                    min_size=mins[index],
+                    max_size=maxes[index],
+                    labels=MappingProxyType(group_labels(pool, capacity)),
+                    taints=taints,
+                    instance_types=pool.instance_types,
+                    ami_type=pool.ami_type.value,
+                    gpus_per_node=facts.gpus,
+                    gpu_model=facts.gpu_model,
+                )
+            )
+    return plans
+
+
+def check_cluster_name(cluster_name: str, path: str) -> None:
+    if (
+        not isinstance(cluster_name, str)
+        or not rules.CLUSTER_NAME.match(cluster_name)
+        or len(cluster_name) > rules.CLUSTER_NAME_MAX
+    ):
+        raise ConfigError(
+            path,
+            f"must be the EKS cluster's name: lowercase letters, digits and '-', at most {rules.CLUSTER_NAME_MAX} characters",
+            cluster_name,
+        )
+
+
+def check_kubernetes_version(version: str | None, path: str) -> None:
+    if version is not None and version not in SUPPORTED_KUBERNETES_VERSIONS:
+        raise ConfigError(path, "must be a supported minor version (" + ", ".join(SUPPORTED_KUBERNETES_VERSIONS) + ")", version)
+
+
+def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """The resources in ``opts.depends_on``, so a component can hand them to its children."""
+    if opts is None or opts.depends_on is None:
+        return []
+    deps = opts.depends_on
+    if isinstance(deps, pulumi.Resource):
+        return [deps]
+    if isinstance(deps, (list, tuple)):
+        return [d for d in deps if isinstance(d, pulumi.Resource)]
+    return []
+
+
+def create_managed_node_group(
+    resource_name: str,
+    *,
+    cluster_name: pulumi.Input[str],
+    node_group_name: str,
+    node_role_arn: pulumi.Input[str],
+    subnet_ids: Sequence[pulumi.Input[str]],
+    capacity: CapacityType,
+    ami_type: str,
+    instance_types: Sequence[str],
+    min_size: int,
+    max_size: int,
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    launch_template: aws.ec2.LaunchTemplate,
+    kubernetes_version: str | None,
+    tags: Mapping[str, str],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> aws.eks.NodeGroup:
+    """One managed node group with gpupools' fixed choices (desired size ignored after create,
+    launch template by latest version, ``UPDATE_CONFIG``, no remote access)."""
+    return aws.eks.NodeGroup(
+        resource_name,
+        cluster_name=cluster_name,
+        node_group_name=node_group_name,
+        node_role_arn=node_role_arn,
+        subnet_ids=list(subnet_ids),
+        capacity_type=naming.EKS_CAPACITY_TYPE[capacity],
+        ami_type=ami_type,
+        instance_types=list(instance_types),
+        scaling_config={"min_size": min_size, "max_size": max_size, "desired_size": min_size},
+        labels=dict(labels),
+        taints=eks_taints(taints),
+        launch_template={"id": launch_template.id, "version": launch_template.latest_version.apply(str)},
+        update_config=UPDATE_CONFIG,
+        version=kubernetes_version,
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent, ignore_changes=IGNORE_CHANGES, depends_on=list(depends_on)),
+    )
+
+
+def autoscaling_group_name(node_group: aws.eks.NodeGroup) -> pulumi.Output[str]:
+    """The name of the Auto Scaling group EKS created for ``node_group`` (known after create)."""
+    return node_group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)  # type: ignore[index]
+
+
+class GpuNodeGroup(pulumi.ComponentResource):
+    """One ``gpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
+    on-demand fallback, their launch template and their cluster-autoscaler scale-from-zero tags.
+
+    Usable without ``EksCluster``: it needs only the cluster's name, a node role and a private
+    subnet per zone::
+
+        GpuNodeGroup("t4", pool={"name": "t4", "instanceTypes": ["g4dn.xlarge", "g5.xlarge"], "maxSize": 6},
+                     cluster_name="ml-dev", node_role_arn=role.arn,
+                     subnet_ids_by_zone={"us-west-2a": subnet_a.id, "us-west-2b": subnet_b.id})
+
+    Args:
+        name: the component's name; child resources are named ``<name>-<spot|od>-<zone>``.
+        pool: a ``GpuPoolSpec`` or a plain mapping in the ``gpuPools`` config shape (validated by
+            ``config.parse_gpu_pool``). Specs are re-validated with ``rules.check_gpu_pool``.
+        cluster_name: the EKS cluster's name (plain: node group names derive from it).
+        node_role_arn: the node IAM role. With API authentication mode it needs an access entry of
+            type ``EC2_LINUX`` (``EksCluster`` creates one; EKS also creates one for a managed node
+            group's role if none exists).
+        subnet_ids_by_zone: one private subnet per zone, zone name to subnet ID. The pool's zones
+            must be among these; without pool zones, every zone here gets groups.
+        kubernetes_version: the node groups' Kubernetes minor; default none (EKS uses the
+            cluster's version at create and leaves nodes behind on a control-plane upgrade, so pass
+            it when you manage the cluster).
+        region: the stack's region; when given, zones are checked to belong to it.
+        opts: resource options; ``depends_on`` is passed on to the node groups.
+
+    Attributes:
+        spec: the validated pool.
+        groups: one ``NodePoolInfo`` per node group, Spot before on-demand within each zone.
+        node_groups: node group name to ``aws.eks.NodeGroup``.
+        launch_template: the pool's launch template.
+        asg_tags: node group name to its ``aws.autoscaling.Tag`` resources.
+
+    Raises:
+        ConfigError: naming the argument (``GpuNodeGroup(t4).pool.instanceTypes[1]``, ...), before
+            anything is registered.
+    """
+
+    spec: GpuPoolSpec
+    groups: list[NodePoolInfo]
+    node_groups: dict[str, aws.eks.NodeGroup]
+    launch_template: aws.ec2.LaunchTemplate
+    asg_tags: dict[str, list[aws.autoscaling.Tag]]
+
+    def __init__(
+        self,
+        name: str,
+        pool: GpuPoolSpec | Mapping[str, Any],
+        cluster_name: str,
+        node_role_arn: pulumi.Input[str],
+        subnet_ids_by_zone: Mapping[str, pulumi.Input[str]],
+        kubernetes_version: str | None = None,
+        region: str | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"GpuNodeGroup({name})"
+        spec = pool if isinstance(pool, GpuPoolSpec) else config.parse_gpu_pool(pool, Cloud.AWS, path=f"{path}.pool")
+        check_cluster_name(cluster_name, f"{path}.cluster_name")
+        check_kubernetes_version(kubernetes_version, f"{path}.kubernetes_version")
+        if not subnet_ids_by_zone:
+            raise ConfigError(f"{path}.subnet_ids_by_zone", "must map at least one zone to a subnet ID", {})
+        for zone in subnet_ids_by_zone:
+            rules.check_zone(zone, Cloud.AWS, f"{path}.subnet_ids_by_zone[{zone}]", region)
+        zones = tuple(subnet_ids_by_zone)
+        rules.check_gpu_pool(spec, Cloud.AWS, f"{path}.pool", zones, region)
+        check_eks_pool(spec, f"{path}.pool")
+        plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool")
+
+        super().__init__(TYPE, name, None, opts)
+        self.spec = spec
+        deps = depends_on_of(opts)
+        self.launch_template = create_launch_template(
+            f"{name}-launch-template",
+            ami_type=spec.ami_type.value,
+            disk_size_gb=spec.disk_size_gb,
+            tags={"Name": f"{cluster_name}-{spec.name}", POOL_LABEL: spec.name},
+            parent=self,
+        )
+        self.groups = []
+        self.node_groups = {}
+        self.asg_tags = {}
+        for plan in plans:
+            resource_name = f"{name}-{naming.CAPACITY_TOKEN[plan.capacity]}-{plan.zone}"
+            node_group = create_managed_node_group(
+                resource_name,
+                cluster_name=cluster_name,
+                node_group_name=plan.name,
+                node_role_arn=node_role_arn,
+                subnet_ids=[subnet_ids_by_zone[plan.zone]],
+                capacity=plan.capacity,
+                ami_type=plan.ami_type,
+                instance_types=plan.instance_types,
+                min_size=plan.min_size,
+                max_size=plan.max_size,
+                labels=plan.labels,
+                taints=plan.taints,
+                launch_template=self.launch_template,
+                kubernetes_version=kubernetes_version,
+                tags={
+                    POOL_LABEL: spec.name,
+                    # cluster-autoscaler also reads resource overrides from the node group's own
+                    # tags (eks:DescribeNodegroup), so the GPU count is there as well as on the ASG.
+                    f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpus_per_node),
+                },
+                parent=self,
+                depends_on=deps,
+            )
+            self.node_groups[plan.name] = node_group
+            self.asg_tags[plan.name] = create_asg_tags(
+                resource_name,
+                autoscaling_group_name(node_group),
+                node_template_tags(plan.labels, plan.taints, plan.gpus_per_node),
+                parent=self,
+            )
+            self.groups.append(plan.info(spec))
+
+        self.register_outputs({"nodeGroupNames": [g.name for g in self.groups]})

@@ -1,0 +1,351 @@
+"""``AksCluster``: an AKS cluster with exactly one inline System pool, ready for GPU pools.
+
+What it creates (children of the component):
+
+- a resource group ``<cluster>-rg``, unless ``resource_group_name`` is given;
+- unless ``network.subnet_id`` is given, a VNet over ``network.cidr`` with a ``nodes`` subnet
+  (``components.azure.network``);
+- unless ``identity_id`` is given, a user-assigned control-plane identity ``<cluster>-control-plane``
+  and a **Network Contributor** role assignment for it on the node subnet, created *before* the
+  cluster. AKS's control plane joins node NICs and load balancers to a custom subnet with this
+  identity; a system-assigned identity only exists once the cluster does, so the assignment would
+  come too late for the first node pool (AKS then fails or warns, and LoadBalancer services break).
+  A user-assigned identity can be authorized first;
+- the ``ManagedCluster``:
+  - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
+    ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),
+    the gpupools pool labels, autoscaled ``minSize``..``maxSize`` across the cluster zones, no public
+    node IPs, Managed OS disk. ``count`` is sent on create and ignored afterwards
+    (``agentPoolProfiles[0].count``). Never add pools here: a managed-cluster PUT with a new inline
+    pool is rejected, and changing an inline pool puts every pool of the cluster into ``Scaling``.
+    GPU pools are standalone ``AgentPool``s (``GpuNodePool``);
+  - Entra ID (managed AAD) with Azure RBAC for Kubernetes authorization; local accounts disabled
+    unless ``cluster.allow_local_accounts`` (for sandboxes only);
+  - OIDC issuer and workload identity on (pods get Entra tokens without stored secrets);
+  - Azure CNI Overlay: pod CIDR 192.168.0.0/16, service CIDR 172.20.0.0/16, DNS 172.20.0.10
+    (``components.rules.RESERVED_CIDRS`` keeps node networks clear of them), outbound through the
+    Standard load balancer;
+  - the autoscaler profile with the priority expander and the configured tuning, in AKS's canonical
+    strings (``components.azure.autoscaler_profile``);
+- a role assignment **Azure Kubernetes Service RBAC Cluster Admin** for the principal running Pulumi
+  on the cluster: with local accounts off and Azure RBAC on, even the cluster's creator has no
+  Kubernetes permissions until granted, and Pulumi itself creates Kubernetes objects (device plugin,
+  priority expander);
+- the user kubeconfig (``format=exec``, switched to kubelogin's ``azurecli`` login so ``pulumi up``
+  never waits on a device-code prompt; ``components.azure.kubeconfig``) as a SECRET output, and a
+  ``pulumi_kubernetes.Provider`` built from it with ``cluster_identifier`` set to the cluster's
+  resource ID, so kubeconfig churn (token format, FQDN) never replaces Kubernetes objects.
+
+The cluster has a fixed name (``cluster.name``) and ``delete_before_replace``: a change to a field
+AKS cannot update (location, network plugin, CIDRs, DNS prefix) replaces the whole cluster, and the
+new one cannot be created next to the old one under the same name. Such a change shows as a
+replacement in the preview.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import authorization, containerservice, managedidentity, resources
+
+from components import rules
+from components.azure.autoscaler_profile import autoscaler_profile
+from components.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
+from components.azure.naming import scale_set_regex
+from components.azure.network import create_node_network
+from components.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
+from components.errors import ConfigError
+from components.pools import NodePoolInfo
+from components.specs import AutoscalerSpec, Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec, frozen_map
+
+SYSTEM_POOL_NAME = "system"
+"""The inline System pool's AKS name; its scale set is ``aks-system-<digits>-vmss``."""
+
+POD_CIDR = "192.168.0.0/16"
+SERVICE_CIDR = "172.20.0.0/16"
+DNS_SERVICE_IP = "172.20.0.10"
+"""Overlay pod CIDR, service CIDR and the cluster DNS IP (the 10th address of the service CIDR,
+the usual convention). ``components.rules.RESERVED_CIDRS`` rejects node networks overlapping them."""
+
+NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+"""Built-in role "Network Contributor" (Azure built-in roles reference)."""
+
+AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+"""Built-in role "Azure Kubernetes Service RBAC Cluster Admin" (Azure built-in roles reference)."""
+
+SKU_TIERS = tuple(t.value for t in containerservice.ManagedClusterSKUTier)
+DEFAULT_SKU_TIER = containerservice.ManagedClusterSKUTier.STANDARD.value
+"""Standard: the financially backed API-server SLA (99.95% with zones) and control-plane
+autoscaling; Free has no SLA and is meant for experiments."""
+
+OS_DISK_TYPE = containerservice.OSDiskType.MANAGED.value
+"""Managed OS disks: the default system size (Dsv5) has no cache/temp disk, so Ephemeral is not
+possible there; explicit so AKS's size-dependent default never differs from the plan."""
+
+
+def role_definition_id(subscription_id: str, role: str) -> str:
+    """The subscription-scoped ARM ID of a built-in role definition."""
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def system_pool_info(system_pool: SystemPoolSpec, zones: tuple[str, ...]) -> NodePoolInfo:
+    """The ``NodePoolInfo`` of the inline System pool (pure)."""
+    return NodePoolInfo(
+        name=SYSTEM_POOL_NAME,
+        pool=SYSTEM_POOL_NAME,
+        role=Role.SYSTEM,
+        capacity=CapacityType.ON_DEMAND,
+        zones=tuple(sorted(zones)),
+        instance_types=tuple(system_pool.instance_types),
+        min_size=system_pool.min_size,
+        max_size=system_pool.max_size,
+        labels=frozen_map(pool_labels(SYSTEM_POOL_NAME, Role.SYSTEM, CapacityType.ON_DEMAND)),
+        taints=(AKS_SYSTEM_TAINT,),
+        autoscaler_group_regex=scale_set_regex(SYSTEM_POOL_NAME),
+    )
+
+
+def system_pool_profile(
+    system_pool: SystemPoolSpec, zones: tuple[str, ...], subnet_id: pulumi.Input[str]
+) -> containerservice.ManagedClusterAgentPoolProfileArgs:
+    """The one inline ``agentPoolProfiles`` entry: the System pool."""
+    info = system_pool_info(system_pool, zones)
+    return containerservice.ManagedClusterAgentPoolProfileArgs(
+        name=SYSTEM_POOL_NAME,
+        mode=containerservice.AgentPoolMode.SYSTEM,
+        type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+        os_type=containerservice.OSType.LINUX,
+        vm_size=system_pool.instance_types[0],
+        scale_set_priority=containerservice.ScaleSetPriority.REGULAR,
+        enable_auto_scaling=True,
+        min_count=system_pool.min_size,
+        max_count=system_pool.max_size,
+        count=system_pool.min_size,
+        availability_zones=list(info.zones) or None,
+        node_taints=[str(t) for t in info.taints],
+        node_labels=dict(info.labels),
+        os_disk_size_gb=system_pool.disk_size_gb,
+        os_disk_type=OS_DISK_TYPE,
+        enable_node_public_ip=False,
+        vnet_subnet_id=subnet_id,
+    )
+
+
+def _require(value: object, kind: type, path: str) -> None:
+    if not isinstance(value, kind):
+        raise ConfigError(path, f"must be a {kind.__name__}", type(value).__name__)
+
+
+class AksCluster(pulumi.ComponentResource):
+    """An AKS cluster with one on-demand System pool, Entra ID, workload identity and a k8s provider.
+
+    Type token ``gpupools:index:AksCluster``. See the module docstring for what is created and why.
+
+    Args:
+        name: the component's logical name (children are ``<name>-cluster``, ``<name>-rg``, ...).
+        cluster: name, Kubernetes version, zones, local accounts, Entra admin groups.
+        system_pool: the System pool's VM size, min/max (min >= 2) and disk size.
+        network: ``cidr`` for a created VNet (default ``10.40.0.0/16``) or ``subnet_id`` to bring
+            your own node subnet. Default: a created network.
+        autoscaler: cluster-wide autoscaler tuning. Default: ``AutoscalerSpec()`` (10m / 10m).
+        location: Azure region; default the provider's ``azure-native:location``.
+        resource_group_name: an existing resource group to use instead of creating ``<cluster>-rg``.
+        identity_id: an existing user-assigned identity (ARM ID) for the control plane instead of
+            creating one. Its owner must grant it Network Contributor on the node subnet beforehand.
+        sku_tier: ``Standard`` (default), ``Free`` or ``Premium``.
+        kubelogin_login: ``azurecli`` (default: reuse the deployer's ``az login``) or
+            ``devicecode`` (the kubeconfig exactly as AKS returns it).
+        opts: resource options for the component.
+
+    Raises:
+        ConfigError: for invalid arguments, before anything is registered.
+    """
+
+    name: pulumi.Output[str]
+    """The AKS cluster's name."""
+    cluster_id: pulumi.Output[str]
+    """The cluster's ARM resource ID."""
+    resource_group_name: pulumi.Output[str]
+    """The resource group holding the cluster (and its network, unless brought)."""
+    subnet_id: pulumi.Output[str]
+    """The node subnet's ARM ID; GPU pools go into the same subnet."""
+    kubeconfig: pulumi.Output[str]
+    """The user kubeconfig (exec/kubelogin), a secret."""
+    oidc_issuer_url: pulumi.Output[str]
+    """The cluster's OIDC issuer, for workload identity federated credentials."""
+    provider: k8s.Provider
+    """The Kubernetes provider for this cluster (``cluster_identifier`` = the cluster's ID)."""
+    system_pool: NodePoolInfo
+    """The inline System pool, described for the Kubernetes side."""
+    zones: tuple[str, ...]
+    """The cluster's zones (plain values, for ``GpuNodePool(cluster_zones=...)``)."""
+    managed_cluster: containerservice.ManagedCluster
+    """The ``ManagedCluster`` resource itself (the chain start for agent pool operations)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        cluster: ClusterSpec,
+        system_pool: SystemPoolSpec,
+        network: NetworkSpec | None = None,
+        autoscaler: AutoscalerSpec | None = None,
+        location: pulumi.Input[str] | None = None,
+        resource_group_name: pulumi.Input[str] | None = None,
+        identity_id: pulumi.Input[str] | None = None,
+        sku_tier: str = DEFAULT_SKU_TIER,
+        kubelogin_login: str = AZURE_CLI,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        network = NetworkSpec() if network is None else network
+        autoscaler = AutoscalerSpec() if autoscaler is None else autoscaler
+        prefix = f"AksCluster({name})"
+        if not isinstance(name, str) or not name:
+            raise ConfigError("AksCluster.name", "must be a non-empty string", name)
+        _require(cluster, ClusterSpec, f"{prefix}.cluster")
+        _require(system_pool, SystemPoolSpec, f"{prefix}.system_pool")
+        _require(network, NetworkSpec, f"{prefix}.network")
+        _require(autoscaler, AutoscalerSpec, f"{prefix}.autoscaler")
+        rules.check_cluster(cluster, Cloud.AZURE, f"{prefix}.cluster")
+        rules.check_network(network, Cloud.AZURE, cluster.zones, f"{prefix}.network")
+        rules.check_system_pool(system_pool, Cloud.AZURE, f"{prefix}.system_pool", len(cluster.zones) or 3)
+        rules.check_autoscaler(autoscaler, f"{prefix}.autoscaler")
+        if sku_tier not in SKU_TIERS:
+            raise ConfigError(f"{prefix}.sku_tier", "must be one of " + ", ".join(SKU_TIERS), sku_tier)
+        if kubelogin_login not in LOGIN_MODES:
+            raise ConfigError(f"{prefix}.kubelogin_login", "must be one of " + ", ".join(LOGIN_MODES), kubelogin_login)
+
+        super().__init__("gpupools:index:AksCluster", name, {}, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        zones = tuple(cluster.zones)
+        self.zones = zones
+        client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+
+        if resource_group_name is None:
+            group = resources.ResourceGroup(f"{name}-rg", resource_group_name=f"{cluster.name}-rg", location=location, opts=child)
+            rg_name: pulumi.Input[str] = group.name
+        else:
+            rg_name = resource_group_name
+
+        subnet_id: pulumi.Input[str]
+        if network.subnet_id is not None:
+            subnet_id = network.subnet_id
+        else:
+            created = create_node_network(
+                name, cluster_name=cluster.name, cidr=network.cidr, resource_group_name=rg_name, location=location, parent=self
+            )
+            subnet_id = created.subnet.id
+
+        cluster_depends_on: list[pulumi.Resource] = []
+        if identity_id is None:
+            identity = managedidentity.UserAssignedIdentity(
+                f"{name}-identity",
+                resource_name_=f"{cluster.name}-control-plane",
+                resource_group_name=rg_name,
+                location=location,
+                opts=child,
+            )
+            control_plane_identity: pulumi.Input[str] = identity.id
+            subnet_access = authorization.RoleAssignment(
+                f"{name}-subnet-network-contributor",
+                principal_id=identity.principal_id,
+                principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+                role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, NETWORK_CONTRIBUTOR_ROLE)),
+                scope=subnet_id,
+                description=f"AKS {cluster.name}: control plane manages node NICs and load balancers in the node subnet",
+                opts=child,
+            )
+            cluster_depends_on.append(subnet_access)
+        else:
+            control_plane_identity = identity_id
+
+        managed_cluster = containerservice.ManagedCluster(
+            f"{name}-cluster",
+            resource_name_=cluster.name,
+            resource_group_name=rg_name,
+            location=location,
+            dns_prefix=cluster.name,
+            kubernetes_version=cluster.kubernetes_version,
+            sku=containerservice.ManagedClusterSKUArgs(name=containerservice.ManagedClusterSKUName.BASE, tier=sku_tier),
+            identity=containerservice.ManagedClusterIdentityArgs(
+                type=containerservice.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[control_plane_identity],
+            ),
+            agent_pool_profiles=[system_pool_profile(system_pool, zones, subnet_id)],
+            enable_rbac=True,
+            aad_profile=containerservice.ManagedClusterAADProfileArgs(
+                managed=True,
+                enable_azure_rbac=True,
+                admin_group_object_ids=list(cluster.admin_group_object_ids) or None,
+            ),
+            disable_local_accounts=not cluster.allow_local_accounts,
+            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=containerservice.ManagedClusterSecurityProfileArgs(
+                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
+            ),
+            network_profile=containerservice.ContainerServiceNetworkProfileArgs(
+                network_plugin=containerservice.NetworkPlugin.AZURE,
+                network_plugin_mode=containerservice.NetworkPluginMode.OVERLAY,
+                pod_cidr=POD_CIDR,
+                service_cidr=SERVICE_CIDR,
+                dns_service_ip=DNS_SERVICE_IP,
+                outbound_type=containerservice.OutboundType.LOAD_BALANCER,
+                load_balancer_sku=containerservice.LoadBalancerSku.STANDARD,
+            ),
+            auto_scaler_profile=autoscaler_profile(autoscaler),  # type: ignore[arg-type]
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=cluster_depends_on,
+                ignore_changes=["agentPoolProfiles[0].count"],
+                delete_before_replace=True,
+            ),
+        )
+
+        deployer_admin = authorization.RoleAssignment(
+            f"{name}-deployer-cluster-admin",
+            principal_id=client.object_id,
+            role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, AKS_RBAC_CLUSTER_ADMIN_ROLE)),
+            scope=managed_cluster.id,
+            description=f"AKS {cluster.name}: the principal running Pulumi manages the cluster's Kubernetes objects",
+            opts=child,
+        )
+
+        credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=rg_name,
+            resource_name=managed_cluster.name,
+            format="exec",
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        kubeconfig = pulumi.Output.secret(
+            credentials.kubeconfigs.apply(
+                lambda configs: with_kubelogin_login(base64.b64decode(configs[0].value).decode(), kubelogin_login)
+            )
+        )
+        provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=kubeconfig,
+            cluster_identifier=managed_cluster.id,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
+        )
+
+        self.managed_cluster = managed_cluster
+        self.name = managed_cluster.name
+        self.cluster_id = managed_cluster.id
+        self.resource_group_name = pulumi.Output.from_input(rg_name)
+        self.subnet_id = pulumi.Output.from_input(subnet_id)
+        self.kubeconfig = kubeconfig
+        self.oidc_issuer_url = managed_cluster.oidc_issuer_profile.apply(lambda p: (p.issuer_url if p else None) or "")
+        self.provider = provider
+        self.system_pool = system_pool_info(system_pool, zones)
+        self.register_outputs(
+            {
+                "name": self.name,
+                "id": self.cluster_id,
+                "resourceGroupName": self.resource_group_name,
+                "subnetId": self.subnet_id,
+                "kubeconfig": self.kubeconfig,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+            }
+        )

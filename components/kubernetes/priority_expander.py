@@ -1,0 +1,228 @@
+"""cluster-autoscaler's priority expander ConfigMap: Spot first, on-demand second, system last.
+
+cluster-autoscaler (``--expander=priority``, AKS profile ``expander: priority``) reads the ConfigMap
+``cluster-autoscaler-priority-expander`` in its namespace. Key ``priorities`` holds YAML: a map
+from an integer priority to a *list* of regular expressions; among the node groups that could
+host the pending pods it picks one from the highest priority whose regexes match the group's name
+(kubernetes/autoscaler ``expander/priority/priority.go``: an unanchored Go regexp search on the
+node group ID, which is the VMSS name on AKS and the ASG name on EKS). Two rules make it work:
+
+* Lists, never scalars: ``30: ^aks-...$`` fails to parse as ``map[int][]string`` and the whole
+  configuration is ignored (kubernetes/autoscaler#8321).
+* Tiers that cannot overlap: a regex that also matches a lower tier's group lifts that group up
+  (kubernetes/autoscaler#4098). ``check_tiers_disjoint`` tries every pool's regex against the names
+  cluster-autoscaler would see for the pools of the other tiers.
+
+``priority_tiers`` is the pure decision; ``PriorityExpander`` registers the ConfigMap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from typing import Mapping, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.conventions import CapacityType, Role
+from components.errors import ConfigError
+from components.pools import NodePoolInfo
+
+TYPE = "gpupools:index:PriorityExpander"
+
+CONFIG_MAP_NAME = "cluster-autoscaler-priority-expander"
+"""The name cluster-autoscaler looks for (``PriorityConfigMapName``)."""
+
+CONFIG_MAP_KEY = "priorities"
+"""The data key cluster-autoscaler reads (``ConfigMapKey``)."""
+
+SPOT_PRIORITY = 30
+"""GPU Spot pools: tried first (the highest number wins)."""
+
+ON_DEMAND_PRIORITY = 20
+"""GPU on-demand fallback pools: used when no Spot group can be scaled up (out of capacity, backed
+off, or at its maximum)."""
+
+SYSTEM_PRIORITY = 10
+"""The system pool: listed so cluster-autoscaler does not warn ``PriorityConfigMapNotMatchedGroup``
+for it; lowest, though pods that fit there rarely fit a GPU group anyway."""
+
+UNSUPPORTED_BY_RE2 = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]")
+"""Lookaround and backreferences: valid in Python, rejected by Go's RE2, so cluster-autoscaler
+would refuse the whole configuration."""
+
+_EXAMPLE_NAMESPACE = uuid.UUID("3b0f7c52-4bb4-4f8e-a0c8-5f7e3f3b9a21")
+
+
+def tier_of(pool: NodePoolInfo) -> int:
+    """The priority of a pool: Spot GPU > on-demand GPU > system."""
+    if pool.role is Role.SYSTEM:
+        return SYSTEM_PRIORITY
+    return SPOT_PRIORITY if pool.capacity is CapacityType.SPOT else ON_DEMAND_PRIORITY
+
+
+def example_group_names(pool: NodePoolInfo) -> tuple[str, str]:
+    """Names cluster-autoscaler could see for ``pool``, in both clouds' formats, derived
+    deterministically from its name: the AKS scale set ``aks-<pool>-<8 digits>-vmss`` and the EKS
+    ASG ``eks-<nodegroup>-<uuid>``."""
+    digits = str(int(hashlib.sha256(pool.name.encode()).hexdigest(), 16))[-8:]
+    return (f"aks-{pool.name}-{digits}-vmss", f"eks-{pool.name}-{uuid.uuid5(_EXAMPLE_NAMESPACE, pool.name)}")
+
+
+def _check_regex(pool: NodePoolInfo, path: str) -> None:
+    regex = pool.autoscaler_group_regex
+    if not regex:
+        raise ConfigError(path, "must be a regex matching the node group name cluster-autoscaler sees", regex)
+    try:
+        re.compile(regex)
+    except re.error as error:
+        raise ConfigError(path, f"must be a valid regular expression ({error})", regex) from None
+    if UNSUPPORTED_BY_RE2.search(regex):
+        raise ConfigError(path, "must not use lookaround or backreferences (Go's RE2, which cluster-autoscaler uses)", regex)
+
+
+def check_tiers_disjoint(
+    pools: Sequence[NodePoolInfo],
+    group_names: Mapping[str, Sequence[str]],
+    path: str = "PriorityExpander.pools",
+) -> None:
+    """Check each pool's regex against real or realistic node group names.
+
+    Args:
+        pools: the pools to rank.
+        group_names: per pool name (``NodePoolInfo.name``), names cluster-autoscaler sees (or
+            would see) for that pool. A pool missing here is not checked as a target.
+        path: the argument path for errors.
+
+    Raises:
+        ConfigError: a pool's regex matches none of its own names (the pool would never be
+            ranked), or matches a name of a pool in another tier (cluster-autoscaler searches
+            unanchored, so that is what is checked).
+    """
+    for index, pool in enumerate(pools):
+        regex = re.compile(pool.autoscaler_group_regex)
+        own = list(group_names.get(pool.name, ()))
+        if own and not any(regex.search(name) for name in own):
+            raise ConfigError(
+                f"{path}[{index}].autoscalerGroupRegex",
+                "must match the node group name cluster-autoscaler sees for this pool",
+                pool.autoscaler_group_regex,
+                f"for example {own[0]}",
+            )
+        for other in pools:
+            if tier_of(other) == tier_of(pool):
+                continue
+            for name in group_names.get(other.name, ()):
+                if regex.search(name):
+                    raise ConfigError(
+                        f"{path}[{index}].autoscalerGroupRegex",
+                        f"must not match node groups of another priority tier ({other.name}, priority {tier_of(other)})",
+                        pool.autoscaler_group_regex,
+                        f"it matches {name}",
+                    )
+
+
+def priority_tiers(
+    pools: Sequence[NodePoolInfo],
+    *,
+    group_names: Mapping[str, Sequence[str]] | None = None,
+    path: str = "PriorityExpander.pools",
+) -> dict[int, list[str]]:
+    """The priority expander's tiers for ``pools``: priority -> sorted, distinct regexes.
+
+    GPU Spot pools get ``SPOT_PRIORITY`` (30), GPU on-demand pools ``ON_DEMAND_PRIORITY`` (20),
+    the system pool ``SYSTEM_PRIORITY`` (10); higher wins. Tiers without pools are left out, and
+    the mapping is ordered from the highest priority down.
+
+    Args:
+        pools: every autoscaled pool of the cluster.
+        group_names: names to check the regexes against (see ``check_tiers_disjoint``); default:
+            ``example_group_names`` of every pool.
+        path: the argument path for errors.
+
+    Raises:
+        ConfigError: no pools; a missing, invalid or RE2-incompatible regex; one regex in two
+            tiers; a regex that misses its own pool or matches another tier's group.
+    """
+    if not pools:
+        raise ConfigError(path, "must include at least one pool", [])
+    tiers: dict[int, set[str]] = {}
+    owner: dict[str, int] = {}
+    for index, pool in enumerate(pools):
+        at = f"{path}[{index}].autoscalerGroupRegex"
+        _check_regex(pool, at)
+        tier = tier_of(pool)
+        regex = pool.autoscaler_group_regex
+        if owner.get(regex, tier) != tier:
+            raise ConfigError(at, f"must not appear in two priority tiers ({owner[regex]} and {tier})", regex)
+        owner[regex] = tier
+        tiers.setdefault(tier, set()).add(regex)
+    names = group_names if group_names is not None else {p.name: example_group_names(p) for p in pools}
+    check_tiers_disjoint(pools, names, path)
+    return {tier: sorted(tiers[tier]) for tier in sorted(tiers, reverse=True)}
+
+
+def render_priorities(tiers: Mapping[int, Sequence[str]]) -> str:
+    """The ``priorities`` YAML: each priority, highest first, with a block list of regexes
+    (never a scalar: kubernetes/autoscaler#8321)."""
+    document = {int(tier): list(tiers[tier]) for tier in sorted(tiers, reverse=True)}
+    return yaml.safe_dump(document, default_flow_style=False, sort_keys=False, width=1000)
+
+
+class PriorityExpander(pulumi.ComponentResource):
+    """The ``cluster-autoscaler-priority-expander`` ConfigMap ranking Spot above on-demand.
+
+    Pass every autoscaled pool of the cluster (system and GPU, Spot and on-demand); the stack
+    also sets the autoscaler's expander to ``priority`` (AKS autoscaler profile, or the EKS
+    cluster-autoscaler's ``--expander=priority,least-waste``). Give the cluster's Kubernetes
+    provider through ``opts``.
+
+    Args:
+        name: the component's name; also ``app.kubernetes.io/instance``.
+        pools: the cluster's pools, each with its ``autoscaler_group_regex``.
+        namespace: cluster-autoscaler's namespace; default ``kube-system`` (where AKS's managed
+            autoscaler and the official chart's default install look).
+        opts: resource options; ``provider`` should be the cluster's.
+
+    Attributes:
+        tiers: priority -> regexes, as rendered.
+        priorities: the rendered YAML (``data.priorities``).
+        config_map: the ConfigMap.
+
+    Raises:
+        ConfigError: see ``priority_tiers``; raised before anything is registered.
+    """
+
+    tiers: dict[int, list[str]]
+    priorities: str
+    config_map: k8s.core.v1.ConfigMap
+
+    def __init__(
+        self,
+        name: str,
+        pools: Sequence[NodePoolInfo],
+        namespace: str = "kube-system",
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        tiers = priority_tiers(pools, path=f"PriorityExpander({name}).pools")
+        super().__init__(TYPE, name, None, opts)
+        self.tiers = tiers
+        self.priorities = render_priorities(tiers)
+        self.config_map = k8s.core.v1.ConfigMap(
+            f"{name}-configmap",
+            metadata={
+                "name": CONFIG_MAP_NAME,
+                "namespace": namespace,
+                "labels": {
+                    "app.kubernetes.io/name": CONFIG_MAP_NAME,
+                    "app.kubernetes.io/instance": name,
+                    "app.kubernetes.io/managed-by": "pulumi",
+                },
+            },
+            data={CONFIG_MAP_KEY: self.priorities},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"priorities": self.priorities})

@@ -1,0 +1,147 @@
+"""Pod-spec helpers for workloads: where a pod may run, as plain camelCase dicts.
+
+Two placements cover what a GPU platform's users ask for:
+
+* ``gpu_workload()``: "GPU, prefer Spot, fall back to on-demand". Tolerates the GPU taint and the
+  AKS Spot taint (harmless on EKS, where Spot nodes carry no taint), requires a GPU node (of one
+  pool, if named), and prefers Spot nodes, so the scheduler fills Spot capacity first and uses an
+  on-demand fallback node only when no Spot node fits.
+* ``cpu_only()``: "CPU only, never on GPU nodes". Requires a node that is not a gpupools GPU node
+  and carries no ``nvidia.com/gpu.present`` label, and tolerates nothing GPU-related.
+
+The dicts use the Kubernetes field names (camelCase), so they drop into any pulumi-kubernetes pod
+spec given as a dict. Everything derives from ``components.conventions``; nothing here registers a
+resource. Example, a training Job on the ``t4`` pool::
+
+    import pulumi
+    import pulumi_kubernetes as k8s
+    from components.scheduling import gpu_workload
+
+    k8s.batch.v1.Job(
+        "train",
+        metadata={"name": "train", "namespace": "ml"},
+        spec={
+            "backoffLimit": 2,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{
+                        "name": "train",
+                        "image": "ghcr.io/example/train:1.0.0",
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                    }],
+                    **gpu_workload("t4"),   # tolerations + affinity
+                },
+            },
+        },
+        opts=pulumi.ResourceOptions(provider=k8s_provider),
+    )
+
+A pod still has to request ``nvidia.com/gpu`` to get a GPU: placement only decides where it may
+run. On AKS a CPU-only pod needs a user pool without taints; the system pool's
+``CriticalAddonsOnly`` taint keeps workloads off it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from components import rules
+from components.conventions import (
+    AKS_SPOT_TAINT,
+    CAPACITY_TYPE_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_TAINT,
+    POOL_LABEL,
+    ROLE_LABEL,
+    CapacityType,
+    Role,
+    Taint,
+)
+
+SPOT_PREFERENCE_WEIGHT = 100
+"""Weight of the "prefer Spot" term: the maximum (1-100), so it outweighs any other preference the
+scheduler scores by default."""
+
+
+def requirement(key: str, operator: str, values: Sequence[str] = ()) -> dict[str, Any]:
+    """One node selector requirement (``matchExpressions`` entry). ``Exists``/``DoesNotExist`` take no values."""
+    expression: dict[str, Any] = {"key": key, "operator": operator}
+    if operator not in ("Exists", "DoesNotExist"):
+        expression["values"] = list(values)
+    return expression
+
+
+def required_node_affinity(*terms: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``; the terms are ORed, the
+    requirements inside one term ANDed."""
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": list(term)} for term in terms],
+        }
+    }
+
+
+def tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
+    """Exact (``Equal``) tolerations for ``taints``, de-duplicated and sorted (key, value, effect),
+    so the rendered pod spec does not depend on the order pools were declared in."""
+    return [taint.toleration() for taint in sorted(set(taints))]
+
+
+def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (), prefer_spot: bool = True) -> dict[str, Any]:
+    """Placement for a GPU workload: "GPU, prefer Spot, fall back to on-demand".
+
+    Args:
+        pool: a ``gpuPools`` entry name to pin the pod to (its Spot and on-demand pools alike);
+            default None: any gpupools GPU pool.
+        extra_taints: the pool's extra taints (``gpuPools[].taints``), to tolerate them too;
+            default none.
+        prefer_spot: add a weight-100 preference for ``gpupools.io/capacity-type=spot``; default
+            True. The scheduler then places the pod on a free Spot node before an on-demand one;
+            when none fits, cluster-autoscaler's priority expander buys Spot first and on-demand
+            when Spot is unavailable.
+
+    Returns:
+        ``{"tolerations": [...], "affinity": {"nodeAffinity": {...}}}``: merge it into a pod spec.
+        The tolerations are the GPU taint, the AKS Spot taint (on EKS no node carries it, so it is
+        harmless) and ``extra_taints``; the required affinity is ``gpupools.io/role In [gpu]``
+        and, with ``pool``, ``gpupools.io/pool In [pool]``.
+
+    Raises:
+        ConfigError: ``pool`` is not a valid label value (it could never match a node).
+    """
+    terms = [requirement(ROLE_LABEL, "In", [Role.GPU.value])]
+    if pool is not None:
+        rules.check_label_value(pool, "gpu_workload.pool", allow_empty=False)
+        terms.append(requirement(POOL_LABEL, "In", [pool]))
+    node_affinity = required_node_affinity(terms)
+    if prefer_spot:
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {
+                "weight": SPOT_PREFERENCE_WEIGHT,
+                "preference": {"matchExpressions": [requirement(CAPACITY_TYPE_LABEL, "In", [CapacityType.SPOT.value])]},
+            }
+        ]
+    return {
+        "tolerations": tolerations([GPU_TAINT, AKS_SPOT_TAINT, *extra_taints]),
+        "affinity": {"nodeAffinity": node_affinity},
+    }
+
+
+def cpu_only() -> dict[str, Any]:
+    """Placement for a CPU workload: "CPU only, never on GPU nodes".
+
+    Returns:
+        ``{"affinity": {"nodeAffinity": {...}}}`` requiring, in one term, ``gpupools.io/role NotIn
+        [gpu]`` and ``nvidia.com/gpu.present DoesNotExist``. The second requirement also keeps
+        the pod off GPU nodes gpupools did not create (NVIDIA's GPU feature discovery and the GPU
+        Operator set that label). No tolerations: the GPU taint already repels the pod, and the
+        affinity keeps it away even from a GPU node someone forgot to taint.
+    """
+    return {
+        "affinity": {
+            "nodeAffinity": required_node_affinity(
+                [requirement(ROLE_LABEL, "NotIn", [Role.GPU.value]), requirement(GPU_PRESENT_LABEL, "DoesNotExist")]
+            )
+        }
+    }

@@ -1,0 +1,155 @@
+"""The terminal summary of a synthesized stack: the resource tree and the node-pool table.
+
+Both are computed from the desired-state document alone (``components.synth.document``), so the
+summary of a checked-in snapshot reads the same as the summary of a fresh synth.
+
+The node-pool table comes from the stack's ``nodePools`` output (``NodePoolInfo.to_output()``),
+one row per created pool (AKS agent pool) or node group (EKS managed node group, one per zone):
+
+=================  ===========================================================================
+column             meaning
+=================  ===========================================================================
+POOL               the ``gpuPools`` entry (``system`` for the system pool)
+NODE POOL/GROUP    the cloud's name for the pool or node group
+ROLE               system or gpu
+CAPACITY           spot or on-demand
+ZONES              the zones it spans
+INSTANCE TYPES     VM sizes / instance types
+MIN, MAX           autoscaler bounds (nodes)
+GPUS/NODE          GPUs on one node
+GPUS AT MAX        MAX x GPUS/NODE: the most GPUs this pool can ever run
+IDLE GPUS          MIN x GPUS/NODE: GPUs paid for even when no GPU pod runs (0 for scale-from-zero)
+=================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+POOL_COLUMNS = (
+    "POOL",
+    "NODE POOL/GROUP",
+    "ROLE",
+    "CAPACITY",
+    "ZONES",
+    "INSTANCE TYPES",
+    "MIN",
+    "MAX",
+    "GPUS/NODE",
+    "GPUS AT MAX",
+    "IDLE GPUS",
+)
+NUMERIC_COLUMNS = frozenset({"MIN", "MAX", "GPUS/NODE", "GPUS AT MAX", "IDLE GPUS"})
+
+
+def resource_tree(document: Mapping[str, Any]) -> list[str]:
+    """One line per resource, ``<type>  <name>``, indented two spaces per level under its parent."""
+    resources = document.get("resources", [])
+    known = {r["address"] for r in resources}
+    children: dict[str | None, list[Mapping[str, Any]]] = {}
+    for resource in resources:
+        parent = resource.get("parent")
+        children.setdefault(parent if parent in known else None, []).append(resource)
+    lines: list[str] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for resource in sorted(children.get(parent, []), key=lambda r: (r["type"], r["name"])):
+            lines.append(f"{'  ' * depth}{resource['type']}  {resource['name']}")
+            walk(resource["address"], depth + 1)
+
+    walk(None, 0)
+    return lines
+
+
+def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The table rows (column -> value) for the ``nodePools`` output, sorted by role, pool, capacity, name."""
+    rows = []
+    for pool in node_pools:
+        gpus = int(pool.get("gpusPerNode", 0) or 0)
+        min_size = int(pool.get("minSize", 0))
+        max_size = int(pool.get("maxSize", 0))
+        rows.append(
+            {
+                "POOL": pool.get("pool", ""),
+                "NODE POOL/GROUP": pool.get("name", ""),
+                "ROLE": pool.get("role", ""),
+                "CAPACITY": pool.get("capacityType", ""),
+                "ZONES": ",".join(pool.get("zones", [])) or "-",
+                "INSTANCE TYPES": ",".join(pool.get("instanceTypes", [])),
+                "MIN": min_size,
+                "MAX": max_size,
+                "GPUS/NODE": gpus,
+                "GPUS AT MAX": gpus * max_size,
+                "IDLE GPUS": gpus * min_size,
+            }
+        )
+    role_rank = {"system": 0, "gpu": 1}
+    capacity_rank = {"spot": 0, "on-demand": 1}
+    rows.sort(
+        key=lambda r: (
+            role_rank.get(r["ROLE"], 2),
+            r["POOL"],
+            capacity_rank.get(r["CAPACITY"], 2),
+            r["NODE POOL/GROUP"],
+        )
+    )
+    return rows
+
+
+def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The TOTAL row: sums of the numeric columns (GPUS/NODE is left blank, it does not add up)."""
+    total: dict[str, Any] = dict.fromkeys(POOL_COLUMNS, "")
+    total["POOL"] = "TOTAL"
+    for column in ("MIN", "MAX", "GPUS AT MAX", "IDLE GPUS"):
+        total[column] = sum(int(r[column]) for r in rows)
+    return total
+
+
+def format_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] = POOL_COLUMNS,
+    footer: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """A plain-text table: left-aligned text, right-aligned numbers, rules under the header and above the footer."""
+    cells = [[str(row.get(c, "")) for c in columns] for row in [*rows, *([footer] if footer else [])]]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.rjust(widths[i]) if columns[i] in NUMERIC_COLUMNS else v.ljust(widths[i]) for i, v in enumerate(values)]
+        return "  ".join(parts).rstrip()
+
+    rule = line(["-" * w for w in widths])
+    body = [line(r) for r in cells]
+    if footer:
+        body.insert(len(body) - 1, rule)
+    return [line(columns), rule, *body]
+
+
+def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool = True) -> str:
+    """The whole summary: header, resource tree (unless ``tree=False``), node-pool table, files written."""
+    resources = document.get("resources", [])
+    outputs = document.get("outputs", {})
+    custom = sum(1 for r in resources if r.get("custom"))
+    kubernetes = sum(1 for r in resources if str(r.get("type", "")).startswith("kubernetes:") and r.get("custom"))
+    lines = [
+        f"Stack {document.get('stack', '?')}: cluster {outputs.get('clusterName', '?')}, "
+        f"{len(resources)} resources ({custom} custom, {len(resources) - custom} components), "
+        f"{kubernetes} Kubernetes resources",
+    ]
+    if tree:
+        lines += ["", "Resources:"]
+        lines += ["  " + line for line in resource_tree(document)]
+    node_pools = outputs.get("nodePools")
+    lines += ["", "Node pools:"]
+    if isinstance(node_pools, list) and node_pools:
+        rows = pool_rows(node_pools)
+        lines += ["  " + line for line in format_table(rows, footer=totals(rows))]
+        lines += [
+            "",
+            "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs).",
+        ]
+    else:
+        lines.append("  (no nodePools stack output)")
+    if files:
+        lines += ["", "Wrote:"] + [f"  {f}" for f in files]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,93 @@
+"""The EKS stack: compose the components from the validated config.
+
+    config.load()                       every rule checked before anything is registered
+    EksCluster                          VPC, control plane, node role + access entry, system node group
+    GpuNodeGroup per gpuPools entry     per zone a Spot group and its on-demand fallback, ASG tags
+    ClusterAutoscaler                   IRSA role + official chart, priority expander on
+    NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
+    PriorityExpander                    Spot > on-demand > system, regexes on the groups' ASG names
+    GpuSmokeTest per pool (optional)    on the pool's first Spot group
+
+Stack outputs: ``clusterName``, ``kubeconfig`` (secret), ``nodePools``.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components import config
+from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup
+from components.aws.node_group import check_eks_pool
+from components.conventions import CapacityType
+from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from components.pools import NodePoolInfo
+
+
+def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
+    """The group a pool's smoke test runs on: its first Spot group, else its first group."""
+    return next((g for g in groups if g.capacity is CapacityType.SPOT), groups[0])
+
+
+def main() -> None:
+    spec = config.load()
+    # EKS-only rules (ASG tag key lengths, labels gpupools sets itself) are checked for every pool
+    # before the cluster is registered, so a bad pool never leaves a half-created stack.
+    for index, pool in enumerate(spec.gpu_pools):
+        check_eks_pool(pool, f"gpupools:gpuPools[{index}]")
+    region = pulumi.Config("aws").get("region") or aws.get_region().region
+
+    cluster = EksCluster(
+        spec.cluster.name,
+        cluster=spec.cluster,
+        network=spec.network,
+        system_pool=spec.system_pool,
+        region=region,
+    )
+    pools = [
+        GpuNodeGroup(
+            pool.name,
+            pool=pool,
+            cluster_name=cluster.cluster_name,
+            # Read from the node role's access entry: the groups wait for the cluster and the entry.
+            node_role_arn=cluster.node_role_arn,
+            subnet_ids_by_zone=cluster.private_subnet_ids_by_zone,
+            kubernetes_version=cluster.kubernetes_version,
+            region=region,
+        )
+        for pool in spec.gpu_pools
+    ]
+    gpu_groups = [group for pool in pools for group in pool.groups]
+
+    on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
+    autoscaler = ClusterAutoscaler(
+        "cluster-autoscaler",
+        cluster_name=cluster.cluster_name,
+        region=region,
+        kubernetes_version=cluster.kubernetes_version,
+        oidc_provider_arn=cluster.oidc_provider_arn,
+        oidc_provider_url=cluster.oidc_provider_url,
+        autoscaler=spec.autoscaler,
+        # The release waits for its pod, which needs the system node group.
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
+    )
+    served = [g for g in gpu_groups if g.needs_device_plugin]
+    plugin = (
+        NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
+        if served
+        else None
+    )
+    PriorityExpander("priority-expander", [cluster.system_pool, *gpu_groups], opts=on_cluster)
+
+    if spec.smoke_test.enabled:
+        after = [autoscaler, *([plugin] if plugin else [])]
+        for pool in pools:
+            GpuSmokeTest(
+                f"smoke-{pool.spec.name}",
+                smoke_test_target(pool.groups),
+                opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=after),
+            )
+
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("nodePools", [p.to_output() for p in [cluster.system_pool, *gpu_groups]])

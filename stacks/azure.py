@@ -1,0 +1,80 @@
+"""The AKS stack: compose the components from the validated config.
+
+``Pulumi.<stack>.yaml`` -> ``components.config.load()`` -> ``AksCluster`` (System pool, network,
+identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools`` entry, every
+agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
+the priority expander over every pool (Spot above on-demand above system), and the optional smoke
+test -> stack outputs ``clusterName``, ``kubeconfig`` (secret) and ``nodePools``.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from components import config
+from components.azure import AksCluster, GpuNodePool
+from components.conventions import CapacityType
+from components.errors import ConfigError
+from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from components.pools import NodePoolInfo
+
+
+def load_location() -> str:
+    """``azure-native:location``: the region of every resource. Required, so nothing lands in a
+    region nobody chose."""
+    location = pulumi.Config("azure-native").get("location")
+    if not location:
+        raise ConfigError("azure-native:location", "is required: the Azure region (e.g. eastus)", location)
+    return location
+
+
+def smoke_test_target(pools: list[NodePoolInfo]) -> NodePoolInfo:
+    """The pool a ``gpuPools`` entry's smoke test runs on: its Spot pool, else its only pool."""
+    spot = [p for p in pools if p.capacity is CapacityType.SPOT]
+    return spot[0] if spot else pools[0]
+
+
+def main() -> None:
+    spec = config.load()
+    location = load_location()
+    cluster_name = spec.cluster.name
+
+    cluster = AksCluster(
+        cluster_name,
+        cluster=spec.cluster,
+        network=spec.network,
+        system_pool=spec.system_pool,
+        autoscaler=spec.autoscaler,
+        location=location,
+    )
+
+    # A brought subnet is a plain string and becomes part of each pool's name digest.
+    subnet_id = spec.network.subnet_id or cluster.subnet_id
+    gpu_pools: list[GpuNodePool] = []
+    after: pulumi.Resource | None = None
+    for pool in spec.gpu_pools:
+        gpu_pool = GpuNodePool(
+            f"{cluster_name}-{pool.name}",
+            pool,
+            resource_group_name=cluster.resource_group_name,
+            cluster_name=cluster.name,
+            subnet_id=subnet_id,
+            cluster_zones=spec.cluster.zones,
+            after=after,
+        )
+        gpu_pools.append(gpu_pool)
+        after = gpu_pool.last
+
+    gpu_infos = [info for gpu_pool in gpu_pools for info in gpu_pool.pools]
+    k8s = pulumi.ResourceOptions(provider=cluster.provider)
+    plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s)
+    PriorityExpander("priority-expander", pools=[cluster.system_pool, *gpu_infos], opts=k8s)
+    if spec.smoke_test.enabled:
+        # After the plugin (no GPU is advertised without it) and after every pool exists.
+        after_all = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[plugin, *[p.last for p in gpu_pools]])
+        for gpu_pool in gpu_pools:
+            GpuSmokeTest(f"smoke-test-{gpu_pool.spec.name}", pool=smoke_test_target(gpu_pool.pools), opts=after_all)
+
+    pulumi.export("clusterName", cluster.name)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("nodePools", [info.to_output() for info in [cluster.system_pool, *gpu_infos]])

@@ -1,0 +1,85 @@
+"""Snapshot tests: the synthesized desired state of every committed stack is checked in.
+
+``tests/snapshots/<stack>.json`` holds the ``desired-state.json`` of each ``Pulumi.<stack>.yaml``.
+When a change alters what a stack would deploy, these tests fail with a summary of the difference
+(the same Markdown the PR comment shows); if the change is intended, run ``scripts/update-snapshots``
+and commit the new snapshots with it, so the reviewer sees the desired-state change in the PR diff.
+
+Also here: synth is deterministic (two runs, identical bytes), and every object in each stack's
+``kubernetes.yaml`` is valid (strict) at the stack's Kubernetes version.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.synth import Synthesis, committed_stacks, synthesize
+from components.synth.diff import diff_documents, render_stack
+from components.testing import PROJECT_ROOT, stack_config
+from components.versions import DEFAULT_KUBERNETES_VERSION
+from tests.k8s_schema import validate_manifest
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+STACKS = committed_stacks(PROJECT_ROOT)
+UPDATE_HINT = "If this change is intended, run scripts/update-snapshots and commit tests/snapshots/ with it."
+
+
+@cache
+def synthesized(stack: str) -> Synthesis:
+    return synthesize(stack, PROJECT_ROOT)
+
+
+def test_every_committed_stack_has_a_snapshot_and_every_snapshot_a_stack() -> None:
+    snapshots = sorted(p.stem for p in SNAPSHOTS.glob("*.json"))
+    assert snapshots == STACKS, f"snapshots {snapshots} != stacks {STACKS}. {UPDATE_HINT}"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_synth_output_matches_the_snapshot(stack: str) -> None:
+    path = SNAPSHOTS / f"{stack}.json"
+    if not path.exists():
+        pytest.fail(f"no snapshot {path.name}. {UPDATE_HINT}")
+    expected = path.read_text(encoding="utf-8")
+    actual = synthesized(stack).document_json
+    if actual != expected:
+        diff = diff_documents(json.loads(expected), json.loads(actual), stack)
+        summary = render_stack(diff) if not diff.empty else "(only formatting differs)\n"
+        pytest.fail(f"synth output of {stack} differs from {path.name}:\n\n{summary}\n{UPDATE_HINT}", pytrace=False)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_synth_is_deterministic(stack: str) -> None:
+    first = synthesized(stack)
+    second = synthesize(stack, PROJECT_ROOT)
+    assert second.document_json == first.document_json
+    assert second.manifests_yaml == first.manifests_yaml
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kubernetes_yaml_is_valid_at_the_stacks_kubernetes_version(stack: str) -> None:
+    version = (stack_config(stack).get("gpupools:cluster") or {}).get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)
+    documents = list(yaml.safe_load_all(synthesized(stack).manifests_yaml))
+    assert documents, f"{stack} has no Kubernetes objects"
+    for document in documents:
+        validate_manifest(document, version)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_snapshot_has_no_secret_values(stack: str) -> None:
+    run = synthesized(stack).run
+    text = (SNAPSHOTS / f"{stack}.json").read_text(encoding="utf-8")
+    secrets = [str(run.outputs[name]) for name in run.secret_outputs]
+    for registration in run.registrations:
+        for path in registration.secret_paths:
+            value: object = registration.inputs
+            for part in path.split("."):
+                value = value[part] if isinstance(value, dict) else value
+            secrets.append(json.dumps(value)[1:-1] if isinstance(value, str) else json.dumps(value))
+    assert secrets, "the stacks export a secret kubeconfig; nothing secret was found to check"
+    for secret in secrets:
+        assert secret not in text
