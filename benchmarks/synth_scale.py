@@ -12,7 +12,9 @@ committed example stack (``Pulumi.azure-dev.yaml`` / ``Pulumi.aws-dev.yaml``), c
 * **floor**: the same registrations with no library code: every recorded registration replayed as
   a plain ``pulumi.CustomResource`` / ``ComponentResource`` / ``ProviderResource`` of the same type
   token, the same inputs (so the same sizes), the same parent, provider, ``depends_on`` and type
-  aliases, on the same mock runtime with the same per-type fakes. The aliases matter: each
+  aliases, on the same mock runtime with the same per-type fakes. Each is constructed through a
+  one-line subclass, as generated SDK classes are, so the SDK records its source stack trace as it
+  does for every real resource. The aliases matter: each
   pulumi-azure-native class registers one alias per API version (110 for ``AgentPool``, 113 for
   ``ManagedCluster``), and the SDK resolves every one of them on each registration; that cost
   belongs to the provider SDK, not to this library, so the floor pays it too.
@@ -109,6 +111,33 @@ def record(stack: str, overrides: dict[str, Any]) -> tuple[list[Registration], d
     return run.registrations, aliases
 
 
+class PlainCustom(pulumi.CustomResource):
+    """A custom resource of any type token, with nothing but the SDK base class behind it.
+
+    Generated SDK classes are subclasses like this one; the Pulumi SDK looks for the third
+    ``__init__`` frame (Resource, CustomResource, the concrete class) to record each resource's
+    source stack trace, so a floor built from bare ``pulumi.CustomResource`` calls would skip that
+    per-resource cost that every real resource pays.
+    """
+
+    def __init__(self, type_: str, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+        super().__init__(type_, name, props, opts)
+
+
+class PlainComponent(pulumi.ComponentResource):
+    """A component of any type token (see ``PlainCustom``)."""
+
+    def __init__(self, type_: str, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions, remote: bool) -> None:
+        super().__init__(type_, name, props, opts, remote=remote)
+
+
+class PlainProvider(pulumi.ProviderResource):
+    """A provider of any package (see ``PlainCustom``)."""
+
+    def __init__(self, package: str, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+        super().__init__(package, name, props, opts)
+
+
 def replay(registrations: list[Registration], aliases: dict[str, list[str]]) -> Callable[[], None]:
     """A program that registers exactly ``registrations`` with plain SDK resources and no library code."""
 
@@ -127,12 +156,12 @@ def replay(registrations: list[Registration], aliases: dict[str, list[str]]) -> 
             )
             resource: pulumi.Resource
             if reg.type.startswith("pulumi:providers:"):
-                resource = pulumi.ProviderResource(reg.type.split(":")[2], reg.name, dict(reg.inputs), opts)
+                resource = PlainProvider(reg.type.split(":")[2], reg.name, dict(reg.inputs), opts)
             elif reg.custom:
-                resource = pulumi.CustomResource(reg.type, reg.name, dict(reg.inputs), opts)
+                resource = PlainCustom(reg.type, reg.name, dict(reg.inputs), opts)
             else:
                 remote = not reg.type.startswith("gpupools:")
-                component = pulumi.ComponentResource(reg.type, reg.name, dict(reg.inputs), opts, remote=remote)
+                component = PlainComponent(reg.type, reg.name, dict(reg.inputs), opts, remote)
                 if not remote:
                     component.register_outputs({})
                 resource = component

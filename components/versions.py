@@ -15,13 +15,15 @@ SUPPORTED_KUBERNETES_VERSIONS: tuple[str, ...] = ("1.32", "1.33", "1.34", "1.35"
 (cluster-autoscaler supports only the Kubernetes minor it was built for)."""
 
 CLUSTER_AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
-    "1.32": "v1.32.0",
-    "1.33": "v1.33.0",
+    "1.32": "v1.32.7",
+    "1.33": "v1.33.6",
     "1.34": "v1.34.5",
-    "1.35": "v1.35.0",
+    "1.35": "v1.35.2",
 }
 """registry.k8s.io/autoscaling/cluster-autoscaler tag per Kubernetes minor (kubernetes/autoscaler
-releases; the image's minor must match the cluster's)."""
+releases; the image's minor must match the cluster's): the latest patch of each minor as of the
+``cluster-autoscaler-1.3x.y`` release tags of July 2026 (1.33.6, 1.34.5 and 1.35.2 were tagged
+2026-07-22, 1.32.7 2026-02-13)."""
 
 CLUSTER_AUTOSCALER_CHART = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_CHART_VERSION = "9.59.0"

@@ -294,7 +294,9 @@ class AksCluster(pulumi.ComponentResource):
                 outbound_type=containerservice.OutboundType.LOAD_BALANCER,
                 load_balancer_sku=containerservice.LoadBalancerSku.STANDARD,
             ),
-            auto_scaler_profile=autoscaler_profile(autoscaler),  # type: ignore[arg-type]
+            auto_scaler_profile=containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
+                **autoscaler_profile(autoscaler)  # type: ignore[arg-type]
+            ),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
@@ -318,11 +320,10 @@ class AksCluster(pulumi.ComponentResource):
             format="exec",
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
-        kubeconfig = pulumi.Output.secret(
-            credentials.kubeconfigs.apply(
-                lambda configs: with_kubelogin_login(base64.b64decode(configs[0].value).decode(), kubelogin_login)
-            )
+        plain_kubeconfig: pulumi.Output[str] = credentials.kubeconfigs.apply(
+            lambda configs: with_kubelogin_login(base64.b64decode(configs[0].value).decode(), kubelogin_login)
         )
+        kubeconfig: pulumi.Output[str] = pulumi.Output.secret(plain_kubeconfig)  # type: ignore[arg-type]
         provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=kubeconfig,

@@ -83,6 +83,9 @@ INSTANCE_TYPES: dict[str, Ec2InstanceType] = {
     **_family("nvidia-a100", ("p4d.24xlarge", 96, 1179648, 8)),
     **_family("nvidia-a100-80gb", ("p4de.24xlarge", 96, 1179648, 8)),
     **_family("nvidia-h100", ("p5.48xlarge", 192, 2097152, 8)),
+    # p5e.48xlarge is not in cluster-autoscaler's static list (last updated 2026-01-22); its facts
+    # are EC2's (the same as p5en.48xlarge), and the autoscaler reads them with
+    # ec2:DescribeInstanceTypes, which the EKS autoscaler policy grants.
     **_family("nvidia-h200", ("p5e.48xlarge", 192, 2097152, 8), ("p5en.48xlarge", 192, 2097152, 8)),
     **_family(
         "",
