@@ -166,3 +166,24 @@ def test_the_scan_passes_on_the_example_stacks(capsys: pytest.CaptureFixture[str
     output = capsys.readouterr().out
     assert status == 0, output
     assert "manifest scan: OK" in output
+
+
+def test_skip_annotations_helper_numbers_in_check_order_and_needs_reasons() -> None:
+    from components.kubernetes.scan_skips import skip_annotations
+
+    assert skip_annotations({"CKV_K8S_9": "second reason", "CKV_K8S_11": "first reason"}) == {
+        "checkov.io/skip1": "CKV_K8S_11=first reason",
+        "checkov.io/skip2": "CKV_K8S_9=second reason",
+    }
+    for bad in (" ", "two\nlines"):
+        with pytest.raises(ValueError, match="needs a one-line reason"):
+            skip_annotations({"CKV_K8S_8": bad})
+
+
+def test_device_plugin_skips_reach_the_synthesized_manifests(synthesized: list[Path]) -> None:
+    from components.kubernetes.device_plugin import SCAN_SKIPS
+
+    daemonsets = [p for p in synthesized if p.name.startswith("daemonset-")]
+    assert len(daemonsets) == len(scan.DEFAULT_STACKS)
+    for path in daemonsets:
+        assert scan.skip_annotations(yaml.safe_load(path.read_text())) == SCAN_SKIPS
