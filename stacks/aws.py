@@ -81,10 +81,10 @@ def main() -> None:
 
     if spec.smoke_test.enabled:
         after = [autoscaler, *([plugin] if plugin else [])]
-        for pool in pools:
+        for node_groups in pools:
             GpuSmokeTest(
-                f"smoke-{pool.spec.name}",
-                smoke_test_target(pool.groups),
+                f"smoke-{node_groups.spec.name}",
+                smoke_test_target(node_groups.groups),
                 opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=after),
             )
 

@@ -66,9 +66,9 @@ def main() -> None:
         after = gpu_pool.last
 
     gpu_infos = [info for gpu_pool in gpu_pools for info in gpu_pool.pools]
-    k8s = pulumi.ResourceOptions(provider=cluster.provider)
-    plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s)
-    PriorityExpander("priority-expander", pools=[cluster.system_pool, *gpu_infos], opts=k8s)
+    k8s_opts = pulumi.ResourceOptions(provider=cluster.provider)
+    plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
+    PriorityExpander("priority-expander", pools=[cluster.system_pool, *gpu_infos], opts=k8s_opts)
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.
         after_all = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[plugin, *[p.last for p in gpu_pools]])

@@ -354,3 +354,27 @@ def test_real_stack_max_size_change_shows_exactly_that_field_on_exactly_that_poo
     assert sum(f.new - f.old for c in diff.changed for f in c.fields) == 3 + (
         3 if pool.get("onDemandMaxSize") is None and pool.get("onDemandFallback", True) else 0
     )
+
+
+def test_changes_to_ignored_fields_are_marked_create_only() -> None:
+    old = _resource("azure-native:containerservice:AgentPool", {"count": 0, "maxCount": 3}, ignoreChanges=["count"])
+    new = _resource("azure-native:containerservice:AgentPool", {"count": 2, "maxCount": 3}, ignoreChanges=["count"])
+    diff = diff_documents({"resources": [old]}, {"resources": [new]})
+    [field] = diff.changed[0].fields
+    assert (field.path, field.ignored, field.capacity) == ("inputs.count", "count", "count")
+    assert "sent on create only" in render_markdown([diff])
+    other = _resource("azure-native:containerservice:AgentPool", {"count": 0, "maxCount": 4}, ignoreChanges=["count"])
+    [field] = diff_documents({"resources": [old]}, {"resources": [other]}).changed[0].fields
+    assert field.path == "inputs.maxCount" and field.ignored == ""
+
+
+def test_long_lists_show_what_was_removed_and_added() -> None:
+    deps = [f"azure-native:containerservice:AgentPool::pool-{i}" for i in range(4)]
+    old = _resource("azure-native:containerservice:AgentPool", {}, dependencies=deps)
+    new = _resource("azure-native:containerservice:AgentPool", {}, dependencies=[*deps[1:], "kubernetes:core/v1:ConfigMap::x"])
+    markdown = render_markdown([diff_documents({"resources": [old]}, {"resources": [new]})])
+    line = next(line for line in markdown.splitlines() if "options.dependencies" in line)
+    assert line == (
+        '  - `options.dependencies`: removed `"azure-native:containerservice:AgentPool::pool-0"`; '
+        'added `"kubernetes:core/v1:ConfigMap::x"`'
+    )

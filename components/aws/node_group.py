@@ -71,8 +71,8 @@ TYPE = "gpupools:index:GpuNodeGroup"
 IGNORE_CHANGES = ["scalingConfig.desiredSize"]
 """Engine (camelCase) path: the autoscaler owns the desired size after create."""
 
-UPDATE_CONFIG = {"max_unavailable": 1}
-"""Drain one node at a time when EKS rolls a group to a new launch template or AMI version."""
+MAX_UNAVAILABLE = 1
+"""``update_config``: drain one node at a time when EKS rolls a group to a new launch template or AMI."""
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -85,9 +85,9 @@ def split(total: int, parts: int) -> list[int]:
     return [base + (1 if index < remainder else 0) for index in range(parts)]
 
 
-def eks_taints(taints: Sequence[Taint]) -> list[dict[str, str]]:
+def eks_taints(taints: Sequence[Taint]) -> list[aws.eks.NodeGroupTaintArgs]:
     """Taints in the EKS API's form (effect ``NO_SCHEDULE`` etc.)."""
-    return [{"key": t.key, "value": t.value, "effect": t.effect.eks} for t in taints]
+    return [aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.eks) for t in taints]
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def create_managed_node_group(
     depends_on: Sequence[pulumi.Resource] = (),
 ) -> aws.eks.NodeGroup:
     """One managed node group with gpupools' fixed choices (desired size ignored after create,
-    launch template by latest version, ``UPDATE_CONFIG``, no remote access)."""
+    launch template by latest version, ``MAX_UNAVAILABLE``, no remote access)."""
     return aws.eks.NodeGroup(
         resource_name,
         cluster_name=cluster_name,
@@ -254,11 +254,13 @@ def create_managed_node_group(
         capacity_type=naming.EKS_CAPACITY_TYPE[capacity],
         ami_type=ami_type,
         instance_types=list(instance_types),
-        scaling_config={"min_size": min_size, "max_size": max_size, "desired_size": min_size},
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=min_size),
         labels=dict(labels),
         taints=eks_taints(taints),
-        launch_template={"id": launch_template.id, "version": launch_template.latest_version.apply(str)},
-        update_config=UPDATE_CONFIG,
+        launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+            id=launch_template.id, version=launch_template.latest_version.apply(str)
+        ),
+        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=MAX_UNAVAILABLE),
         version=kubernetes_version,
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent, ignore_changes=IGNORE_CHANGES, depends_on=list(depends_on)),
@@ -267,7 +269,7 @@ def create_managed_node_group(
 
 def autoscaling_group_name(node_group: aws.eks.NodeGroup) -> pulumi.Output[str]:
     """The name of the Auto Scaling group EKS created for ``node_group`` (known after create)."""
-    return node_group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)  # type: ignore[index]
+    return node_group.resources.apply(lambda resources: str(resources[0].autoscaling_groups[0].name))  # type: ignore[index]
 
 
 class GpuNodeGroup(pulumi.ComponentResource):

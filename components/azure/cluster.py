@@ -7,10 +7,10 @@ What it creates (children of the component):
   (``components.azure.network``);
 - unless ``identity_id`` is given, a user-assigned control-plane identity ``<cluster>-control-plane``
   and a **Network Contributor** role assignment for it on the node subnet, created *before* the
-  cluster. AKS's control plane joins node NICs and load balancers to a custom subnet with this
-  identity; a system-assigned identity only exists once the cluster does, so the assignment would
-  come too late for the first node pool (AKS then fails or warns, and LoadBalancer services break).
-  A user-assigned identity can be authorized first;
+  cluster. AKS's control plane manages load balancers and node networking in a custom subnet with
+  this identity; a system-assigned identity only exists once the cluster does, so it could only be
+  granted afterwards, and until then those operations (LoadBalancer services, for one) fail. A
+  user-assigned identity can be authorized first;
 - the ``ManagedCluster``:
   - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
     ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),

@@ -10,7 +10,7 @@ without ``AksCluster``):
   ranks it below the Spot pool, so the autoscaler only buys it when Spot cannot be had;
 - with ``spot: false``, a single on-demand pool from ``minSize`` to ``maxSize``.
 
-Lifecycle rules built in (see ``reference`` notes in the project docs):
+Lifecycle rules built in (the AKS behaviour behind each is cited in the project's design notes):
 
 - ``count`` is sent on create (AKS requires it: "Required parameter properties.count is missing")
   as ``minSize``, and ignored afterwards (``ignore_changes=["count"]``): it belongs to the
@@ -260,9 +260,10 @@ class GpuNodePool(pulumi.ComponentResource):
             ``GpuNodePool(<name>).pool.<key>``.
         resource_group_name: the cluster's resource group.
         cluster_name: the AKS cluster's name.
-        subnet_id: the node subnet (must be the cluster's VNet). Default: none sent, which AKS
-            accepts only for clusters on an AKS-managed VNet. A plain string is part of the name
-            digest; an ``Output`` is not (see ``plan_agent_pool``).
+        subnet_id: the node subnet (in the cluster's VNet; AKS requires every pool in one VNet).
+            Default: none sent, leaving the choice to AKS (right for an AKS-managed VNet); pass the
+            cluster's node subnet for a cluster on your own VNet. A plain string is part of the
+            name digest; an ``Output`` is not (see ``plan_agent_pool``).
         cluster_zones: the cluster's zones, default ``("1", "2", "3")``; the pool's zones default
             to these and must be among them. Empty for regions without zones.
         after: the resource after which this component's first pool operation runs, normally the

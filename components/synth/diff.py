@@ -314,6 +314,8 @@ class FieldChange:
     new: Any
     replaces: str = ""
     capacity: str = ""
+    ignored: str = ""
+    """The ``ignoreChanges`` entry covering this field: the value is sent on create only."""
 
     @property
     def path(self) -> str:
@@ -389,6 +391,17 @@ def replace_reason(resource: Mapping[str, Any], old: Mapping[str, Any], segments
     return ""
 
 
+def ignored_by(resource: Mapping[str, Any], segments: tuple[Segment, ...]) -> str:
+    """The ``ignoreChanges`` pattern that covers an input at ``segments``, or "" (updates of it are not applied)."""
+    if segments[0] != "inputs" or len(segments) < 2:
+        return ""
+    for pattern in resource.get("options", {}).get("ignoreChanges", []):
+        wanted = parse_path(pattern)
+        if len(wanted) <= len(segments) - 1 and path_matches(wanted, segments[1:]):
+            return pattern
+    return ""
+
+
 def _keys_within(value: Any) -> set[str]:
     if isinstance(value, dict):
         return set(value).union(*(_keys_within(v) for v in value.values()))
@@ -424,6 +437,7 @@ def diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCha
                     new=now,
                     replaces=replace_reason(new, old, path),
                     capacity=capacity_reason(path, was, now),
+                    ignored=ignored_by(new, path),
                 )
             )
     if not fields:
@@ -500,8 +514,12 @@ def _change_lines(change: FieldChange, indent: str) -> list[str]:
         removed = [item for item in old if item not in new]
         added = [item for item in new if item not in old]
         if removed or added:
-            parts = [f"−{_value(item, 100)}" for item in removed] + [f"+{_value(item, 100)}" for item in added]
-            return [f"{indent}- `{change.path}`: {', '.join(parts)}{_flags(change)}"]
+            parts = []
+            if removed:
+                parts.append("removed " + ", ".join(_value(item, 100) for item in removed))
+            if added:
+                parts.append("added " + ", ".join(_value(item, 100) for item in added))
+            return [f"{indent}- `{change.path}`: {'; '.join(parts)}{_flags(change)}"]
     if not multiline:
         return [f"{indent}- `{change.path}`: {_value(old)} → {_value(new)}{_flags(change)}"]
     body = list(difflib.unified_diff(old.splitlines(), new.splitlines(), "old", "new", n=1, lineterm=""))[2:]
@@ -522,6 +540,8 @@ def _resource_detail(resource: Mapping[str, Any]) -> str:
 
 def _flags(change: FieldChange) -> str:
     flags = []
+    if change.ignored:
+        flags.append(f"_(in ignoreChanges `{change.ignored}`: sent on create only, never updated)_")
     if change.replaces:
         flags.append(f"⚠️ **replaces** ({change.replaces})")
     if change.capacity:
