@@ -98,7 +98,9 @@ def test_capacity_changes_update_in_place_without_renaming() -> None:
 def test_eks_create_only_fields_rename_the_group() -> None:
     before = names(run("aws-dev"), NODE_GROUP, "nodeGroupName")
     pools = stack_config("aws-dev")["gpupools:gpuPools"]
-    changed = run_stack("aws-dev", overrides=first_pool_override("aws-dev", instanceTypes=list(reversed(pools[0]["instanceTypes"]))))
+    changed = run_stack(
+        "aws-dev", overrides=first_pool_override("aws-dev", instanceTypes=list(reversed(pools[0]["instanceTypes"])))
+    )
     assert names(changed, NODE_GROUP, "nodeGroupName") != before
 
 
@@ -106,7 +108,10 @@ def _comparable(run_: Run) -> list[tuple[str, str, str, str]]:
     """Registrations as sorted text (the runtime registers concurrently, so order is not meaningful)."""
     import json
 
-    return sorted((r.type, r.name, json.dumps(r.redacted_inputs, sort_keys=True), json.dumps(r.options, sort_keys=True)) for r in run_.registrations)
+    return sorted(
+        (r.type, r.name, json.dumps(r.redacted_inputs, sort_keys=True), json.dumps(r.options, sort_keys=True))
+        for r in run_.registrations
+    )
 
 
 @pytest.mark.parametrize("stack", STACKS)

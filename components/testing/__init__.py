@@ -198,6 +198,7 @@ class Run:
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: list[str] = field(default_factory=list)
     invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    error: BaseException | None = None
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_]
@@ -261,8 +262,13 @@ def run_program(
     stack: str = "test",
     outputs: Mapping[str, fakes.OutputFake] | None = None,
     calls: Mapping[str, fakes.CallFake] | None = None,
+    raise_errors: bool = True,
 ) -> Run:
     """Run ``program`` on the recording mock runtime and return what it registered.
+
+    With ``raise_errors=False`` an exception from the program is kept in ``Run.error`` instead of
+    raised, so a test can check what (if anything) was registered before it: the bad-input
+    catalogue asserts "nothing" this way.
 
     ``config`` uses full keys (``gpupools:cloud``); ``outputs``/``calls`` extend the default fakes.
     Exceptions from the program (a ``ConfigError``, say) propagate unchanged.
@@ -282,9 +288,17 @@ def run_program(
             secret_outputs.append(name)
         resolved[name] = value
 
+    errors: list[BaseException] = []
+
     @pulumi.runtime.test
     def _run() -> Any:
-        program()
+        try:
+            program()
+        except Exception as error:
+            if raise_errors:
+                raise
+            errors.append(error)
+            return None
         root = pulumi_settings.get_root_resource()
         exported = dict(getattr(root, "outputs", {}) or {})
         pending = [asyncio.ensure_future(_resolve(n, pulumi.Output.from_input(v))) for n, v in exported.items()]
@@ -296,10 +310,13 @@ def run_program(
         outputs=dict(sorted(resolved.items())),
         secret_outputs=sorted(secret_outputs),
         invokes=list(mocks.invokes),
+        error=errors[0] if errors else None,
     )
 
 
-def run_stack(stack: str, root: Path = PROJECT_ROOT, overrides: Mapping[str, Any] | None = None) -> Run:
+def run_stack(
+    stack: str, root: Path = PROJECT_ROOT, overrides: Mapping[str, Any] | None = None, *, raise_errors: bool = True
+) -> Run:
     """Run the project's ``__main__.py`` with ``Pulumi.<stack>.yaml`` on the recording runtime.
 
     ``overrides`` replaces top-level config keys (``{"gpupools:gpuPools": [...]}``) for edge cases.
@@ -308,4 +325,4 @@ def run_stack(stack: str, root: Path = PROJECT_ROOT, overrides: Mapping[str, Any
     entry = str(root / "__main__.py")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    return run_program(lambda: runpy.run_path(entry, run_name="__main__"), config, stack=stack)
+    return run_program(lambda: runpy.run_path(entry, run_name="__main__"), config, stack=stack, raise_errors=raise_errors)

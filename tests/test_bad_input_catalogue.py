@@ -1,0 +1,249 @@
+"""The bad-input catalogue: every invalid input fails before anything is registered.
+
+Two entry points, one set of rules:
+
+* every invalid stack config of ``tests/test_config.py`` (``INVALID``), run through the real
+  program (``__main__.py``) on the recording mock runtime: ``pulumi up`` would fail with the same
+  one-line ``ConfigError`` and, as recorded here, with no resource registered;
+* invalid arguments handed straight to the components, the way library users call them: same
+  message shape, and no resource of the component registered (for the Kubernetes components the
+  only registration is the provider the test itself creates).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup
+from components.azure import AksCluster, GpuNodePool
+from components.conventions import CapacityType, Role
+from components.errors import ConfigError
+from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from components.pools import NodePoolInfo
+from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
+from components.testing import PROJECT_ROOT, Run, run_program
+from tests.test_config import INVALID
+
+MAIN = str(Path(PROJECT_ROOT) / "__main__.py")
+
+
+def run_main(config: dict[str, Any]) -> Run:
+    import runpy
+
+    return run_program(lambda: runpy.run_path(MAIN, run_name="__main__"), config, raise_errors=False)
+
+
+@pytest.mark.parametrize(("case", "raw", "path", "rule"), INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_stack_config_registers_nothing(case: str, raw: dict[str, Any], path: str, rule: str) -> None:
+    result = run_main(raw)
+    assert isinstance(result.error, ConfigError), f"{case}: expected a ConfigError, got {result.error!r}"
+    assert path in result.error.path and rule in str(result.error)
+    assert result.registrations == [], f"{case}: registered {[r.name for r in result.registrations]}"
+
+
+# --- the components' own arguments ---------------------------------------------------------------
+
+T4 = {"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4}
+G1 = {"name": "g1", "instanceTypes": ["g4dn.xlarge", "g5.xlarge"], "maxSize": 6}
+SUBNETS = {
+    "us-west-2a": "subnet-0aaaaaaaaaaaaaaaa",
+    "us-west-2b": "subnet-0bbbbbbbbbbbbbbbb",
+    "us-west-2c": "subnet-0cccccccccccccccc",
+}
+ROLE = "arn:aws:iam::123456789012:role/nodes"
+AKS_CLUSTER = ClusterSpec(name="ml", kubernetes_version="1.34", zones=("1", "2", "3"))
+AKS_SYSTEM = SystemPoolSpec(instance_types=("Standard_D4s_v5",))
+EKS_CLUSTER = {"name": "ml", "zones": ["us-west-2a", "us-west-2b", "us-west-2c"]}
+
+
+def aks_pool(**changes: Any) -> Callable[[], Any]:
+    return lambda: GpuNodePool("t4", {**T4, **changes}, resource_group_name="rg", cluster_name="ml")
+
+
+def eks_group(**changes: Any) -> Callable[[], Any]:
+    return lambda: GpuNodeGroup("g1", {**G1, **changes}, cluster_name="ml", node_role_arn=ROLE, subnet_ids_by_zone=SUBNETS)
+
+
+def provider() -> k8s.Provider:
+    return k8s.Provider("k8s", kubeconfig="{}", cluster_identifier="test")
+
+
+def with_provider(build: Callable[[pulumi.ResourceOptions], Any]) -> Callable[[], Any]:
+    return lambda: build(pulumi.ResourceOptions(provider=provider()))
+
+
+SYSTEM_INFO = NodePoolInfo(
+    name="system",
+    pool="system",
+    role=Role.SYSTEM,
+    capacity=CapacityType.ON_DEMAND,
+    zones=("1",),
+    instance_types=("Standard_D4s_v5",),
+    min_size=2,
+    max_size=4,
+    autoscaler_group_regex="^aks-system-[0-9]+-vmss$",
+)
+
+COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
+    ("aks-pool-typo", aks_pool(maxSise=3), "GpuNodePool(t4).pool.maxSise", "did you mean 'maxSize'"),
+    ("aks-pool-retired", aks_pool(instanceTypes=["Standard_NC24s_v3"]), "GpuNodePool(t4).pool.instanceTypes[0]", "retired"),
+    ("aks-pool-non-gpu", aks_pool(instanceTypes=["Standard_D8s_v5"]), "GpuNodePool(t4).pool.instanceTypes[0]", "GPU VM size"),
+    ("aks-pool-name", aks_pool(name="gputeslat4"), "GpuNodePool(t4).pool.name", "at most 7"),
+    (
+        "aks-pool-fallback",
+        aks_pool(spot=False, onDemandFallback=True),
+        "GpuNodePool(t4).pool.onDemandFallback",
+        "already on-demand",
+    ),
+    ("aks-pool-zone", aks_pool(zones=["4"]), "GpuNodePool(t4).pool.zones[0]", '"1", "2" or "3"'),
+    (
+        "aks-pool-spec-object",
+        lambda: GpuNodePool(
+            "t4",
+            GpuPoolSpec(name="t4", instance_types=("Standard_D4s_v5",), max_size=3),
+            resource_group_name="rg",
+            cluster_name="ml",
+        ),
+        "GpuNodePool(t4).pool.instanceTypes[0]",
+        "GPU VM size",
+    ),
+    (
+        "aks-pool-after",
+        lambda: GpuNodePool("t4", T4, resource_group_name="rg", cluster_name="ml", after="previous"),  # type: ignore[arg-type]
+        "GpuNodePool(t4).after",
+        "Pulumi resource",
+    ),
+    (
+        "aks-cluster-name",
+        lambda: AksCluster("ml", cluster=ClusterSpec(name="ML", kubernetes_version="1.34"), system_pool=AKS_SYSTEM),
+        "cluster.name",
+        "lowercase",
+    ),
+    (
+        "aks-cluster-version",
+        lambda: AksCluster("ml", cluster=ClusterSpec(name="ml", kubernetes_version="1.27"), system_pool=AKS_SYSTEM),
+        "kubernetesVersion",
+        "supported",
+    ),
+    (
+        "aks-system-one-node",
+        lambda: AksCluster(
+            "ml", cluster=AKS_CLUSTER, system_pool=SystemPoolSpec(instance_types=("Standard_D4s_v5",), min_size=1)
+        ),
+        "minSize",
+        ">= 2",
+    ),
+    (
+        "aks-network-public",
+        lambda: AksCluster("ml", cluster=AKS_CLUSTER, system_pool=AKS_SYSTEM, network=NetworkSpec(cidr="20.0.0.0/16")),
+        "cidr",
+        "private",
+    ),
+    (
+        "eks-mixed-shapes",
+        eks_group(instanceTypes=["g5.xlarge", "g5.2xlarge"]),
+        "GpuNodeGroup(g1).pool.instanceTypes[1]",
+        "shape of g5.xlarge",
+    ),
+    ("eks-non-gpu", eks_group(instanceTypes=["m6i.xlarge"]), "GpuNodeGroup(g1).pool.instanceTypes[0]", "GPU"),
+    ("eks-zone-format", eks_group(zones=["2"]), "GpuNodeGroup(g1).pool.zones[0]", "us-west-2a"),
+    (
+        "eks-taint-no-value",
+        eks_group(taints=[{"key": "dedicated", "value": "", "effect": "NoSchedule"}]),
+        "GpuNodeGroup(g1).pool.taints[0].value",
+        "non-empty",
+    ),
+    (
+        "eks-reserved-label",
+        eks_group(labels={"kubernetes.io/role": "gpu"}),
+        "GpuNodeGroup(g1).pool.labels.kubernetes.io/role",
+        "reserved",
+    ),
+    ("eks-too-many-tags", eks_group(labels={f"team{i}": "x" for i in range(45)}), "GpuNodeGroup(g1).pool.labels", "50 tags"),
+    ("eks-spot-price", eks_group(spotMaxPrice=0.5), "GpuNodeGroup(g1).pool.spotMaxPrice", "Azure only"),
+    (
+        "eks-cluster-name",
+        lambda: GpuNodeGroup("g1", G1, cluster_name="ML_dev", node_role_arn=ROLE, subnet_ids_by_zone=SUBNETS),
+        "GpuNodeGroup(g1).cluster_name",
+        "lowercase",
+    ),
+    (
+        "eks-one-zone",
+        lambda: EksCluster("ml", {"name": "ml", "zones": ["us-west-2a"]}),
+        "EksCluster(ml).cluster.zones",
+        "at least 2",
+    ),
+    (
+        "eks-vpc-without-subnets",
+        lambda: EksCluster("ml", EKS_CLUSTER, network={"vpcId": "vpc-0123456789abcdef0"}),
+        "EksCluster(ml).network",
+        "go together",
+    ),
+    (
+        "eks-system-gpu",
+        lambda: EksCluster("ml", EKS_CLUSTER, system_pool={"instanceTypes": ["g5.xlarge"]}),
+        "EksCluster(ml).system_pool.instanceTypes[0]",
+        "GPU",
+    ),
+    (
+        "autoscaler-version",
+        lambda: ClusterAutoscaler("ca", "ml", "us-west-2", "1.20", "arn:aws:iam::123456789012:oidc-provider/x", "https://x"),
+        "ClusterAutoscaler(ca).kubernetes_version",
+        "pinned cluster-autoscaler image",
+    ),
+    (
+        "autoscaler-seconds",
+        lambda: ClusterAutoscaler(
+            "ca", "ml", "us-west-2", "1.34", "arn:x", "https://x", autoscaler=AutoscalerSpec(max_node_provision_time="900s")
+        ),
+        "ClusterAutoscaler(ca)",
+        "whole minutes",
+    ),
+    (
+        "device-plugin-no-gpu-pool",
+        with_provider(lambda o: NvidiaDevicePlugin("dp", [SYSTEM_INFO], opts=o)),
+        "NvidiaDevicePlugin(dp).pools",
+        "GPU",
+    ),
+    (
+        "priority-expander-empty",
+        with_provider(lambda o: PriorityExpander("pe", [], opts=o)),
+        "PriorityExpander(pe)",
+        "at least one",
+    ),
+    ("smoke-test-system-pool", with_provider(lambda o: GpuSmokeTest("st", SYSTEM_INFO, opts=o)), "GpuSmokeTest(st).pool", "GPU"),
+]
+
+
+@pytest.mark.parametrize(("case", "build", "path", "rule"), COMPONENT_CASES, ids=[c[0] for c in COMPONENT_CASES])
+def test_invalid_component_args_register_nothing(case: str, build: Callable[[], Any], path: str, rule: str) -> None:
+    result = run_program(build, {}, raise_errors=False)
+    assert isinstance(result.error, ConfigError), f"{case}: expected a ConfigError, got {result.error!r}"
+    assert path in str(result.error).split(": ", 1)[0], f"{case}: {result.error}"
+    assert rule in str(result.error), f"{case}: {result.error}"
+    assert ", got " in str(result.error)
+    ours = [r for r in result.registrations if r.type != "pulumi:providers:kubernetes"]
+    assert ours == [], f"{case}: registered {[(r.type, r.name) for r in ours]}"
+
+
+def test_catalogue_size() -> None:
+    assert len(INVALID) + len(COMPONENT_CASES) >= 60
+    assert len(COMPONENT_CASES) >= 25
+
+
+def test_a_valid_config_round_trips() -> None:
+    """Loading the same stack config twice gives equal specs, through the real program's loader."""
+    from components import config
+    from components.testing import stack_config
+
+    for stack in ("azure-dev", "aws-dev"):
+        raw = stack_config(stack)
+        region = raw.get("aws:region")
+        first, second = config.parse(raw, region), config.parse(json.loads(json.dumps(raw)), region)
+        assert first == second
