@@ -22,6 +22,11 @@ committed example stack (``Pulumi.azure-dev.yaml`` / ``Pulumi.aws-dev.yaml``), c
 Library, synth and floor runs are interleaved (one of each per repeat), so a busy machine slows
 all three alike.
 
+Each table is measured twice: with CPython's cyclic garbage collector paused, as
+``python -m components.synth`` runs, and with its default settings. The mock runtime keeps every
+object of a run alive until the end, so with the default settings each full collection rescans a
+heap that grows with the fleet, and the floor itself grows faster than linearly.
+
 It prints seconds, registrations, the ratio program/floor and synth/floor, the time per
 registration at each size, and the growth: the marginal cost of one more GPU pool between
 consecutive sizes (the same at every size means time grows linearly with the fleet). Time per
@@ -49,6 +54,7 @@ import pstats
 import statistics
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -60,6 +66,7 @@ if str(ROOT) not in sys.path:
 import pulumi  # noqa: E402
 
 from components.config import parse  # noqa: E402
+from components.synth import gc_paused  # noqa: E402
 from components.synth.document import desired_state, kubernetes_manifests, render_json, render_yaml  # noqa: E402
 from components.testing import Registration, run_program, run_stack, stack_config  # noqa: E402
 
@@ -170,15 +177,20 @@ def replay(registrations: list[Registration], aliases: dict[str, list[str]]) -> 
     return program
 
 
-def median_seconds(actions: list[Callable[[], Any]], repeats: int) -> list[float]:
-    """Median wall time of each action; the actions take turns within each repeat."""
+def median_seconds(actions: list[Callable[[], Any]], repeats: int, pause_gc: bool) -> list[float]:
+    """Median wall time of each action; the actions take turns within each repeat.
+
+    With ``pause_gc`` every action runs with the cyclic garbage collector paused, as
+    ``python -m components.synth`` runs (``components.synth.gc_paused``).
+    """
     times: list[list[float]] = [[] for _ in actions]
     for _ in range(repeats):
         for index, action in enumerate(actions):
             gc.collect()
-            start = time.perf_counter()
-            action()
-            times[index].append(time.perf_counter() - start)
+            with gc_paused() if pause_gc else nullcontext():
+                start = time.perf_counter()
+                action()
+                times[index].append(time.perf_counter() - start)
     return [statistics.median(t) for t in times]
 
 
@@ -203,7 +215,7 @@ class Row:
         return 1000 * seconds / self.registrations
 
 
-def measure(cloud: str, pools: int, repeats: int) -> Row:
+def measure(cloud: str, pools: int, repeats: int, pause_gc: bool) -> Row:
     stack = STACKS[cloud]
     overrides = fleet(cloud, pools)
     registrations, aliases = record(stack, overrides)  # also the warm-up
@@ -217,7 +229,9 @@ def measure(cloud: str, pools: int, repeats: int) -> Row:
         render_yaml(kubernetes_manifests(run))
 
     program, synthesized, floor = median_seconds(
-        [lambda: run_stack(stack, overrides=overrides), synth, lambda: run_program(floor_program, stack=stack)], repeats
+        [lambda: run_stack(stack, overrides=overrides), synth, lambda: run_program(floor_program, stack=stack)],
+        repeats,
+        pause_gc,
     )
     return Row(cloud, pools, len(registrations), program, synthesized, floor)
 
@@ -285,18 +299,34 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,50", help="GPU pools per fleet, comma-separated (default 1,10,50)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement; the median is reported")
     parser.add_argument("--cloud", choices=["azure", "aws", "both"], default="both")
+    parser.add_argument(
+        "--gc",
+        choices=["paused", "default", "both"],
+        default="both",
+        help="cyclic garbage collector during the runs: paused (as python -m components.synth runs), "
+        "CPython's default, or both tables (default)",
+    )
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the largest program run")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     clouds = ["azure", "aws"] if args.cloud == "both" else [args.cloud]
     print(f"machine: {machine()}")
     print(f"median of {args.repeats} runs; each pool = Spot + on-demand over 3 zones\n")
-    rows = []
-    for cloud in clouds:
-        for pools in sizes:
-            rows.append(measure(cloud, pools, args.repeats))
-            print(f"  measured {cloud} {pools} pools", file=sys.stderr)
-    print(report(rows))
+    modes = {"paused": [True], "default": [False], "both": [True, False]}[args.gc]
+    for pause_gc in modes:
+        rows = []
+        for cloud in clouds:
+            for pools in sizes:
+                rows.append(measure(cloud, pools, args.repeats, pause_gc))
+                print(f"  measured {cloud} {pools} pools", file=sys.stderr)
+        title = (
+            "garbage collector paused (as python -m components.synth runs)"
+            if pause_gc
+            else "CPython's default garbage collection"
+        )
+        print(f"{title}:\n")
+        print(report(rows))
+        print()
     if args.profile:
         for cloud in clouds:
             print(f"\ncProfile, {cloud}, {max(sizes)} pools:\n")

@@ -445,3 +445,26 @@ def test_write_returns_the_paths_it_wrote(synthesis: Any, tmp_path: Path) -> Non
     paths = write(synthesis, tmp_path / "a" / "b")
     assert [p.name for p in paths] == ["desired-state.json", "kubernetes.yaml"]
     assert paths[0].read_text() == render_json(synthesis.document)
+
+
+def test_gc_paused_restores_the_collector_state() -> None:
+    import gc
+
+    from components.synth import gc_paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: stays off
+    finally:
+        gc.enable()
+
+
+def test_synth_with_and_without_the_gc_pause_is_identical(project: Path, synthesis: Any) -> None:
+    assert synthesize(FIXTURE_STACK, project, pause_gc=False).document_json == synthesis.document_json
