@@ -31,6 +31,7 @@ import pulumi_kubernetes as k8s
 from components import rules
 from components.conventions import GPU_PRESENT_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from components.errors import ConfigError
+from components.kubernetes.hardening import locked_down_security_context
 from components.kubernetes.scan_skips import skip_annotations
 from components.pools import NodePoolInfo
 from components.scheduling import required_node_affinity, requirement, tolerations
@@ -225,11 +226,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                                 "name": CONTAINER_NAME,
                                 "image": self.image,
                                 "imagePullPolicy": "IfNotPresent",
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "seccompProfile": {"type": "RuntimeDefault"},
-                                },
+                                "securityContext": locked_down_security_context(),
                                 "resources": RESOURCES,
                                 "volumeMounts": [{"name": VOLUME_NAME, "mountPath": DEVICE_PLUGIN_DIR}],
                             }

@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import CAPACITY_TYPE_LABEL, GPU_RESOURCE, POOL_LABEL, Role
 from components.errors import ConfigError
+from components.kubernetes.hardening import locked_down_security_context
 from components.pools import NodePoolInfo
 from components.scheduling import tolerations
 from components.versions import SMOKE_TEST_IMAGE
@@ -143,11 +144,7 @@ class GpuSmokeTest(pulumi.ComponentResource):
                                 "name": CONTAINER_NAME,
                                 "image": SMOKE_TEST_IMAGE,
                                 "imagePullPolicy": "IfNotPresent",
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "seccompProfile": {"type": "RuntimeDefault"},
-                                },
+                                "securityContext": locked_down_security_context(),
                                 "resources": RESOURCES,
                             }
                         ],
