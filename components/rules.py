@@ -62,6 +62,12 @@ EKS_ASG_OWN_TAGS = 5
 EKS_MAX_TAINTS = 50
 """EKS ``CreateNodegroup``: at most 50 taints per node group."""
 
+EKS_LABEL_MAX = 63
+"""EKS ``CreateNodegroup`` (botocore's EKS model): label and taint keys of at most 63 characters, and
+label values at least 1 (Kubernetes allows a 253-character key prefix and empty values; EKS does
+not). Keys that fit also fit the 128-character ASG tag keys behind the 46-character
+cluster-autoscaler prefix."""
+
 AZURE_ZONES = ("1", "2", "3")
 AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
 AZURE_SUBNET_ID = re.compile(
@@ -275,7 +281,7 @@ def _azure_vcpus(size: str) -> int | None:
     return int(match.group(2)) if match else None
 
 
-def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str, zone_count: int) -> None:
+def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str) -> None:
     types = pool.instance_types
     if not types:
         fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))
@@ -447,6 +453,7 @@ def check_gpu_pool(
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
 
     if cloud is Cloud.AWS:
+        check_eks_labels_and_taints(pool, path)
         if len(pool.taints) + 1 > EKS_MAX_TAINTS:
             fail(
                 f"{path}.taints",
@@ -464,6 +471,25 @@ def check_gpu_pool(
             )
 
 
+def check_eks_labels_and_taints(pool: GpuPoolSpec, path: str) -> None:
+    """EKS's own limits on labels and taints (``EKS_LABEL_MAX``, no empty label values), and no
+    pool label that gpupools sets itself on EKS node groups (the conventions' labels and the
+    accelerator label): a different value would break the device plugin's affinity or the
+    autoscaler's GPU detection."""
+    reserved = set(conventions.pool_labels(pool.name, conventions.Role.GPU, conventions.CapacityType.SPOT))
+    reserved.add(conventions.EKS_ACCELERATOR_LABEL)
+    for key, value in pool.labels.items():
+        if key in reserved:
+            fail(f"{path}.labels.{key}", "is set by gpupools; leave it out", key)
+        if len(key) > EKS_LABEL_MAX:
+            fail(f"{path}.labels.{key}", f"key must be at most {EKS_LABEL_MAX} characters on EKS", key)
+        if value == "":
+            fail(f"{path}.labels.{key}", "value must not be empty on EKS", value)
+    for index, taint in enumerate(pool.taints):
+        if len(taint.key) > EKS_LABEL_MAX:
+            fail(f"{path}.taints[{index}].key", f"must be at most {EKS_LABEL_MAX} characters on EKS", taint.key)
+
+
 def check_gpu_pools(
     pools: Sequence[GpuPoolSpec], cloud: Cloud, path: str, cluster_zones: Sequence[str], region: str | None
 ) -> None:
@@ -479,7 +505,7 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region)
     check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
     zones = spec.cluster.zones
-    check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool", len(zones) or 3)
+    check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool")
     check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region)
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")

@@ -18,7 +18,6 @@ import pulumi_aws as aws
 
 from components import config
 from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup
-from components.aws.node_group import check_eks_pool
 from components.conventions import CapacityType
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from components.pools import NodePoolInfo
@@ -31,10 +30,6 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 
 def main() -> None:
     spec = config.load()
-    # EKS-only rules (ASG tag key lengths, labels gpupools sets itself) are checked for every pool
-    # before the cluster is registered, so a bad pool never leaves a half-created stack.
-    for index, pool in enumerate(spec.gpu_pools):
-        check_eks_pool(pool, f"gpupools:gpuPools[{index}]")
     region = pulumi.Config("aws").get("region") or aws.get_region().region
 
     cluster = EksCluster(

@@ -285,6 +285,18 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "labels.eks.amazonaws.com/nodegroup",
         "reserved",
     ),
+    (
+        "eks-label-set-by-gpupools",
+        with_pool(AWS, labels={"k8s.amazonaws.com/accelerator": "t4"}),
+        "labels.k8s.amazonaws.com/accelerator",
+        "set by gpupools",
+    ),
+    (
+        "eks-label-key-too-long",
+        with_pool(AWS, labels={"a" * 30 + ".example.com/" + "k" * 30: "x"}),
+        "gpupools:gpuPools[0].labels.aaaa",
+        "at most 63 characters on EKS",
+    ),
     ("label-bad-value", with_pool(AZURE, labels={"team": "vision!"}), "labels.team", "value"),
     ("label-not-string", with_pool(AZURE, labels={"gpu": 1}), "labels.gpu", "quote numbers"),
     ("label-key-bad", with_pool(AZURE, labels={"-team": "x"}), "labels.-team", "key name"),

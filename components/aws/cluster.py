@@ -155,7 +155,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         rules.check_cluster(cluster_spec, Cloud.AWS, f"{path}.cluster", region)
         rules.check_network(network_spec, Cloud.AWS, cluster_spec.zones, f"{path}.network")
-        rules.check_system_pool(system_spec, Cloud.AWS, f"{path}.system_pool", len(cluster_spec.zones) or DEFAULT_ZONE_COUNT)
+        rules.check_system_pool(system_spec, Cloud.AWS, f"{path}.system_pool")
         if not isinstance(nat, NatStrategy):
             raise ConfigError(f"{path}.nat", "must be a NatStrategy (" + ", ".join(n.value for n in NatStrategy) + ")", nat)
 

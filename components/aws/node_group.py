@@ -131,33 +131,6 @@ def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
     return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: model}
 
 
-EKS_LABEL_MAX = 63
-"""EKS ``CreateNodegroup``: label keys and values, and taint keys and values, are at most 63
-characters, and label values at least 1 (Kubernetes allows a 253-character key prefix and empty
-values; EKS does not). Keys that fit also fit the 128-character ASG tag keys behind the
-46-character cluster-autoscaler prefix."""
-
-
-def check_eks_pool(pool: GpuPoolSpec, path: str) -> None:
-    """EKS-specific rules on top of ``rules.check_gpu_pool``.
-
-    EKS's limits on labels and taints (``EKS_LABEL_MAX``), and no pool label that gpupools sets
-    itself (the conventions' labels and the accelerator label): a different value would break the
-    device plugin's affinity or the autoscaler's GPU detection.
-    """
-    reserved = set(pool_labels(pool.name, Role.GPU, CapacityType.SPOT)) | {EKS_ACCELERATOR_LABEL}
-    for key, value in pool.labels.items():
-        if key in reserved:
-            raise ConfigError(f"{path}.labels.{key}", "is set by gpupools; leave it out", key)
-        if len(key) > EKS_LABEL_MAX:
-            raise ConfigError(f"{path}.labels.{key}", f"key must be at most {EKS_LABEL_MAX} characters on EKS", key)
-        if value == "":
-            raise ConfigError(f"{path}.labels.{key}", "value must not be empty on EKS", value)
-    for index, taint in enumerate(pool.taints):
-        if len(taint.key) > EKS_LABEL_MAX:
-            raise ConfigError(f"{path}.taints[{index}].key", f"must be at most {EKS_LABEL_MAX} characters on EKS", taint.key)
-
-
 def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
     """The managed node groups for ``pool`` over ``zones`` (the pool's zones win if it has any):
     per zone Spot then on-demand, or only on-demand for a pool with ``spot: false``."""
@@ -338,7 +311,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
             rules.check_zone(zone, Cloud.AWS, f"{path}.subnet_ids_by_zone[{zone}]", region)
         zones = tuple(subnet_ids_by_zone)
         rules.check_gpu_pool(spec, Cloud.AWS, f"{path}.pool", zones, region)
-        check_eks_pool(spec, f"{path}.pool")
         plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool")
 
         super().__init__(TYPE, name, None, opts)

@@ -210,7 +210,7 @@ class AksCluster(pulumi.ComponentResource):
         _require(autoscaler, AutoscalerSpec, f"{prefix}.autoscaler")
         rules.check_cluster(cluster, Cloud.AZURE, f"{prefix}.cluster")
         rules.check_network(network, Cloud.AZURE, cluster.zones, f"{prefix}.network")
-        rules.check_system_pool(system_pool, Cloud.AZURE, f"{prefix}.system_pool", len(cluster.zones) or 3)
+        rules.check_system_pool(system_pool, Cloud.AZURE, f"{prefix}.system_pool")
         rules.check_autoscaler(autoscaler, f"{prefix}.autoscaler")
         if sku_tier not in SKU_TIERS:
             raise ConfigError(f"{prefix}.sku_tier", "must be one of " + ", ".join(SKU_TIERS), sku_tier)
