@@ -49,6 +49,7 @@ def main() -> None:
             subnet_ids_by_zone=cluster.private_subnet_ids_by_zone,
             kubernetes_version=cluster.kubernetes_version,
             region=region,
+            live_sizes=cluster.live_sizes,
         )
         for pool in spec.gpu_pools
     ]

@@ -61,6 +61,7 @@ def main() -> None:
             subnet_id=subnet_id,
             cluster_zones=spec.cluster.zones,
             after=after,
+            live_counts=cluster.live_counts,
         )
         gpu_pools.append(gpu_pool)
         after = gpu_pool.last

@@ -324,6 +324,23 @@ def test_count_ignored_passes_with_the_ignore() -> None:
     assert rules.check_autoscaled_count_ignored(NODE_GROUP, eks_group(), ignore_changes=["scalingConfig"]) == []
 
 
+def test_count_not_ignored_is_accepted_only_from_gpupools_live_sizing_components() -> None:
+    """gpupools' components send an existing pool's live size instead of ignoring it; the same
+    resource anywhere else (at the stack root, or under another component) still fails."""
+    for parent in ("gpupools:index:GpuNodePool", "gpupools:index:AksCluster"):
+        urn = f"urn:pulumi:dev::gpupools::{parent}$azure-native:containerservice:AgentPool::t4-spot"
+        assert rules.check_autoscaled_count_ignored(AGENT_POOL, aks_pool(), urn=urn) == []
+    for parent in ("gpupools:index:GpuNodeGroup", "gpupools:index:EksCluster"):
+        urn = f"urn:pulumi:dev::gpupools::{parent}$aws:eks/nodeGroup:NodeGroup::gpu1-spot-a"
+        assert rules.check_autoscaled_count_ignored(NODE_GROUP, eks_group(), urn=urn) == []
+    for urn in (
+        "urn:pulumi:dev::mine::aws:eks/nodeGroup:NodeGroup::gpu1",
+        "urn:pulumi:dev::mine::my:index:Pools$aws:eks/nodeGroup:NodeGroup::gpu1",
+        "urn:pulumi:dev::mine::aws:eks/nodeGroup:NodeGroup::gpupools:index:GpuNodeGroup",
+    ):
+        assert len(rules.check_autoscaled_count_ignored(NODE_GROUP, eks_group(), urn=urn)) == 1, urn
+
+
 def test_count_ignored_fails_on_aks_without_it() -> None:
     [message] = rules.check_autoscaled_count_ignored(AGENT_POOL, aks_pool(), ignore_changes=["tags"])
     assert "AKS agent pool 't4spot' is autoscaled but ignoreChanges does not cover 'count', got ['tags']" in message

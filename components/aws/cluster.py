@@ -23,8 +23,9 @@ What it creates, and why:
   entry, so anything built from it waits for the cluster and the entry.
 * **System node group**: on-demand, ``AL2023_x86_64_STANDARD``, across all zones, sized from
   ``systemPool``, labelled ``gpupools.io/role=system`` (the autoscaler and other add-ons select it),
-  with the same launch template rules as GPU groups (IMDSv2 only, encrypted gp3, no SSH), desired
-  size ignored after create, and scale-from-zero tags on its ASG like every group.
+  with the same launch template rules as GPU groups (IMDSv2 only, encrypted gp3, no SSH), created
+  at ``minSize`` and updated with its live size afterwards (``node_group.create_managed_node_group``),
+  and scale-from-zero tags on its ASG like every group.
 * **Kubeconfig** (``aws eks get-token``; the AWS CLI must be installed where Pulumi runs) as a
   secret output, and a ``kubernetes.Provider`` built from it with ``cluster_identifier`` set to the
   cluster's OIDC issuer URL: the provider is replaced only when the cluster itself is (a replaced
@@ -46,6 +47,7 @@ from components.aws import naming
 from components.aws.asg_tags import create_asg_tags, node_template_tags
 from components.aws.iam import create_node_role
 from components.aws.launch_template import create_launch_template
+from components.aws.live_capacity import NodeGroupSizes
 from components.aws.network import NatStrategy, create_network
 from components.aws.node_group import autoscaling_group_name, create_managed_node_group, depends_on_of
 from components.conventions import POOL_LABEL, CapacityType, Role, pool_labels
@@ -100,6 +102,8 @@ class EksCluster(pulumi.ComponentResource):
         cluster_name: the EKS cluster name (plain).
         kubernetes_version: the control plane's minor version.
         zones: the cluster's zones, in order.
+        live_sizes: the reader of this cluster's node groups' live desired sizes (pass it to
+            ``GpuNodeGroup(live_sizes=...)`` to share its listing).
         vpc_id: the VPC.
         private_subnet_ids_by_zone: zone to private subnet ID (for ``GpuNodeGroup``).
         node_role: the node IAM role.
@@ -118,6 +122,7 @@ class EksCluster(pulumi.ComponentResource):
     cluster_name: str
     kubernetes_version: str
     zones: tuple[str, ...]
+    live_sizes: NodeGroupSizes
     vpc_id: pulumi.Output[str]
     private_subnet_ids_by_zone: dict[str, pulumi.Output[str]]
     node_role: aws.iam.Role
@@ -180,6 +185,7 @@ class EksCluster(pulumi.ComponentResource):
         self.cluster_name = cluster_name
         self.kubernetes_version = cluster_spec.kubernetes_version
         self.zones = tuple(zones)
+        self.live_sizes = NodeGroupSizes(cluster_name, parent=self)
 
         if network_spec.bring_your_own:
             self.vpc_id = pulumi.Output.from_input(network_spec.vpc_id or "")
@@ -252,6 +258,7 @@ class EksCluster(pulumi.ComponentResource):
             kubernetes_version=cluster_spec.kubernetes_version,
             tags={POOL_LABEL: SYSTEM_POOL},
             parent=self,
+            live_desired_size=self.live_sizes.desired(system_name),
         )
         create_asg_tags(
             f"{name}-system",

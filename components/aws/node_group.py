@@ -16,8 +16,9 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   remainder going to the first zones; the on-demand fallback's max is ``onDemandMaxSize`` (default
   ``maxSize``) split the same way, and its min is 0 (the pool's minimum is kept on Spot: keeping
   on-demand nodes warm as well would double the idle cost). ``desiredSize`` starts at the group's
-  min (0 by default, so a Spot capacity shortage at create time cannot fail the stack) and is
-  ignored afterwards (``ignore_changes=["scalingConfig.desiredSize"]``): the autoscaler owns it;
+  min (0 by default, so a Spot capacity shortage at create time cannot fail the stack); after that
+  the autoscaler owns it, and every update sends the group's *live* size (``live_capacity``; see
+  ``create_managed_node_group`` for how and why);
 * labels: the conventions' pool labels, the pool's extra labels and
   ``k8s.amazonaws.com/accelerator=<GPU model of the first instance type>`` (cluster-autoscaler's GPU
   label, which stops it over-scaling while the device plugin starts; it names the first type's
@@ -49,6 +50,7 @@ from components import config, rules
 from components.aws import naming
 from components.aws.asg_tags import create_asg_tags, node_template_tags
 from components.aws.launch_template import create_launch_template
+from components.aws.live_capacity import NodeGroupSizes, desired_size_on_update
 from components.catalog.aws_instance_types import INSTANCE_TYPES
 from components.conventions import (
     CA_TAG_PREFIX,
@@ -69,7 +71,7 @@ from components.versions import SUPPORTED_KUBERNETES_VERSIONS
 TYPE = "gpupools:index:GpuNodeGroup"
 
 IGNORE_CHANGES = ["scalingConfig.desiredSize"]
-"""Engine (camelCase) path: the autoscaler owns the desired size after create."""
+"""Engine (camelCase) path of the autoscaler-owned desired size, ignored when its live value is unknown."""
 
 MAX_UNAVAILABLE = 1
 """``update_config``: drain one node at a time when EKS rolls a group to a new launch template or AMI."""
@@ -214,10 +216,38 @@ def create_managed_node_group(
     kubernetes_version: str | None,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
+    live_desired_size: int | None = None,
     depends_on: Sequence[pulumi.Resource] = (),
 ) -> aws.eks.NodeGroup:
-    """One managed node group with gpupools' fixed choices (desired size ignored after create,
-    launch template by latest version, ``MAX_UNAVAILABLE``, no remote access)."""
+    """One managed node group with gpupools' fixed choices (launch template by latest version,
+    ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size.
+
+    The desired size, and why: an update of a node group's scaling config sends ``desiredSize``
+    whole with min and max (terraform-provider-aws ``internal/service/eks/node_group.go``,
+    ``resourceNodeGroupUpdate``: ``ScalingConfig`` from ``expandNodegroupScalingConfig`` whenever
+    ``scaling_config`` changed), and EKS resizes the group to it, terminating nodes the autoscaler
+    started (EKS API reference, ``NodegroupScalingConfig.desiredSize``). So:
+
+    * ``live_desired_size`` known (the group exists and ``live_capacity.NodeGroupSizes`` read it):
+      ``desiredSize`` is the live size brought into the new bounds
+      (``live_capacity.desired_size_on_update``) and is *not* ignored. A ``maxSize`` change then
+      sends exactly the live size, whatever the state holds (``pulumi up --refresh=false`` too);
+      raising ``minSize`` above the live size sends the new minimum instead of a desired size EKS
+      would reject ("Minimum capacity X can't be greater than desired size Y").
+    * unknown (a group about to be created, or one whose size could not be read): ``desiredSize``
+      is ``min_size`` (the create-time value; 0 for GPU groups, so a Spot shortage cannot fail the
+      create) and is in ``ignore_changes``. Pulumi then sends the *stored* desired size on an
+      update (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``, ``processIgnoreChanges``),
+      which is the live one only because the project refreshes before every update
+      (``Pulumi.yaml`` ``options.refresh: always``; the bridge's ``Read`` writes the refreshed
+      ``desiredSize`` back into the stored inputs: pulumi/pulumi-terraform-bridge
+      ``pkg/tfbridge/provider.go``, ``Read`` -> ``ExtractInputsFromOutputs``).
+
+    The node group's name and create-only fields do not depend on any of this, so neither path
+    ever replaces a group.
+    """
+    live = live_desired_size is not None
+    desired = desired_size_on_update(live_desired_size, min_size, max_size) if live_desired_size is not None else min_size
     return aws.eks.NodeGroup(
         resource_name,
         cluster_name=cluster_name,
@@ -227,7 +257,7 @@ def create_managed_node_group(
         capacity_type=naming.EKS_CAPACITY_TYPE[capacity],
         ami_type=ami_type,
         instance_types=list(instance_types),
-        scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=min_size),
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=desired),
         labels=dict(labels),
         taints=eks_taints(taints),
         launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
@@ -236,7 +266,9 @@ def create_managed_node_group(
         update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=MAX_UNAVAILABLE),
         version=kubernetes_version,
         tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent, ignore_changes=IGNORE_CHANGES, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions(
+            parent=parent, ignore_changes=None if live else list(IGNORE_CHANGES), depends_on=list(depends_on)
+        ),
     )
 
 
@@ -270,6 +302,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
             cluster's version at create and leaves nodes behind on a control-plane upgrade, so pass
             it when you manage the cluster).
         region: the stack's region; when given, zones are checked to belong to it.
+        live_sizes: where to read the groups' live desired sizes (``EksCluster.live_sizes`` shares
+            one reader); default: a ``live_capacity.NodeGroupSizes`` of ``cluster_name``. Every
+            update sends each existing group's live size; see ``create_managed_node_group``.
         opts: resource options; ``depends_on`` is passed on to the node groups.
 
     Attributes:
@@ -299,6 +334,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         subnet_ids_by_zone: Mapping[str, pulumi.Input[str]],
         kubernetes_version: str | None = None,
         region: str | None = None,
+        live_sizes: NodeGroupSizes | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"GpuNodeGroup({name})"
@@ -316,6 +352,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         self.spec = spec
         deps = depends_on_of(opts)
+        sizes = live_sizes if live_sizes is not None else NodeGroupSizes(cluster_name, parent=self)
         self.launch_template = create_launch_template(
             f"{name}-launch-template",
             ami_type=spec.ami_type.value,
@@ -350,6 +387,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpus_per_node),
                 },
                 parent=self,
+                live_desired_size=sizes.desired(plan.name),
                 depends_on=deps,
             )
             self.node_groups[plan.name] = node_group

@@ -15,8 +15,15 @@ What it creates (children of the component):
   - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
     ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),
     the gpupools pool labels, autoscaled ``minSize``..``maxSize`` across the cluster zones, no public
-    node IPs, Managed OS disk. ``count`` is sent on create and ignored afterwards
-    (``agentPoolProfiles[0].count``). Never add pools here: a managed-cluster PUT with a new inline
+    node IPs, Managed OS disk. ``count`` is ``minSize`` on create; afterwards it is the pool's live
+    count, read at deploy time (``live_capacity.AgentPoolCounts``), because every managed-cluster
+    update is one PUT carrying ``agentPoolProfiles[0].count`` (pulumi-azure-native
+    ``provider.go``, ``Update`` -> ``defaultUpdate``, body from the inputs). When the live count
+    cannot be read (a cluster about to be created, a failed read, or a ``resource_group_name``
+    given as an output) ``count`` is ``minSize`` in ``ignore_changes``
+    (``agentPoolProfiles[0].count``), so Pulumi sends the stored count, which the refresh before
+    every update (``Pulumi.yaml`` ``options.refresh: always``) keeps live: azure-native's ``Read``
+    copies a changed count into the stored inputs. Never add pools here: a managed-cluster PUT with a new inline
     pool is rejected, and changing an inline pool puts every pool of the cluster into ``Scaling``.
     GPU pools are standalone ``AgentPool``s (``GpuNodePool``);
   - Entra ID (managed AAD) with Azure RBAC for Kubernetes authorization; local accounts disabled
@@ -53,6 +60,7 @@ from pulumi_azure_native import authorization, containerservice, managedidentity
 from components import rules
 from components.azure.autoscaler_profile import autoscaler_profile
 from components.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
+from components.azure.live_capacity import AgentPoolCounts
 from components.azure.naming import scale_set_regex
 from components.azure.network import create_node_network
 from components.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
@@ -107,10 +115,15 @@ def system_pool_info(system_pool: SystemPoolSpec, zones: tuple[str, ...]) -> Nod
     )
 
 
+SYSTEM_COUNT_IGNORE: tuple[str, ...] = ("agentPoolProfiles[0].count",)
+"""Engine path of the inline System pool's autoscaler-owned count, ignored when its live value is unknown."""
+
+
 def system_pool_profile(
-    system_pool: SystemPoolSpec, zones: tuple[str, ...], subnet_id: pulumi.Input[str]
+    system_pool: SystemPoolSpec, zones: tuple[str, ...], subnet_id: pulumi.Input[str], live_count: int | None = None
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
-    """The one inline ``agentPoolProfiles`` entry: the System pool."""
+    """The one inline ``agentPoolProfiles`` entry: the System pool, with ``count`` the pool's live
+    count when known (an existing cluster), else ``minSize`` (see the module docstring)."""
     info = system_pool_info(system_pool, zones)
     return containerservice.ManagedClusterAgentPoolProfileArgs(
         name=SYSTEM_POOL_NAME,
@@ -122,7 +135,7 @@ def system_pool_profile(
         enable_auto_scaling=True,
         min_count=system_pool.min_size,
         max_count=system_pool.max_size,
-        count=system_pool.min_size,
+        count=system_pool.min_size if live_count is None else live_count,
         availability_zones=list(info.zones) or None,
         node_taints=[str(t) for t in info.taints],
         node_labels=dict(info.labels),
@@ -183,6 +196,9 @@ class AksCluster(pulumi.ComponentResource):
     """The cluster's zones (plain values, for ``GpuNodePool(cluster_zones=...)``)."""
     managed_cluster: containerservice.ManagedCluster
     """The ``ManagedCluster`` resource itself (the chain start for agent pool operations)."""
+    live_counts: AgentPoolCounts | None
+    """The reader of this cluster's pools' live node counts (pass it to ``GpuNodePool(live_counts=...)``);
+    None when the resource group was given as an output (no name to read with)."""
 
     def __init__(
         self,
@@ -226,8 +242,12 @@ class AksCluster(pulumi.ComponentResource):
         if resource_group_name is None:
             group = resources.ResourceGroup(f"{name}-rg", resource_group_name=f"{cluster.name}-rg", location=location, opts=child)
             rg_name: pulumi.Input[str] = group.name
+            plain_rg: str | None = f"{cluster.name}-rg"
         else:
             rg_name = resource_group_name
+            plain_rg = resource_group_name if isinstance(resource_group_name, str) else None
+        self.live_counts = None if plain_rg is None else AgentPoolCounts(plain_rg, cluster.name, parent=self)
+        live_system_count = None if self.live_counts is None else self.live_counts.count(SYSTEM_POOL_NAME)
 
         subnet_id: pulumi.Input[str]
         if network.subnet_id is not None:
@@ -273,7 +293,7 @@ class AksCluster(pulumi.ComponentResource):
                 type=containerservice.ResourceIdentityType.USER_ASSIGNED,
                 user_assigned_identities=[control_plane_identity],
             ),
-            agent_pool_profiles=[system_pool_profile(system_pool, zones, subnet_id)],
+            agent_pool_profiles=[system_pool_profile(system_pool, zones, subnet_id, live_system_count)],
             enable_rbac=True,
             aad_profile=containerservice.ManagedClusterAADProfileArgs(
                 managed=True,
@@ -300,7 +320,7 @@ class AksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
-                ignore_changes=["agentPoolProfiles[0].count"],
+                ignore_changes=list(SYSTEM_COUNT_IGNORE) if live_system_count is None else None,
                 delete_before_replace=True,
             ),
         )

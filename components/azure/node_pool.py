@@ -12,9 +12,15 @@ without ``AksCluster``):
 
 Lifecycle rules built in (the AKS behaviour behind each is cited in the project's design notes):
 
-- ``count`` is sent on create (AKS requires it: "Required parameter properties.count is missing")
-  as ``minSize``, and ignored afterwards (``ignore_changes=["count"]``): it belongs to the
-  autoscaler, and a later ``pulumi up`` must never reset capacity.
+- ``count`` belongs to the autoscaler, and a later ``pulumi up`` must never reset capacity. It is
+  sent on create (AKS requires it: "Required parameter properties.count is missing") as
+  ``minSize``. Every update of a pool is one PUT of the whole pool, ``count`` included, so on
+  update the component sends the pool's *live* count, read at deploy time
+  (``components.azure.live_capacity``); only when that cannot be read (a pool about to be created,
+  a failed read, or names given as outputs with no ``live_counts``) is ``count`` left to
+  ``ignore_changes=["count"]``, which sends the stored count, live only because the project
+  refreshes before every update (``Pulumi.yaml`` ``options.refresh: always``; see
+  ``GpuNodePool``).
 - The Spot label and taint AKS adds to every Spot pool are declared, so a refresh shows no diff.
 - Spot pools get no ``upgradeSettings``: AKS rejects ``maxSurge``/``maxUnavailable`` on Spot.
 - Fields AKS cannot change in place are in ``replace_on_changes`` and in the name: the agent pool
@@ -35,6 +41,7 @@ import pulumi
 from pulumi_azure_native import containerservice
 
 from components import config, rules
+from components.azure.live_capacity import AgentPoolCounts
 from components.azure.naming import agent_pool_name, scale_set_regex
 from components.catalog.azure_vm_sizes import GPU_SIZES
 from components.conventions import AKS_SPOT_LABEL, AKS_SPOT_TAINT, GPU_TAINT, CapacityType, Role, Taint, pool_labels
@@ -59,6 +66,9 @@ CREATE_ONLY_FIELDS: tuple[str, ...] = (
 are already replacements in azure-native; the rest (Spot priority and price, eviction policy, OS
 disk type and size, max pods, GPU driver, zones, subnet) would be attempted as an update and
 rejected by AKS. All of them replace the pool, and all of them feed the name digest."""
+
+COUNT_IGNORE: tuple[str, ...] = ("count",)
+"""Engine path of the autoscaler-owned node count, ignored when its live value is unknown."""
 
 OS_DISK_TYPE = containerservice.OSDiskType.MANAGED.value
 """Managed OS disks: valid on every GPU size whatever its cache disk (Ephemeral needs a cache disk
@@ -268,7 +278,26 @@ class GpuNodePool(pulumi.ComponentResource):
             to these and must be among them. Empty for regions without zones.
         after: the resource after which this component's first pool operation runs, normally the
             previous ``GpuNodePool``'s ``.last``. Default none (the first pool of the cluster).
+        live_counts: where to read the pools' live node counts (``AksCluster.live_counts``).
+            Default: an ``AgentPoolCounts`` of ``resource_group_name``/``cluster_name`` when both
+            are plain strings, else none (counts then rest on ``ignore_changes`` and refresh).
         opts: resource options for the component (``providers`` reach the children).
+
+    The count sent on update, and why: an update of an agent pool (a ``maxSize``, label or version
+    change) is one PUT of the whole pool, ``count`` included (pulumi-azure-native
+    ``provider/pkg/provider/provider.go``, ``Update`` -> ``defaultUpdate``, body from the inputs).
+
+    * live count known: ``count`` is the live count and is not ignored, so the PUT carries exactly
+      what AKS has, as ``az aks nodepool update`` does (see ``live_capacity``), whatever the state
+      holds (``pulumi up --refresh=false`` too) and whatever the new ``minSize``/``maxSize``.
+    * unknown: ``count`` is ``minSize`` and in ``ignore_changes``; Pulumi sends the stored count
+      (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``, ``processIgnoreChanges``), which is
+      the live one because every update starts with a refresh (``Pulumi.yaml``
+      ``options.refresh: always``): azure-native's ``Read`` copies the changed ``count`` into the
+      stored inputs (``provider.go``, ``Read``: ``applyDiff`` of the old and new output projections
+      onto the old inputs).
+
+    Pool names and create-only fields never depend on the count, so neither path replaces a pool.
 
     Raises:
         ConfigError: for invalid arguments, before anything is registered.
@@ -297,6 +326,7 @@ class GpuNodePool(pulumi.ComponentResource):
         subnet_id: pulumi.Input[str] | None = None,
         cluster_zones: Sequence[str] = config.DEFAULT_AZURE_ZONES,
         after: pulumi.Resource | None = None,
+        live_counts: AgentPoolCounts | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         spec, zones = resolve_gpu_pool(name, pool, cluster_zones)
@@ -308,19 +338,24 @@ class GpuNodePool(pulumi.ComponentResource):
         super().__init__("gpupools:index:GpuNodePool", name, {}, opts)
         self.spec = spec
         self.agent_pools = []
+        counts = live_counts
+        if counts is None and isinstance(resource_group_name, str) and isinstance(cluster_name, str):
+            counts = AgentPoolCounts(resource_group_name, cluster_name, parent=self)
         previous = after
         for plan in plans:
             suffix = "spot" if plan.capacity is CapacityType.SPOT else "ondemand"
+            live = counts.count(plan.name) if counts is not None else None
+            args = dict(plan.args) if live is None else {**plan.args, "count": live}
             agent_pool = containerservice.AgentPool(
                 f"{name}-{suffix}",
                 resource_group_name=resource_group_name,
                 resource_name_=cluster_name,
                 vnet_subnet_id=subnet_id,
-                **plan.args,
+                **args,
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     depends_on=[previous] if previous is not None else None,
-                    ignore_changes=["count"],
+                    ignore_changes=list(COUNT_IGNORE) if live is None else None,
                     replace_on_changes=list(CREATE_ONLY_FIELDS),
                 ),
             )

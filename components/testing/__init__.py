@@ -156,7 +156,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
         fake = self.calls.get(args.token)
         if fake is None:
             raise KeyError(f"no fake for invoke {args.token}; add one to components.testing.fakes")
-        return fake(args.args), []
+        try:
+            return fake(args.args), []
+        except fakes.InvokeError as failure:
+            return {}, [("", str(failure))]
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -315,14 +318,22 @@ def run_program(
 
 
 def run_stack(
-    stack: str, root: Path = PROJECT_ROOT, overrides: Mapping[str, Any] | None = None, *, raise_errors: bool = True
+    stack: str,
+    root: Path = PROJECT_ROOT,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    calls: Mapping[str, fakes.CallFake] | None = None,
+    raise_errors: bool = True,
 ) -> Run:
     """Run the project's ``__main__.py`` with ``Pulumi.<stack>.yaml`` on the recording runtime.
 
-    ``overrides`` replaces top-level config keys (``{"gpupools:gpuPools": [...]}``) for edge cases.
+    ``overrides`` replaces top-level config keys (``{"gpupools:gpuPools": [...]}``) for edge cases;
+    ``calls`` replaces invoke fakes (what the cloud answers a data source, e.g. live pool sizes).
     """
     config = {**stack_config(stack, root), **(overrides or {})}
     entry = str(root / "__main__.py")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    return run_program(lambda: runpy.run_path(entry, run_name="__main__"), config, stack=stack, raise_errors=raise_errors)
+    return run_program(
+        lambda: runpy.run_path(entry, run_name="__main__"), config, stack=stack, calls=calls, raise_errors=raise_errors
+    )

@@ -29,6 +29,12 @@ from typing import Any, Callable, Mapping
 OutputFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
 
+
+class InvokeError(Exception):
+    """Raised by a ``CallFake`` to answer the invoke with a failure, as a provider does when a data
+    source errors (HTTP 404, access denied): the program sees the invoke raise and may handle it."""
+
+
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
 ACCOUNT = "123456789012"
@@ -155,6 +161,14 @@ def _aks_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
 
 
+def _agent_pool_absent(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``Agent Pools - Get`` before the cluster exists: ARM's 404, so no pool has a live count."""
+    raise InvokeError(
+        f"GET agentPools/{args.get('agentPoolName')}: 404 Not Found: ResourceNotFound: the managed cluster "
+        f"{args.get('resourceName')} was not found"
+    )
+
+
 def _azure_client_config(_: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "clientId": fake_uuid("client/deployer"),
@@ -241,6 +255,11 @@ def _partition(_: Mapping[str, Any]) -> dict[str, Any]:
     return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws", "reverseDnsPrefix": "com.amazonaws"}
 
 
+def _eks_clusters(_: Mapping[str, Any]) -> dict[str, Any]:
+    """``eks:ListClusters`` in a fresh account: no cluster yet, so no node group has a live size."""
+    return {"names": [], "id": "us-west-2"}
+
+
 def _region(_: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": "us-west-2", "region": "us-west-2", "id": "us-west-2", "endpoint": "ec2.us-west-2.amazonaws.com"}
 
@@ -270,6 +289,8 @@ OUTPUTS: dict[str, OutputFake] = {
 CALLS: dict[str, CallFake] = {
     "azure-native:containerservice:listManagedClusterUserCredentials": _aks_credentials,
     "azure-native:authorization:getClientConfig": _azure_client_config,
+    "azure-native:containerservice:getAgentPool": _agent_pool_absent,
+    "aws:eks/getClusters:getClusters": _eks_clusters,
     "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,

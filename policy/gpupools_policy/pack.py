@@ -7,7 +7,7 @@ whose constructor starts a gRPC server and blocks forever.
 Each adapter turns the SDK's arguments into plain data for ``gpupools_policy.rules``: the
 properties (read through the SDK's unknown-checking proxies) become dicts and lists with unknown
 values replaced by ``shapes.UNKNOWN``, ``args.opts.ignore_changes`` becomes the rule's
-``ignore_changes``, ``args.get_config()`` its config.
+``ignore_changes``, ``args.urn`` its ``urn``, ``args.get_config()`` its config.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ def resource_validator(*checks: rules.ResourceCheck) -> Any:
         ignore_changes = [str(p) for p in (args.opts.ignore_changes if args.opts is not None else [])]
         config = dict(args.get_config() or {})
         for check in checks:
-            for message in check(args.resource_type, props, name=args.name, ignore_changes=ignore_changes, config=config):
+            for message in check(
+                args.resource_type, props, name=args.name, urn=args.urn, ignore_changes=ignore_changes, config=config
+            ):
                 report_violation(message, None)
 
     validate.__name__ = "_".join(check.__name__ for check in checks)

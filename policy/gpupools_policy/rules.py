@@ -1,6 +1,6 @@
 """The gpupools policy rules, as plain functions: unit-test them by calling them directly.
 
-Resource rules take ``(resource_type, props, *, name, ignore_changes, config)`` and return the
+Resource rules take ``(resource_type, props, *, name, urn, ignore_changes, config)`` and return the
 violation messages (an empty list when the resource complies or the rule does not apply). Stack
 rules take every resource of the stack (:class:`Resource`) and return ``(message, urn)`` pairs.
 ``props`` are the engine's camelCase properties (``{"vmSize": ..., "nodeTaints": [...]}``), with
@@ -38,7 +38,7 @@ from gpupools_policy.shapes import (
 )
 
 ResourceCheck = Callable[..., list[str]]
-"""``(resource_type, props, *, name="", ignore_changes=(), config=None) -> [message, ...]``."""
+"""``(resource_type, props, *, name="", urn="", ignore_changes=(), config=None) -> [message, ...]``."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,7 @@ def check_gpu_taint(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -125,6 +126,7 @@ def check_spot_scale_to_zero(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -162,12 +164,33 @@ def check_spot_scale_to_zero(
 
 # --- 3. autoscaled-count-ignored (mandatory) -----------------------------------------------------
 
+LIVE_SIZING_COMPONENTS: tuple[str, ...] = (
+    "gpupools:index:EksCluster",
+    "gpupools:index:GpuNodeGroup",
+    "gpupools:index:AksCluster",
+    "gpupools:index:GpuNodePool",
+)
+"""gpupools' own components, which set an existing pool's count from its live size, read at deploy
+time, and keep the count in ``ignoreChanges`` only when they could not read it
+(``components/aws/live_capacity.py``, ``components/azure/live_capacity.py``)."""
+
+
+def sized_from_live(urn: str) -> bool:
+    """Whether the resource of ``urn`` is a child of one of ``LIVE_SIZING_COMPONENTS``.
+
+    A URN is ``urn:pulumi:<stack>::<project>::<parent types, '$'-separated>$<type>::<name>``."""
+    parts = urn.split("::")
+    if len(parts) < 4:
+        return False
+    return any(t in LIVE_SIZING_COMPONENTS for t in parts[2].split("$")[:-1])
+
 
 def check_autoscaled_count_ignored(
     resource_type: str,
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -179,7 +202,12 @@ def check_autoscaled_count_ignored(
     ``pulumi up`` resets them and removes nodes under running jobs. Applies to every pool, GPU or
     not. The engine passes ``ignoreChanges`` to policies as ``args.opts.ignore_changes``; a parent
     path (``scalingConfig``) or a wildcard (``agentPoolProfiles[*].count``) counts.
+
+    The one exception: children of gpupools' own components (``sized_from_live``), which send an
+    existing pool's live count instead of ignoring it (tested in ``tests/test_capacity_updates.py``).
     """
+    if sized_from_live(urn):
+        return []
     messages = []
     for pool in pools(resource_type, props, name):
         if pool.autoscaled is not True or paths.any_covers(ignore_changes, pool.count_path):
@@ -200,6 +228,7 @@ def check_launch_template_imdsv2(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -230,6 +259,7 @@ def check_launch_template_encryption(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -278,6 +308,7 @@ def check_no_public_node_ips(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -441,6 +472,7 @@ def check_upper_bound(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Any] | None = None,
 ) -> list[str]:
@@ -495,6 +527,7 @@ def check_resource(
     props: Mapping[str, Any],
     *,
     name: str = "",
+    urn: str = "",
     ignore_changes: Sequence[str] = (),
     config: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, list[str]]:
@@ -508,7 +541,12 @@ def check_resource(
             m
             for check in checks
             for m in check(
-                resource_type, props, name=name, ignore_changes=ignore_changes, config=(config or {}).get(policy) or {}
+                resource_type,
+                props,
+                name=name,
+                urn=urn,
+                ignore_changes=ignore_changes,
+                config=(config or {}).get(policy) or {},
             )
         ]
         if messages:
@@ -524,7 +562,12 @@ def check_stack(
     found: dict[str, list[Violation]] = {}
     for resource in resources:
         per_resource = check_resource(
-            resource.type, resource.props, name=resource.name, ignore_changes=resource.ignore_changes, config=config
+            resource.type,
+            resource.props,
+            name=resource.name,
+            urn=resource.urn,
+            ignore_changes=resource.ignore_changes,
+            config=config,
         )
         for policy, messages in per_resource.items():
             found.setdefault(policy, []).extend((m, resource.urn or None) for m in messages)

@@ -1,0 +1,115 @@
+"""The live size of EKS managed node groups, read at deploy time, and the desired size to send.
+
+Why a program reads it: cluster-autoscaler owns a node group's size after create. It sets the
+group's Auto Scaling group directly (``SetDesiredCapacity``: kubernetes/autoscaler
+``cluster-autoscaler/cloudprovider/aws/auto_scaling_groups.go``, ``setAsgSizeNoLock``), and EKS
+resizes the group to whatever ``desiredSize`` an ``UpdateNodegroupConfig`` carries ("If this
+parameter is given a value that is smaller than the current number of running worker nodes, the
+necessary number of worker nodes are terminated": EKS API reference, ``NodegroupScalingConfig``).
+terraform-provider-aws, which pulumi-aws bridges, sends ``ScalingConfig`` whole, ``desiredSize``
+included, whenever any of min, max or desired changed (``internal/service/eks/node_group.go``,
+``resourceNodeGroupUpdate`` and ``expandNodegroupScalingConfig``). So a ``maxSize`` change carries
+*some* desired size: the one from the stored state under ``ignore_changes`` (stale unless the update
+started with a refresh), or, here, the live one.
+
+``NodeGroupSizes`` reads, per node group, the live desired capacity of its Auto Scaling group
+(authoritative: that is what the autoscaler writes), falling back to the node group's own
+``scalingConfig.desiredSize`` (which EKS says "can be out-of-date for short periods of time") when
+the group's ASG cannot be read. A group that does not exist yet, or whose size cannot be read, has
+no live size: its desired size stays the create-time value under ``ignore_changes``, and the
+refresh before every update (``Pulumi.yaml`` ``options.refresh: always``) keeps that stored value
+live. Reads are data-source invokes (``eks:ListClusters``, ``eks:ListNodegroups``,
+``eks:DescribeNodegroup``, ``autoscaling:DescribeAutoScalingGroups``: the same reads a refresh makes)
+and run in previews as well, so a preview shows the size that will be sent.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+
+def desired_size_on_update(live: int, min_size: int, max_size: int) -> int:
+    """The desired size to send for a group whose live desired size is ``live``: the live size,
+    brought into the new ``[min_size, max_size]``.
+
+    EKS rejects a desired size outside the bounds ("Minimum capacity 8 can't be greater than
+    desired size 4": terraform-aws-modules/terraform-aws-eks #3306, #2508; "desiredSize can't be
+    greater than maxSize"), so raising ``minSize`` above the live size grows the group to the new
+    minimum, and lowering ``maxSize`` below it shrinks the group to the new maximum (EKS terminates
+    the surplus nodes; cluster-autoscaler would not keep them either).
+
+    >>> desired_size_on_update(3, 0, 6), desired_size_on_update(1, 2, 6), desired_size_on_update(5, 0, 4)
+    (3, 2, 4)
+    """
+    return min(max(live, min_size), max_size)
+
+
+class NodeGroupSizes:
+    """Live desired sizes of one EKS cluster's managed node groups, read once per group on demand.
+
+    Args:
+        cluster_name: the EKS cluster's name (plain: an invoke made while the program runs needs it).
+        parent: the component the reads belong to (its providers are used).
+    """
+
+    def __init__(self, cluster_name: str, parent: pulumi.Resource) -> None:
+        self.cluster_name = cluster_name
+        self.parent = parent
+        self._existing: set[str] | None = None
+        self._listing_failed = False
+        self._sizes: dict[str, int | None] = {}
+
+    def _opts(self) -> pulumi.InvokeOptions:
+        return pulumi.InvokeOptions(parent=self.parent)
+
+    def _existing_groups(self) -> set[str]:
+        """The cluster's node groups (none while the cluster does not exist); listed once. A failed
+        listing is reported once and leaves every group without a live size."""
+        if self._existing is None and not self._listing_failed:
+            try:
+                clusters = aws.eks.get_clusters(opts=self._opts()).names or []
+                if self.cluster_name not in clusters:
+                    self._existing = set()
+                else:
+                    found = aws.eks.get_node_groups(cluster_name=self.cluster_name, opts=self._opts()).names or []
+                    self._existing = set(found)
+            except Exception as error:
+                self._listing_failed = True
+                pulumi.log.warn(
+                    f"EKS cluster {self.cluster_name}: node groups not listable ({error}); their desiredSize is left "
+                    "to ignore_changes, which is only safe when the update starts with a refresh",
+                    resource=self.parent,
+                )
+        return self._existing or set()
+
+    def _read(self, node_group_name: str) -> int | None:
+        if node_group_name not in self._existing_groups():
+            return None
+        group = aws.eks.get_node_group(cluster_name=self.cluster_name, node_group_name=node_group_name, opts=self._opts())
+        asg_names = [asg.name for resource in group.resources or [] for asg in resource.autoscaling_groups or [] if asg.name]
+        if len(asg_names) == 1:
+            try:
+                return int(aws.autoscaling.get_group(name=asg_names[0], opts=self._opts()).desired_capacity)
+            except Exception as error:  # an unreadable ASG: the node group's own (possibly lagging) size
+                pulumi.log.warn(
+                    f"EKS node group {node_group_name}: Auto Scaling group {asg_names[0]} not readable ({error}); "
+                    "using the node group's desiredSize",
+                    resource=self.parent,
+                )
+        configs = group.scaling_configs or []
+        return int(configs[0].desired_size) if configs else None
+
+    def desired(self, node_group_name: str) -> int | None:
+        """The group's live desired size, or None when the group does not exist yet or cannot be read."""
+        if node_group_name not in self._sizes:
+            try:
+                self._sizes[node_group_name] = self._read(node_group_name)
+            except Exception as error:
+                pulumi.log.warn(
+                    f"EKS node group {node_group_name}: live size not readable ({error}); its desiredSize is left "
+                    "to ignore_changes, which is only safe when the update starts with a refresh",
+                    resource=self.parent,
+                )
+                self._sizes[node_group_name] = None
+        return self._sizes[node_group_name]
