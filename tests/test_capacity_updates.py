@@ -262,7 +262,7 @@ def test_eks_would_reject_the_raise_if_the_desired_size_were_left_to_ignore_chan
     live = {name: pool.bound("minSize") for name, pool in created.items()}
     second = pools(run_stack("aws-dev", overrides=raised_minimums("aws-dev"), calls=unreadable("aws-dev")))
     system = next(n for n in second if "system" in n)
-    with pytest.raises(model.EksRejected, match="Minimum capacity 4 can't be greater than desired size 2"):
+    with pytest.raises(model.EksRejectedError, match="Minimum capacity 4 can't be greater than desired size 2"):
         sent_count("aws-dev", created[system], second[system], live[system], refresh=True)
 
 
@@ -367,7 +367,7 @@ def test_eks_model_sends_scaling_config_whole_only_when_it_changed() -> None:
     assert model.eks_update_request(stored, {"scalingConfig": {"minSize": 0, "maxSize": 6, "desiredSize": 2}}) is None
     request = model.eks_update_request(stored, {"scalingConfig": {"minSize": 0, "maxSize": 9, "desiredSize": 2}})
     assert request == {"minSize": 0, "maxSize": 9, "desiredSize": 2}
-    with pytest.raises(model.EksRejected):
+    with pytest.raises(model.EksRejectedError):
         model.eks_check({"minSize": 3, "maxSize": 9, "desiredSize": 2})
-    with pytest.raises(model.EksRejected):
+    with pytest.raises(model.EksRejectedError):
         model.eks_check({"minSize": 0, "maxSize": 1, "desiredSize": 2})

@@ -50,10 +50,11 @@ class NodeGroupSizes:
 
     Args:
         cluster_name: the EKS cluster's name (plain: an invoke made while the program runs needs it).
-        parent: the component the reads belong to (its providers are used).
+        parent: the component the reads belong to (its providers are used); default none (the
+            default provider).
     """
 
-    def __init__(self, cluster_name: str, parent: pulumi.Resource) -> None:
+    def __init__(self, cluster_name: str, parent: pulumi.Resource | None = None) -> None:
         self.cluster_name = cluster_name
         self.parent = parent
         self._existing: set[str] | None = None

@@ -42,10 +42,11 @@ class AgentPoolCounts:
     Args:
         resource_group_name: the cluster's resource group (plain: the read runs while the program runs).
         cluster_name: the AKS cluster's name.
-        parent: the component the reads belong to (its providers are used).
+        parent: the component the reads belong to (its providers are used); default none (the
+            default provider).
     """
 
-    def __init__(self, resource_group_name: str, cluster_name: str, parent: pulumi.Resource) -> None:
+    def __init__(self, resource_group_name: str, cluster_name: str, parent: pulumi.Resource | None = None) -> None:
         self.resource_group_name = resource_group_name
         self.cluster_name = cluster_name
         self.parent = parent

@@ -55,7 +55,7 @@ class Stored:
     outputs: Mapping[str, Any]
 
 
-class EksRejected(Exception):
+class EksRejectedError(Exception):
     """``UpdateNodegroupConfig`` answered ``InvalidParameterException``."""
 
 
@@ -123,7 +123,7 @@ def _extract_inputs(old_input: Any, new_state: Any) -> Any:
     if isinstance(old_input, dict) and isinstance(new_state, dict):
         return {k: _extract_inputs(v, new_state[k]) for k, v in old_input.items() if k in new_state}
     if isinstance(old_input, list) and isinstance(new_state, list):
-        return [_extract_inputs(o, n) for o, n in zip(old_input, new_state)]
+        return [_extract_inputs(o, n) for o, n in zip(old_input, new_state, strict=False)]
     return copy.deepcopy(new_state)
 
 
@@ -171,12 +171,12 @@ def eks_update_request(stored: Stored, new_inputs: Mapping[str, Any]) -> dict[st
 
 
 def eks_check(scaling: Mapping[str, Any]) -> None:
-    """EKS's validation of a scaling config; raises ``EksRejected`` with EKS's own wording."""
+    """EKS's validation of a scaling config; raises ``EksRejectedError`` with EKS's own wording."""
     low, high, desired = scaling["minSize"], scaling["maxSize"], scaling["desiredSize"]
     if low > desired:
-        raise EksRejected(f"Minimum capacity {low} can't be greater than desired size {desired}")
+        raise EksRejectedError(f"Minimum capacity {low} can't be greater than desired size {desired}")
     if desired > high:
-        raise EksRejected("desiredSize can't be greater than maxSize")
+        raise EksRejectedError("desiredSize can't be greater than maxSize")
 
 
 def azure_native_put(stored: Stored, new_inputs: Mapping[str, Any]) -> dict[str, Any] | None:
