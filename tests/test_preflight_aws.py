@@ -149,6 +149,18 @@ def test_instance_type_missing_in_a_zone_fails_the_run(moto_env: str, tmp_path: 
     assert ok.endswith("✓")
 
 
+def test_simulation_moto_lacks_is_unknown_for_a_real_iam_user(moto_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    iam = boto3.client("iam", region_name=REGION)
+    iam.create_user(UserName="deployer")
+    key = iam.create_access_key(UserName="deployer")["AccessKey"]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key["SecretAccessKey"])
+    checks = AwsPreflight(aws_dev()).permissions()
+    assert checks and all(c.status is Status.UNKNOWN for c in checks)
+    # The caller resolved to the IAM user, so the row's reason is the failed simulation, not the ARN.
+    assert all("SimulatePrincipalPolicy" in c.found or "ResponseParserError" in c.found for c in checks)
+
+
 def test_default_zones_are_the_regions_first_three_as_the_stack_resolves_them(moto_env: str) -> None:
     values = engine_values("aws-dev", PROJECT_ROOT)
     cluster = json.loads(values["gpupools:cluster"])
@@ -264,8 +276,9 @@ def good_account(aws: StubbedAws, target: Target, quota: dict[str, int] | None =
     role = f"arn:aws:iam::{ACCOUNT}:role/platform/deployer"
     aws.offerings(target)
     aws.instance_types(target)
+    names = {q.code: q.name for q in (STANDARD_ON_DEMAND, G_VT_SPOT, G_VT_ON_DEMAND, P_SPOT, P5_SPOT)}
     for code, vcpus in needs_of(target).items():
-        aws.quota(code, (quota or {}).get(code, vcpus))
+        aws.quota(code, (quota or {}).get(code, vcpus), names.get(code, ""))
     aws.versions(("1.33", "STANDARD_SUPPORT"), (target.spec.cluster.kubernetes_version, "STANDARD_SUPPORT"))
     aws.caller(f"arn:aws:sts::{ACCOUNT}:assumed-role/deployer/ci-session")
     aws.stubs["iam"].add_response("get_role", {"Role": role_body(role)}, {"RoleName": "deployer"})

@@ -206,10 +206,16 @@ class AwsPreflight:
         self.target = target
         self.region = target.region
         self.clients = clients or default_clients(target.region)
-        modules = require("AWS", AWS_MODULES)
+        require("AWS", AWS_MODULES)
+        import botocore.exceptions
+        import botocore.parsers
+
+        # ResponseParserError is not a BotoCoreError: an endpoint answering an API it lacks with an
+        # HTML error page (as moto does) raises it from the parser.
         self.errors: tuple[type[BaseException], ...] = (
-            modules["botocore"].exceptions.BotoCoreError,
-            modules["botocore"].exceptions.ClientError,
+            botocore.exceptions.BotoCoreError,
+            botocore.exceptions.ClientError,
+            botocore.parsers.ResponseParserError,
         )
 
     def run(self) -> list[Check]:
