@@ -16,9 +16,11 @@ offered        Resource SKUs (``resource_skus.list(filter="location eq '<locatio
 quota          Compute usages (``usage.list(location)``): the VM family of each size (the SKU's
                ``family``) covers its on-demand pools at max, ``cores`` (Total Regional vCPUs)
                all on-demand pools, and ``lowPriorityCores`` (Total Regional Spot vCPUs) all Spot
-               pools: Azure checks a VM against both its family and the regional total, and Spot
-               VMs against the separate Spot pool only (Microsoft Learn, "Check vCPU quotas" and
-               "Use Azure Spot Virtual Machines"). Compared with the limit; current usage is shown.
+               pools: vCPU quotas are "arranged in two tiers for each subscription, in each
+               region", the family and the regional total, and a VM must fit both (azure-docs
+               ``virtual-machines/quotas.md``); Spot quota is a separate regional pool
+               (``virtual-machines/spot-vms.md``, FAQ). Compared with the limit; current usage
+               is shown.
 version        AKS ``managed_clusters.list_kubernetes_versions(location)``: the minor is listed
                with the ``KubernetesOfficial`` support plan (a minor offered only under
                ``AKSLongTermSupport`` needs the Premium tier, which the stack does not use).
