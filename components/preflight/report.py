@@ -1,0 +1,98 @@
+"""The preflight's one table: a row per check, and the exit status it implies.
+
+===========  ==================================================================================
+column       meaning
+===========  ==================================================================================
+CHECK        ``offered`` (size/type offered in the zone), ``quota`` (regional vCPU quota),
+             ``version`` (Kubernetes version offered in the region), ``permissions`` (the
+             deployer's rights)
+POOL         the ``gpuPools`` entry, ``system``, or ``-`` for the whole stack
+ZONE         the zone checked, or ``-`` for a regional check
+FOUND        what the cloud answered (for ``?``: why it could not answer)
+NEEDED       what the stack needs
+(status)     ``✓`` enough, ``✗`` ``pulumi up`` would fail, ``?`` the cloud could not say
+===========  ==================================================================================
+
+The exit status is 0 when every row is ``✓`` (or ``?`` without ``--strict``), 1 on any ``✗`` (and,
+with ``--strict``, on any ``?``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Iterable, Sequence
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""A check failed (or, with ``--strict``, could not be answered)."""
+
+
+class Status(str, Enum):
+    """The outcome of one check."""
+
+    OK = "✓"
+    FAILED = "✗"
+    UNKNOWN = "?"
+
+
+class CheckKind(str, Enum):
+    """What a row checks."""
+
+    OFFERED = "offered"
+    QUOTA = "quota"
+    VERSION = "version"
+    PERMISSIONS = "permissions"
+
+
+NO_POOL = "-"
+NO_ZONE = "-"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the table.
+
+    Attributes:
+        check: what is checked.
+        pool: the ``gpuPools`` entry, ``system``, or ``-``.
+        zone: the zone, or ``-`` for a regional check.
+        found: what the cloud answered; for ``?`` the reason it could not answer.
+        needed: what the stack needs.
+        status: ✓, ✗ or ?.
+    """
+
+    check: CheckKind
+    pool: str
+    zone: str
+    found: str
+    needed: str
+    status: Status
+
+
+def unknown(check: CheckKind, pool: str, zone: str, needed: str, reason: str) -> Check:
+    """A row the cloud could not answer, with the reason in FOUND."""
+    return Check(check, pool, zone, f"no answer: {reason}", needed, Status.UNKNOWN)
+
+
+COLUMNS = ("CHECK", "POOL", "ZONE", "FOUND", "NEEDED", "")
+
+
+def render(checks: Sequence[Check]) -> str:
+    """The table, aligned, followed by a one-line tally."""
+    rows = [COLUMNS, *((c.check.value, c.pool, c.zone, c.found, c.needed, c.status.value) for c in checks)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join(lines) + "\n" + tally(checks) + "\n"
+
+
+def tally(checks: Iterable[Check]) -> str:
+    """``12 ✓  1 ✗  2 ?``."""
+    statuses = [c.status for c in checks]
+    return "  ".join(f"{statuses.count(s)} {s.value}" for s in Status)
+
+
+def exit_status(checks: Iterable[Check], *, strict: bool = False) -> int:
+    """1 on any ✗ (or, with ``strict``, any ?), else 0."""
+    failing = {Status.FAILED, Status.UNKNOWN} if strict else {Status.FAILED}
+    return EXIT_FAILED if any(c.status in failing for c in checks) else EXIT_OK
