@@ -193,7 +193,7 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
     version = raw.get("kubernetesVersion")
     if isinstance(version, float):
         raise ConfigError(
-            f"{path}.kubernetesVersion", 'must be a quoted string such as "1.34" (1.30 in YAML is the number 1.3)', version
+            f"{path}.kubernetesVersion", 'must be a quoted string such as "1.35" (1.30 in YAML is the number 1.3)', version
         )
     return ClusterSpec(
         name=_str(raw, "name", path, required=True),

@@ -31,7 +31,8 @@ class NodePoolInfo:
         labels: every node label gpupools sets on it (conventions and extras).
         taints: every taint its nodes carry, including ones the cloud adds (the AKS Spot taint).
         gpus_per_node: GPUs on one node (0 for the system pool).
-        gpu_model: e.g. ``nvidia-tesla-t4``; empty for the system pool.
+        gpu_model: e.g. ``nvidia-tesla-t4``; a pool of several models lists them, comma-separated
+            (``nvidia-a10g,nvidia-l4``); empty for the system pool.
         autoscaler_group_regex: an anchored regex matching the name cluster-autoscaler sees for
             this pool (AKS: the scale set ``aks-<pool>-<digits>-vmss``; EKS: the ASG
             ``eks-<nodegroup>-<uuid>``); the priority expander lists these.

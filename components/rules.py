@@ -11,7 +11,7 @@ import ipaddress
 import re
 from typing import Mapping, Sequence
 
-from components import conventions
+from components import conventions, versions
 from components.catalog.aws_instance_types import INSTANCE_TYPES
 from components.catalog.azure_vm_sizes import GPU_SIZES, RETIRED_SIZES
 from components.errors import ConfigError
@@ -26,7 +26,6 @@ from components.specs import (
     StackSpec,
     SystemPoolSpec,
 )
-from components.versions import SUPPORTED_KUBERNETES_VERSIONS
 
 CLUSTER_NAME_MAX = 20
 """Cluster names prefix every resource name; EKS node group names (at most 63 characters) are
@@ -177,12 +176,9 @@ def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | N
             f"at most {CLUSTER_NAME_MAX} characters",
             cluster.name,
         )
-    if cluster.kubernetes_version not in SUPPORTED_KUBERNETES_VERSIONS:
-        fail(
-            f"{path}.kubernetesVersion",
-            "must be a supported minor version (" + ", ".join(SUPPORTED_KUBERNETES_VERSIONS) + ")",
-            cluster.kubernetes_version,
-        )
+    version_problem = versions.check_minor(cluster.kubernetes_version, cloud.value)
+    if version_problem:
+        fail(f"{path}.kubernetesVersion", version_problem, cluster.kubernetes_version)
     for index, zone in enumerate(cluster.zones):
         check_zone(zone, cloud, f"{path}.zones[{index}]", region)
     check_unique(cluster.zones, f"{path}.zones", "zones")

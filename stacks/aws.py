@@ -1,7 +1,7 @@
 """The EKS stack: compose the components from the validated config.
 
     config.load()                       every rule checked before anything is registered
-    EksCluster                          VPC, control plane, node role + access entry, system node group
+    EksCluster                          VPC, control plane, node role + access entry, system node group, CoreDNS add-on
     GpuNodeGroup per gpuPools entry     per zone a Spot group and its on-demand fallback, ASG tags
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
@@ -50,6 +50,8 @@ def main() -> None:
             kubernetes_version=cluster.kubernetes_version,
             region=region,
             live_sizes=cluster.live_sizes,
+            # Destroy the groups before the node role's policies (iam.NodeRole).
+            opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
         )
         for pool in spec.gpu_pools
     ]

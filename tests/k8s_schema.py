@@ -34,12 +34,12 @@ from components.conventions import (
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
 from components.testing import Registration, Run, run_program
-from components.versions import SUPPORTED_KUBERNETES_VERSIONS
+from components.versions import VERSION_TABLES, minor_key
 
 # --- schema ---------------------------------------------------------------------------------------
 
 
-def validate_manifest(manifest: Mapping[str, Any], k8s_version: str = "1.34") -> None:
+def validate_manifest(manifest: Mapping[str, Any], k8s_version: str = "1.35") -> None:
     """Validate ``manifest`` strictly (unknown fields are errors) against the schema of exactly
     ``k8s_version`` (a minor like ``1.34`` or a full version). Raises
     ``kubernetes_validate.ValidationError`` on a schema error, ``AssertionError`` if the package
@@ -51,8 +51,8 @@ def validate_manifest(manifest: Mapping[str, Any], k8s_version: str = "1.34") ->
 
 
 def validate_all_versions(manifest: Mapping[str, Any]) -> None:
-    """``validate_manifest`` at every Kubernetes minor gpupools supports."""
-    for version in SUPPORTED_KUBERNETES_VERSIONS:
+    """``validate_manifest`` at every Kubernetes minor in the version tables (supported now or recently)."""
+    for version in sorted({r.minor for table in VERSION_TABLES.values() for r in table.releases}, key=minor_key):
         validate_manifest(manifest, version)
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup, NatStrategy
 from components.aws.autoscaler import rendered_flags
+from components.catalog.aws_instance_types import INSTANCE_TYPES
 from components.config import parse_gpu_pool
 from components.conventions import EKS_ACCELERATOR_LABEL, GPU_TAINT, CapacityType, Role
 from components.errors import ConfigError
@@ -131,12 +132,37 @@ def test_labels_and_taints_come_from_the_conventions_and_the_pool():
             "gpupools.io/role": "gpu",
             "gpupools.io/capacity-type": capacity,
             "nvidia.com/gpu.present": "true",
-            EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4",  # g4dn.xlarge, the first type
+            # T4, A10G and L4 types: no model would be true of every node.
+            EKS_ACCELERATOR_LABEL: "nvidia-mixed",
         }
         assert registration.inputs["taints"] == [
             {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
             {"key": "dedicated", "value": "vision", "effect": "NO_EXECUTE"},
         ]
+
+
+@pytest.mark.parametrize(
+    ("instance_types", "label"),
+    [
+        (["g4dn.xlarge"], "nvidia-tesla-t4"),
+        (["g5.2xlarge", "g6.2xlarge"], "nvidia-mixed"),
+        (["p4d.24xlarge"], "nvidia-a100"),
+    ],
+)
+def test_accelerator_label_names_a_model_only_when_every_type_has_it(instance_types, label):
+    """cluster-autoscaler needs the label's presence (gpu_processor.go); the value must never be a
+    model some node of the group lacks (EC2 picks any of the group's types)."""
+    models = {INSTANCE_TYPES[t].gpu_model for t in instance_types}
+    seen = node_group({"name": "p", "instanceTypes": instance_types, "maxSize": 3})
+    assert seen.error is None
+    registrations = seen.run.of_type(NODE_GROUP)
+    assert registrations
+    for registration in registrations:
+        value = registration.inputs["labels"][EKS_ACCELERATOR_LABEL]
+        assert value == label
+        assert (value in models) == (len(models) == 1)
+    tags = {r.inputs["tag"]["key"]: r.inputs["tag"]["value"] for r in seen.run.of_type(ASG_TAG)}
+    assert tags[f"k8s.io/cluster-autoscaler/node-template/label/{EKS_ACCELERATOR_LABEL}"] == label
 
 
 def test_launch_template_requires_imdsv2_with_hop_limit_one_and_encrypts_gp3():
@@ -180,7 +206,7 @@ def test_groups_describe_each_node_group_for_the_kubernetes_side():
         assert dict(info.labels) == registration.inputs["labels"]
         assert [t.effect.value for t in info.taints] == ["NoSchedule", "NoSchedule"]  # Kubernetes spelling
         assert info.taints[0] == GPU_TAINT
-        assert (info.gpus_per_node, info.gpu_model) == (1, "nvidia-tesla-t4")
+        assert (info.gpus_per_node, info.gpu_model) == (1, "nvidia-a10g,nvidia-l4,nvidia-tesla-t4")
         scaling = registration.inputs["scalingConfig"]
         assert (info.min_size, info.max_size) == (scaling["minSize"], scaling["maxSize"])
         assert re.fullmatch(info.autoscaler_group_regex, fake_asg_name(registration))
@@ -215,8 +241,8 @@ def test_depends_on_reaches_the_node_groups():
 
 
 def test_kubernetes_version_is_sent_when_given():
-    seen = node_group(kubernetes_version="1.34")
-    assert {r.inputs["version"] for r in seen.run.of_type(NODE_GROUP)} == {"1.34"}
+    seen = node_group(kubernetes_version="1.35")
+    assert {r.inputs["version"] for r in seen.run.of_type(NODE_GROUP)} == {"1.35"}
 
 
 # --- GpuNodeGroup: errors (each one clear error, nothing registered) -------------------------------
@@ -320,7 +346,7 @@ def test_kubernetes_version_is_sent_when_given():
         pytest.param(
             T4_POOL,
             {"kubernetes_version": "1.20"},
-            r"^GpuNodeGroup\(t4\)\.kubernetes_version: must be a supported minor",
+            r"^GpuNodeGroup\(t4\)\.kubernetes_version: must be a Kubernetes minor in standard support",
             id="kubernetes-version",
         ),
         pytest.param(
@@ -347,7 +373,7 @@ def test_a_spec_is_revalidated():
 
 # --- EksCluster ------------------------------------------------------------------------------------
 
-CLUSTER = {"name": "ml-dev", "kubernetesVersion": "1.34", "zones": ["us-west-2a", "us-west-2b", "us-west-2c"]}
+CLUSTER = {"name": "ml-dev", "kubernetesVersion": "1.35", "zones": ["us-west-2a", "us-west-2b", "us-west-2c"]}
 
 
 def cluster(**kwargs: Any) -> Seen:
@@ -360,7 +386,7 @@ def test_control_plane_inputs():
     [control_plane] = seen.run.of_type("eks:index:Cluster")
     inputs = control_plane.inputs
     assert inputs["name"] == "ml-dev"
-    assert inputs["version"] == "1.34"
+    assert inputs["version"] == "1.35"
     assert inputs["authenticationMode"] == "API"
     assert inputs["createOidcProvider"] is True
     assert inputs["skipDefaultNodeGroup"] is True
@@ -450,7 +476,7 @@ def test_system_node_group_is_on_demand_standard_al2023_and_waits_for_the_access
         "gpupools.io/capacity-type": "on-demand",
     }
     assert not inputs.get("taints")
-    assert inputs["version"] == "1.34"
+    assert inputs["version"] == "1.35"
     assert system.ignore_changes == ["scalingConfig.desiredSize"]
     assert len(inputs["subnetIds"]) == 3
     [entry] = seen.run.of_type("aws:eks/accessEntry:AccessEntry")
@@ -500,7 +526,7 @@ def autoscaler(**kwargs: Any) -> Seen:
     args: dict[str, Any] = {
         "cluster_name": "ml-dev",
         "region": "us-west-2",
-        "kubernetes_version": "1.34",
+        "kubernetes_version": "1.35",
         "oidc_provider_arn": OIDC_ARN,
         "oidc_provider_url": OIDC_URL,
         **kwargs,
@@ -547,13 +573,11 @@ def test_helm_values_render_the_flags():
     assert "--skip-nodes-with-system-pods=false" in flags
     assert "--max-node-provision-time=7m" in flags
     assert "--scale-down-unneeded-time=12m" in flags
-    ignored = sorted(f.split("=", 1)[1] for f in flags if f.startswith("--balancing-ignore-label="))
-    assert ignored == [
-        "eks.amazonaws.com/nodegroup",
-        "eks.amazonaws.com/nodegroup-image",
-        "eks.amazonaws.com/sourceLaunchTemplateId",
-        "eks.amazonaws.com/sourceLaunchTemplateVersion",
-    ]
+    # --balancing-label replaces every other similarity check and "cannot be combined with
+    # --balancing-ignore-label" (kubernetes/autoscaler cluster-autoscaler/config/flags/flags.go).
+    balancing = sorted(f.split("=", 1)[1] for f in flags if f.startswith("--balancing-label="))
+    assert balancing == ["gpupools.io/capacity-type", "gpupools.io/pool"]
+    assert not [f for f in flags if f.startswith("--balancing-ignore-label")]
     assert "expanderPriorities" not in values
     assert values["priorityClassName"] == "system-cluster-critical"
     assert values["nodeSelector"] == {"gpupools.io/role": "system"}

@@ -67,7 +67,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
             for p in aws_dev_pools()
         ]
     },
-    "default-zones": {"gpupools:cluster": {"name": "ml-dev", "kubernetesVersion": "1.33"}},
+    "default-zones": {"gpupools:cluster": {"name": "ml-dev", "kubernetesVersion": "1.34"}},
 }
 
 

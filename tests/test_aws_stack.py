@@ -144,6 +144,71 @@ def test_node_groups_wait_for_the_access_entry_and_the_autoscaler_for_the_system
     assert system.urn in release.dependencies
 
 
+def test_node_groups_depend_on_every_node_role_policy_attachment():
+    """``pulumi destroy`` must delete the groups before the node role loses its policies
+    (terraform-provider-aws ``aws_eks_node_group`` docs; components/aws/iam.py ``NodeRole``)."""
+    run = aws_dev()
+    attachments = run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert sorted(a.inputs["policyArn"].rsplit("/", 1)[1] for a in attachments) == sorted(
+        [
+            "AmazonEKSWorkerNodePolicy",
+            "AmazonEKS_CNI_Policy",
+            "AmazonEC2ContainerRegistryReadOnly",
+            "AmazonSSMManagedInstanceCore",
+        ]
+    )
+    for group in run.of_type(NODE_GROUP):
+        assert {a.urn for a in attachments} <= set(group.dependencies), group.name
+
+
+def test_coredns_is_a_managed_addon_at_the_default_version_after_the_system_group():
+    """pulumi-eks creates no CoreDNS add-on without its default node group (``cluster.ts``); the
+    stack manages it, at EKS's default version for the cluster's minor, once nodes exist."""
+    run = aws_dev()
+    [addon] = run.of_type("aws:eks/addon:Addon")
+    assert addon.inputs["addonName"] == "coredns"
+    assert addon.inputs["clusterName"] == CONFIG["gpupools:cluster"]["name"]
+    lookups = [args for token, args in run.invokes if token == "aws:eks/getAddonVersion:getAddonVersion"]
+    assert lookups == [{"addonName": "coredns", "kubernetesVersion": K8S_VERSION, "mostRecent": False}]
+    assert addon.inputs["addonVersion"] == fakes.COREDNS_DEFAULT_VERSIONS[K8S_VERSION]
+    assert addon.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
+    [system] = [g for g in run.of_type(NODE_GROUP) if g.inputs["labels"]["gpupools.io/role"] == "system"]
+    assert system.urn in addon.dependencies
+
+
+def test_autoscaler_balances_the_zones_of_a_pool_and_never_spot_with_on_demand():
+    """cluster-autoscaler with ``--balancing-label`` calls two groups similar exactly when every
+    balancing label is present on both templates with equal values (kubernetes/autoscaler
+    ``processors/nodegroupset/label_nodegroups.go``, ``areLabelsSame``). Empty groups' templates
+    carry the ASG's ``node-template/label`` tags; every other label, such as the per-group
+    ``nodegroup-name`` from the ``eks:nodegroup-name`` tag, no longer matters."""
+    run = aws_dev()
+    flags = [f for f in release_values(run)["extraArgs"]]
+    balancing = [release_values(run)["extraArgs"][f] for f in flags if f.split("_", 1)[0] == "balancing-label"]
+    assert balancing
+    prefix = "k8s.io/cluster-autoscaler/node-template/label/"
+
+    def template_labels(group: Registration) -> dict[str, str]:
+        return {k[len(prefix) :]: v for k, v in tags_on(run, asg_of(group)).items() if k.startswith(prefix)}
+
+    def similar(a: Registration, b: Registration) -> bool:
+        la, lb = template_labels(a), template_labels(b)
+        return all(key in la and key in lb and la[key] == lb[key] for key in balancing)
+
+    groups = gpu_groups(run)
+    for a in groups:
+        for b in groups:
+            same = (a.inputs["labels"]["gpupools.io/pool"], a.inputs["capacityType"]) == (
+                b.inputs["labels"]["gpupools.io/pool"],
+                b.inputs["capacityType"],
+            )
+            assert similar(a, b) == same, (a.name, b.name)
+    # every pool's Spot groups form one balanced set across all its zones
+    for name in POOLS:
+        spot = [g for g in groups if g.inputs["labels"]["gpupools.io/pool"] == name and g.inputs["capacityType"] == "SPOT"]
+        assert sorted(zone_of(run, g) for g in spot) == sorted(ZONES)
+
+
 def test_kubernetes_objects_use_the_explicit_provider():
     run = aws_dev()
     [provider] = run.of_type("pulumi:providers:kubernetes")

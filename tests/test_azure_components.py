@@ -214,7 +214,7 @@ def test_pool_zones_must_be_cluster_zones() -> None:
 
 # --- AksCluster standalone --------------------------------------------------------------------------
 
-CLUSTER = ClusterSpec(name="ml-dev", kubernetes_version="1.34", zones=("1", "2", "3"))
+CLUSTER = ClusterSpec(name="ml-dev", kubernetes_version="1.35", zones=("1", "2", "3"))
 SYSTEM = SystemPoolSpec(instance_types=("Standard_D4s_v5",))
 
 
@@ -269,13 +269,13 @@ def test_cluster_defaults_and_network_layout() -> None:
     [managed] = run.of_type(MANAGED_CLUSTER)
     assert managed.inputs["sku"] == {"name": "Base", "tier": "Standard"}
     assert managed.inputs["resourceName"] == "ml-dev"
-    assert managed.inputs["kubernetesVersion"] == "1.34"
+    assert managed.inputs["kubernetesVersion"] == "1.35"
     assert managed.delete_before_replace is True
 
 
 def test_sandbox_cluster_may_keep_local_accounts_and_names_admin_groups() -> None:
     spec = ClusterSpec(
-        name="sandbox", kubernetes_version="1.33", zones=("1",), allow_local_accounts=True, admin_group_object_ids=("g-1",)
+        name="sandbox", kubernetes_version="1.36", zones=("1",), allow_local_accounts=True, admin_group_object_ids=("g-1",)
     )
     run, _ = attempt(cluster(cluster=spec, sku_tier="Free"))
     [managed] = run.of_type(MANAGED_CLUSTER)
@@ -326,9 +326,9 @@ CLUSTER_ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"network": NetworkSpec(cidr="172.20.0.0/16")}, "AksCluster(ml-dev).network.cidr"),
     ({"network": NetworkSpec(cidr="10.0.0.0/8")}, "AksCluster(ml-dev).network.cidr"),
     ({"network": NetworkSpec(subnet_id="subnet-123")}, "AksCluster(ml-dev).network.subnetId"),
-    ({"cluster": ClusterSpec(name="ML_dev", kubernetes_version="1.34")}, "AksCluster(ml-dev).cluster.name"),
+    ({"cluster": ClusterSpec(name="ML_dev", kubernetes_version="1.35")}, "AksCluster(ml-dev).cluster.name"),
     ({"cluster": ClusterSpec(name="ml", kubernetes_version="1.20")}, "AksCluster(ml-dev).cluster.kubernetesVersion"),
-    ({"cluster": ClusterSpec(name="ml", kubernetes_version="1.34", zones=("4",))}, "AksCluster(ml-dev).cluster.zones[0]"),
+    ({"cluster": ClusterSpec(name="ml", kubernetes_version="1.35", zones=("4",))}, "AksCluster(ml-dev).cluster.zones[0]"),
     ({"autoscaler": AutoscalerSpec(max_node_provision_time="15")}, "AksCluster(ml-dev).autoscaler.maxNodeProvisionTime"),
     ({"autoscaler": AutoscalerSpec(scale_down_unneeded_time="90m")}, "AksCluster(ml-dev).autoscaler.scaleDownUnneededTime"),
     ({"sku_tier": "Gold"}, "AksCluster(ml-dev).sku_tier"),

@@ -57,7 +57,7 @@ SUBNETS = {
     "us-west-2c": "subnet-0cccccccccccccccc",
 }
 ROLE = "arn:aws:iam::123456789012:role/nodes"
-AKS_CLUSTER = ClusterSpec(name="ml", kubernetes_version="1.34", zones=("1", "2", "3"))
+AKS_CLUSTER = ClusterSpec(name="ml", kubernetes_version="1.35", zones=("1", "2", "3"))
 AKS_SYSTEM = SystemPoolSpec(instance_types=("Standard_D4s_v5",))
 EKS_CLUSTER = {"name": "ml", "zones": ["us-west-2a", "us-west-2b", "us-west-2c"]}
 
@@ -121,7 +121,7 @@ COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ),
     (
         "aks-cluster-name",
-        lambda: AksCluster("ml", cluster=ClusterSpec(name="ML", kubernetes_version="1.34"), system_pool=AKS_SYSTEM),
+        lambda: AksCluster("ml", cluster=ClusterSpec(name="ML", kubernetes_version="1.35"), system_pool=AKS_SYSTEM),
         "cluster.name",
         "lowercase",
     ),
@@ -200,7 +200,7 @@ COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     (
         "autoscaler-seconds",
         lambda: ClusterAutoscaler(
-            "ca", "ml", "us-west-2", "1.34", "arn:x", "https://x", autoscaler=AutoscalerSpec(max_node_provision_time="900s")
+            "ca", "ml", "us-west-2", "1.35", "arn:x", "https://x", autoscaler=AutoscalerSpec(max_node_provision_time="900s")
         ),
         "ClusterAutoscaler(ca)",
         "whole minutes",

@@ -349,10 +349,10 @@ def test_no_applied_quota_value_falls_back_to_the_default() -> None:
 def test_eks_version_not_offered_fails_and_names_what_is() -> None:
     target = aws_dev()
     with StubbedAws() as aws:
-        aws.versions(("1.35", "STANDARD_SUPPORT"), ("1.36", "STANDARD_SUPPORT"))
+        aws.versions(("1.36", "STANDARD_SUPPORT"), ("1.37", "STANDARD_SUPPORT"))
         [check] = AwsPreflight(target, clients=aws).version()
     assert check.status is Status.FAILED
-    assert "offered: 1.35, 1.36" in check.found
+    assert "offered: 1.36, 1.37" in check.found
     assert check.needed == f"EKS {target.spec.cluster.kubernetes_version}"
 
 

@@ -206,10 +206,10 @@ def test_family_names_match_usage_names_case_insensitively() -> None:
 
 def test_version_not_offered_fails_and_names_what_is() -> None:
     target = azure_dev()
-    checks = run(target, good_subscription(target, versions=[kubernetes_version("1.35"), kubernetes_version("1.36")]))
+    checks = run(target, good_subscription(target, versions=[kubernetes_version("1.36"), kubernetes_version("1.37")]))
     [version] = rows(checks, CheckKind.VERSION)
     assert version.status is Status.FAILED
-    assert "offered: 1.35, 1.36" in version.found
+    assert "offered: 1.36, 1.37" in version.found
 
 
 def test_version_only_under_long_term_support_fails() -> None:

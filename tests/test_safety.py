@@ -246,6 +246,6 @@ def test_every_container_of_ours_is_locked_down_and_pinned(stack: str) -> None:
 
 def test_cluster_autoscaler_image_pinned_to_the_cluster_minor() -> None:
     [release] = run("aws-dev").of_type("kubernetes:helm.sh/v3:Release")
-    version = stack_config("aws-dev")["gpupools:cluster"].get("kubernetesVersion", "1.34")
+    version = stack_config("aws-dev")["gpupools:cluster"].get("kubernetesVersion", "1.35")
     assert release.inputs["version"], "chart version pinned"
     assert release.inputs["values"]["image"]["tag"].startswith(f"v{version}.")

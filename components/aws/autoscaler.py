@@ -16,10 +16,26 @@
     ``cluster-autoscaler-priority-expander`` comes from ``components.kubernetes.PriorityExpander``,
     the single source, so ``expanderPriorities`` is deliberately not set and the chart renders no
     ConfigMap of its own) ranks Spot above on-demand; least-waste breaks ties.
-  - ``--balance-similar-node-groups=true`` with ``--balancing-ignore-label`` for the labels EKS puts
-    on managed nodes that differ between the per-zone groups of one pool (node group name, its
-    image, and its launch template ID and version), so the zones of a pool balance. Capacity-type
-    labels are not ignored: Spot and on-demand groups must never be "similar".
+  - ``--balance-similar-node-groups=true`` with ``--balancing-label=gpupools.io/pool`` and
+    ``--balancing-label=gpupools.io/capacity-type``: the per-zone groups of one pool and capacity
+    type are "similar", so a scale-up spreads over the zones. The built-in AWS comparison cannot
+    find them similar: cluster-autoscaler turns each managed group's ASG tags into template labels
+    (``cloudprovider/aws/aws_manager.go``, ``extractLabelsFromAsg``), and EKS tags each group's ASG
+    with its own ``eks:nodegroup-name``, so every empty group carries a label no other group has
+    ("are not similar, labels do not match": kubernetes/autoscaler #6954) and scale-ups pile into
+    one zone. A balancing label replaces every other comparison (``config/flags/flags.go``,
+    ``balancing-label``: "Setting this flag disables all other comparison logic, and cannot be
+    combined with --balancing-ignore-label"; ``main.go`` builds
+    ``nodegroupset.CreateLabelNodeInfoComparator`` instead of the AWS comparator; checked at the
+    cluster-autoscaler-1.33.6 to 1.36.1 tags). Both labels are on every group and its
+    scale-from-zero tags, and Spot and on-demand groups differ in ``capacity-type``, so they are
+    never balanced against each other; the pool's shape rule (one vCPU/memory/GPU shape per pool)
+    is what makes groups of one pool interchangeable, which the label comparison no longer checks.
+    Side effect, from the same branch of ``main.go``: the AWS template provider that copies ASG
+    ``node-template/resources`` tags onto groups that already have nodes
+    (``AsgTagResourceNodeInfoProvider``) is not installed; a group with nodes is modelled on its
+    live nodes, which advertise their GPUs themselves, and scale-from-zero templates still read
+    the tags (``aws_manager.go``, ``buildNodeFromTemplate``).
   - ``--skip-nodes-with-system-pods=false``: kube-system pods (CoreDNS, metrics) do not pin a GPU
     node forever; they are evicted like any other pod (PDBs still apply).
   - ``--max-node-provision-time`` and ``--scale-down-unneeded-time`` from ``AutoscalerSpec``.
@@ -44,7 +60,7 @@ import pulumi_kubernetes as k8s
 from components import rules
 from components.aws.iam import AUTOSCALER_SERVICE_ACCOUNT, autoscaler_policy, create_irsa_role
 from components.aws.node_group import check_cluster_name, depends_on_of
-from components.conventions import ROLE_LABEL, Role
+from components.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from components.errors import ConfigError
 from components.specs import AutoscalerSpec
 from components.versions import (
@@ -64,15 +80,8 @@ RELEASE_NAME = "cluster-autoscaler"
 
 EXPANDER = "priority,least-waste"
 
-BALANCING_IGNORE_LABELS = (
-    "eks.amazonaws.com/nodegroup",
-    "eks.amazonaws.com/nodegroup-image",
-    "eks.amazonaws.com/sourceLaunchTemplateId",
-    "eks.amazonaws.com/sourceLaunchTemplateVersion",
-)
-"""Labels EKS sets on managed nodes that differ between otherwise identical per-zone groups
-(cluster-autoscaler's AWS comparator already ignores ``eks.amazonaws.com/nodegroup``; listing it
-again is harmless and keeps the set explicit)."""
+BALANCING_LABELS = (POOL_LABEL, CAPACITY_TYPE_LABEL)
+"""``--balancing-label`` values: groups are similar exactly when both labels match (module docstring)."""
 
 RESOURCES = {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}}
 """From cluster-autoscaler's AWS example manifest (``cluster-autoscaler-autodiscover.yaml``), without
@@ -90,8 +99,8 @@ def extra_args(autoscaler: AutoscalerSpec) -> dict[str, Any]:
         "max-node-provision-time": autoscaler.max_node_provision_time,
         "scale-down-unneeded-time": autoscaler.scale_down_unneeded_time,
     }
-    for index, label in enumerate(BALANCING_IGNORE_LABELS, start=1):
-        args[f"balancing-ignore-label_{index}"] = label
+    for index, label in enumerate(BALANCING_LABELS, start=1):
+        args[f"balancing-label_{index}"] = label
     return args
 
 
@@ -146,7 +155,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     Give the cluster's Kubernetes provider through ``opts`` (the IAM role uses the AWS provider)::
 
         ClusterAutoscaler("cluster-autoscaler", cluster_name="ml-dev", region="us-west-2",
-                          kubernetes_version="1.34", oidc_provider_arn=cluster.oidc_provider_arn,
+                          kubernetes_version="1.35", oidc_provider_arn=cluster.oidc_provider_arn,
                           oidc_provider_url=cluster.oidc_provider_url,
                           opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster]))
 

@@ -17,7 +17,8 @@ What it creates, and why:
   VPC; public so ``pulumi up`` (running wherever CI or an engineer runs it) can reach the API to
   install the autoscaler and device plugin. Access is still authenticated by IAM; restrict the
   public endpoint with ``public_access_cidrs`` (default: EKS's default, anywhere).
-* **Node role** with the worker, CNI, ECR read-only and SSM managed policies, and its **access
+* **Node role** with the worker, CNI, ECR read-only and SSM managed policies (every node group
+  depends on the attachments, so ``pulumi destroy`` removes the groups first), and its **access
   entry** (type ``EC2_LINUX``), created before any node group so EKS finds it rather than creating
   its own; the entry is then explicit and owned by this stack. ``node_role_arn`` is read from the
   entry, so anything built from it waits for the cluster and the entry.
@@ -26,6 +27,8 @@ What it creates, and why:
   with the same launch template rules as GPU groups (IMDSv2 only, encrypted gp3, no SSH), created
   at ``minSize`` and updated with its live size afterwards (``node_group.create_managed_node_group``),
   and scale-from-zero tags on its ASG like every group.
+* **CoreDNS** as an EKS managed add-on after the system node group, at EKS's default version for
+  the cluster's minor (``create_coredns_addon``), so a Kubernetes upgrade upgrades it too.
 * **Kubeconfig** (``aws eks get-token``; the AWS CLI must be installed where Pulumi runs) as a
   secret output, and a ``kubernetes.Provider`` built from it with ``cluster_identifier`` set to the
   cluster's OIDC issuer URL: the provider is replaced only when the cluster itself is (a replaced
@@ -70,6 +73,60 @@ DEFAULT_ZONE_COUNT = 3
 """Zones used when ``cluster.zones`` is empty: three, the usual balance of resilience and NAT cost."""
 
 NODE_ACCESS_ENTRY_TYPE = "EC2_LINUX"
+
+
+COREDNS_ADDON = "coredns"
+COREDNS_RESOLVE_CONFLICTS = "OVERWRITE"
+"""On create: adopt the self-managed CoreDNS that EKS installs with every cluster
+(``bootstrapSelfManagedAddons`` defaults to true) and set EKS's defaults ("Overwrite - If the
+self-managed version of the add-on is installed on your cluster ... Amazon EKS changes the value to
+the Amazon EKS default value": EKS API reference, ``CreateAddon.resolveConflicts``). On update: the
+add-on's configuration belongs to this stack, so a version upgrade resets edits made outside it
+(``UpdateAddon.resolveConflicts``; the same defaults as pulumi-eks's own CoreDNS add-on)."""
+
+
+def create_coredns_addon(
+    name: str,
+    cluster_name: str,
+    kubernetes_version: str,
+    system_node_group: aws.eks.NodeGroup,
+    parent: pulumi.Resource,
+) -> aws.eks.Addon:
+    """CoreDNS as an EKS managed add-on, at EKS's default add-on version for ``kubernetes_version``,
+    created after the system node group.
+
+    Why gpupools manages it: pulumi-eks creates its CoreDNS add-on only for a cluster with its
+    default node group, Fargate or Auto Mode (``nodejs/eks/cluster/cluster.ts``: "We can only
+    enable the coredns addon if we have a node group to place it on"), and ``EksCluster`` skips the
+    default node group; the self-managed CoreDNS that EKS bootstraps is never upgraded with the
+    control plane. As a managed add-on whose version follows ``kubernetes_version``, a minor upgrade
+    upgrades CoreDNS in the same ``pulumi up``.
+
+    Why after the system node group: the add-on waits until its pods run (the provider waits for
+    status ``ACTIVE``), and on a new cluster the system group's nodes are the only ones they can run
+    on (every GPU group is tainted and starts at zero). Passing pulumi-eks's ``corednsAddonOptions``
+    instead would create it inside ``eks.Cluster``, before any node group exists.
+
+    Version: ``aws.eks.get_addon_version`` with ``most_recent=False``, the version EKS installs by
+    default on a new cluster of that minor (EKS ``DescribeAddonVersions``, ``defaultVersion``), not
+    the newest build, so a later ``pulumi up`` does not move CoreDNS just because a build was
+    published; a Kubernetes minor change moves it.
+    """
+    version = aws.eks.get_addon_version_output(
+        addon_name=COREDNS_ADDON,
+        kubernetes_version=kubernetes_version,
+        most_recent=False,
+        opts=pulumi.InvokeOutputOptions(parent=parent),
+    )
+    return aws.eks.Addon(
+        f"{name}-coredns",
+        cluster_name=cluster_name,
+        addon_name=COREDNS_ADDON,
+        addon_version=version.version,
+        resolve_conflicts_on_create=COREDNS_RESOLVE_CONFLICTS,
+        resolve_conflicts_on_update=COREDNS_RESOLVE_CONFLICTS,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_node_group]),
+    )
 
 
 def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
@@ -196,7 +253,9 @@ class EksCluster(pulumi.ComponentResource):
             private_ids = created.private_subnet_ids
         self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
 
-        self.node_role = create_node_role(name, parent=self)
+        node_role = create_node_role(name, parent=self)
+        self.node_role = node_role.role
+        self.node_role_policy_attachments = list(node_role.policy_attachments)
 
         self.eks_cluster = eks.Cluster(
             f"{name}-eks",
@@ -259,6 +318,10 @@ class EksCluster(pulumi.ComponentResource):
             tags={POOL_LABEL: SYSTEM_POOL},
             parent=self,
             live_desired_size=self.live_sizes.desired(system_name),
+            depends_on=self.node_role_policy_attachments,
+        )
+        self.coredns = create_coredns_addon(
+            name, cluster_name, cluster_spec.kubernetes_version, self.system_node_group, parent=self
         )
         create_asg_tags(
             f"{name}-system",

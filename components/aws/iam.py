@@ -7,6 +7,7 @@ byte-identical JSON (no diff on every ``pulumi up``) and tests can parse and ins
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -117,7 +118,24 @@ def to_json(document: dict[str, Any]) -> str:
     return json.dumps(document, sort_keys=True)
 
 
-def create_node_role(name: str, parent: pulumi.Resource) -> aws.iam.Role:
+@dataclass(frozen=True)
+class NodeRole:
+    """The node role and its policy attachments.
+
+    Node groups must depend on the attachments, not only on the role: on ``pulumi destroy`` a
+    group that depends on the role alone may lose its policies before it is deleted, and then
+    "EKS will not be able to properly delete EC2 Instances and Elastic Network Interfaces"
+    (terraform-provider-aws ``website/docs/r/eks_node_group.html.markdown``, example usage: "Ensure
+    that IAM Role permissions are created before and deleted after EKS Node Group handling";
+    pulumi-aws's ``eks.NodeGroup`` example passes the attachments as ``depends_on`` for the same
+    reason).
+    """
+
+    role: aws.iam.Role
+    policy_attachments: tuple[aws.iam.RolePolicyAttachment, ...]
+
+
+def create_node_role(name: str, parent: pulumi.Resource) -> NodeRole:
     """The EC2 instance role of every node group, with ``NODE_MANAGED_POLICIES`` attached."""
     partition = aws.get_partition()
     role = aws.iam.Role(
@@ -126,14 +144,16 @@ def create_node_role(name: str, parent: pulumi.Resource) -> aws.iam.Role:
         description="EKS worker nodes (gpupools)",
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    for policy in NODE_MANAGED_POLICIES:
+    attachments = tuple(
         aws.iam.RolePolicyAttachment(
             f"{name}-node-role-{policy}",
             role=role.name,
             policy_arn=f"arn:{partition.partition}:iam::aws:policy/{policy}",
             opts=pulumi.ResourceOptions(parent=role),
         )
-    return role
+        for policy in NODE_MANAGED_POLICIES
+    )
+    return NodeRole(role, attachments)
 
 
 def create_irsa_role(

@@ -20,9 +20,9 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   the autoscaler owns it, and every update sends the group's *live* size (``live_capacity``; see
   ``create_managed_node_group`` for how and why);
 * labels: the conventions' pool labels, the pool's extra labels and
-  ``k8s.amazonaws.com/accelerator=<GPU model of the first instance type>`` (cluster-autoscaler's GPU
-  label, which stops it over-scaling while the device plugin starts; it names the first type's
-  model, the same type the autoscaler's template is built from);
+  ``k8s.amazonaws.com/accelerator`` (``accelerator_label_value``: the GPU model when every
+  instance type of the pool has the same one, else ``nvidia-mixed``, so no node is ever labelled
+  with a model it may not have);
 * taints: the GPU taint and the pool's extra taints, every one with a value, in EKS spelling
   (``NO_SCHEDULE``);
 * one launch template per pool (``launch_template``): IMDSv2 only with hop limit 1, encrypted gp3
@@ -66,7 +66,7 @@ from components.conventions import (
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
 from components.specs import Cloud, GpuPoolSpec
-from components.versions import SUPPORTED_KUBERNETES_VERSIONS
+from components.versions import check_minor
 
 TYPE = "gpupools:index:GpuNodeGroup"
 
@@ -127,10 +127,46 @@ class GroupPlan:
         )
 
 
+MIXED_GPU_MODELS = "nvidia-mixed"
+"""The accelerator label's value on a pool whose instance types have different GPU models."""
+
+
+def gpu_models(instance_types: Sequence[str]) -> tuple[str, ...]:
+    """The distinct GPU models of ``instance_types``, sorted (catalog facts)."""
+    return tuple(sorted({INSTANCE_TYPES[name].gpu_model for name in instance_types}))
+
+
+def accelerator_label_value(instance_types: Sequence[str]) -> str:
+    """The ``k8s.amazonaws.com/accelerator`` value for a group of ``instance_types``.
+
+    Why the label is there at all: it is cluster-autoscaler's AWS GPU label (``GPULabel`` in
+    ``cloudprovider/aws/aws_cloud_provider.go``). A node that has the label but no allocatable
+    ``nvidia.com/gpu`` yet (the device plugin is still starting) is treated as unready instead of
+    as a ready node without GPUs, so pending GPU pods do not trigger a second scale-up
+    (``processors/customresources/gpu_processor.go``, ``FilterOutNodesWithUnreadyResources``, which
+    tests only that the label is present). Its value is read as a GPU type only for ``--gpu-total``
+    limits, which gpupools does not set.
+
+    Why the value is not always a model: a managed node group's labels apply to every node it
+    starts, whatever instance type EC2 picks, so a ``g4dn.xlarge, g5.xlarge, g6.xlarge`` pool
+    labelled with the first type's model would call A10G and L4 nodes ``nvidia-tesla-t4``. A pool
+    of one model gets that model (``nvidia-tesla-t4``); a mixed pool gets ``nvidia-mixed``, which
+    keeps the autoscaler's readiness check and names no model. EKS rejects an empty label value
+    (botocore ``eks`` model, ``labelValue``: min length 1), so ``""`` is not an option. To select
+    nodes by GPU model, select by ``node.kubernetes.io/instance-type`` (set by the kubelet), or run
+    NVIDIA GPU Feature Discovery for ``nvidia.com/gpu.product``.
+
+    >>> accelerator_label_value(["g4dn.xlarge", "g4dn.2xlarge"]), accelerator_label_value(["g5.xlarge", "g6.xlarge"])
+    ('nvidia-tesla-t4', 'nvidia-mixed')
+    """
+    models = gpu_models(instance_types)
+    return models[0] if len(models) == 1 else MIXED_GPU_MODELS
+
+
 def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
     """Every label a group of ``pool`` carries: extras, then the conventions and the accelerator label."""
-    model = INSTANCE_TYPES[pool.instance_types[0]].gpu_model
-    return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: model}
+    accelerator = accelerator_label_value(pool.instance_types)
+    return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: accelerator}
 
 
 def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
@@ -162,7 +198,7 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
                     instance_types=pool.instance_types,
                     ami_type=pool.ami_type.value,
                     gpus_per_node=facts.gpus,
-                    gpu_model=facts.gpu_model,
+                    gpu_model=",".join(gpu_models(pool.instance_types)),
                 )
             )
     return plans
@@ -182,8 +218,9 @@ def check_cluster_name(cluster_name: str, path: str) -> None:
 
 
 def check_kubernetes_version(version: str | None, path: str) -> None:
-    if version is not None and version not in SUPPORTED_KUBERNETES_VERSIONS:
-        raise ConfigError(path, "must be a supported minor version (" + ", ".join(SUPPORTED_KUBERNETES_VERSIONS) + ")", version)
+    problem = None if version is None else check_minor(version, Cloud.AWS.value)
+    if problem:
+        raise ConfigError(path, problem, version)
 
 
 def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:

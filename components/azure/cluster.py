@@ -37,7 +37,9 @@ What it creates (children of the component):
 - a role assignment **Azure Kubernetes Service RBAC Cluster Admin** for the principal running Pulumi
   on the cluster: with local accounts off and Azure RBAC on, even the cluster's creator has no
   Kubernetes permissions until granted, and Pulumi itself creates Kubernetes objects (device plugin,
-  priority expander);
+  priority expander). The assignment takes minutes to reach the cluster, so the Kubernetes provider
+  depends on a ``KubernetesAccessGate`` that polls ``SelfSubjectAccessReview`` until the deployer may
+  create those objects (bounded; only on create or when the cluster or assignment is replaced);
 - the user kubeconfig (``format=exec``, switched to kubelogin's ``azurecli`` login so ``pulumi up``
   never waits on a device-code prompt; ``components.azure.kubeconfig``) as a SECRET output, and a
   ``pulumi_kubernetes.Provider`` built from it with ``cluster_identifier`` set to the cluster's
@@ -65,6 +67,7 @@ from components.azure.naming import scale_set_regex
 from components.azure.network import create_node_network
 from components.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
 from components.errors import ConfigError
+from components.kubernetes.access_gate import KubernetesAccessGate
 from components.pools import NodePoolInfo
 from components.specs import AutoscalerSpec, Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec, frozen_map
 
@@ -344,11 +347,20 @@ class AksCluster(pulumi.ComponentResource):
             lambda configs: with_kubelogin_login(base64.b64decode(configs[0].value).decode(), kubelogin_login)
         )
         kubeconfig: pulumi.Output[str] = pulumi.Output.secret(plain_kubeconfig)  # type: ignore[arg-type]
+        # Every Kubernetes object uses this provider, so every one waits for the gate, which waits
+        # until the deployer's role assignment has reached the cluster (access_gate docstring).
+        self.access_gate = KubernetesAccessGate(
+            f"{name}-deployer-access",
+            kubeconfig=kubeconfig,
+            triggers={"clusterId": managed_cluster.id, "roleAssignmentId": deployer_admin.id},
+            identity=client.object_id,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
+        )
         provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=kubeconfig,
             cluster_identifier=managed_cluster.id,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin, self.access_gate]),
         )
 
         self.managed_cluster = managed_cluster
