@@ -18,7 +18,7 @@ import json
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from components import rules
-from components.conventions import Taint, TaintEffect
+from components.conventions import Role, Taint, TaintEffect
 from components.errors import ConfigError
 from components.specs import (
     AmiType,
@@ -28,6 +28,7 @@ from components.specs import (
     DevicePluginSpec,
     GpuPoolSpec,
     NetworkSpec,
+    PoolSpec,
     SmokeTestSpec,
     StackSpec,
     SystemPoolSpec,
@@ -37,7 +38,7 @@ from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETE
 
 NAMESPACE = "gpupools"
 
-TOP_LEVEL_KEYS = ("cloud", "cluster", "network", "systemPool", "gpuPools", "devicePlugin", "autoscaler", "smokeTest")
+TOP_LEVEL_KEYS = ("cloud", "cluster", "network", "systemPool", "gpuPools", "cpuPools", "devicePlugin", "autoscaler", "smokeTest")
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
@@ -56,6 +57,11 @@ GPU_POOL_KEYS = (
     "diskSizeGb",
     "amiType",
 )
+CPU_POOL_KEYS = GPU_POOL_KEYS
+"""A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
+a key in ``GPU_ONLY_POOL_KEYS``."""
+GPU_ONLY_POOL_KEYS = ("sharing",)
+"""Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
 TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
@@ -74,6 +80,11 @@ AWS: m6i.xlarge (4 vCPU, 16 GiB), room for CoreDNS, cluster-autoscaler and the C
 
 DEFAULT_GPU_DISK_GB = {Cloud.AZURE: 128, Cloud.AWS: 100}
 """Azure: the AKS default OS disk. AWS: CUDA images are large; eksctl's 80 GiB fills up quickly."""
+
+DEFAULT_CPU_DISK_GB = {Cloud.AZURE: 128, Cloud.AWS: 80}
+"""Azure: the AKS default OS disk. AWS: eksctl's default; data-prep images are smaller than CUDA's."""
+
+DEFAULT_AMI_TYPE = {Role.GPU: AmiType.AL2023_NVIDIA, Role.CPU: AmiType.AL2023_STANDARD}
 
 DEFAULT_AZURE_ZONES = ("1", "2", "3")
 
@@ -264,7 +275,22 @@ def parse_taint(raw: Any, path: str) -> Taint:
 
 def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
     """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
+    return parse_pool(raw, cloud, path, Role.GPU)
+
+
+def parse_cpu_pool(raw: Any, cloud: Cloud, path: str) -> PoolSpec:
+    """One ``cpuPools`` entry: the ``gpuPools`` keys with CPU defaults (``amiType``
+    ``AL2023_x86_64_STANDARD``, 80 GiB disk on AWS)."""
+    return parse_pool(raw, cloud, path, Role.CPU)
+
+
+def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
+    """One pool entry of either list; ``role`` picks the defaults and the GPU-only keys' fate."""
     raw = _mapping(raw, path)
+    if role is Role.CPU:
+        for key in GPU_ONLY_POOL_KEYS:
+            if key in raw:
+                raise ConfigError(f"{path}.{key}", "is for GPU pools only; move the pool to gpuPools if it has GPUs", raw[key])
     check_keys(raw, GPU_POOL_KEYS, path)
     if cloud is Cloud.AWS:
         _reject_keys(
@@ -291,8 +317,9 @@ def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
         zones=_str_list(raw, "zones", path),
         labels=_str_map(raw, "labels", path),
         taints=tuple(parse_taint(t, f"{path}.taints[{i}]") for i, t in enumerate(taints_raw)),
-        disk_size_gb=_int(raw, "diskSizeGb", path, DEFAULT_GPU_DISK_GB[cloud]),
-        ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], AmiType.AL2023_NVIDIA),
+        disk_size_gb=_int(raw, "diskSizeGb", path, (DEFAULT_GPU_DISK_GB if role is Role.GPU else DEFAULT_CPU_DISK_GB)[cloud]),
+        ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], DEFAULT_AMI_TYPE[role]),
+        role=role,
     )
 
 
@@ -302,6 +329,15 @@ def parse_gpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:gpuPools")
     if not isinstance(raw, list):
         raise ConfigError(path, "must be a list of pools", raw)
     return tuple(parse_gpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
+
+
+def parse_cpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cpuPools") -> tuple[PoolSpec, ...]:
+    """Optional: no CPU pools unless listed."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(path, "must be a list of pools", raw)
+    return tuple(parse_cpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
 
 
 def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
@@ -333,6 +369,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         network=parse_network(ours.get("network"), cloud),
         system_pool=parse_system_pool(ours.get("systemPool"), cloud),
         gpu_pools=parse_gpu_pools(ours.get("gpuPools"), cloud),
+        cpu_pools=parse_cpu_pools(ours.get("cpuPools"), cloud),
         device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),
         autoscaler=AutoscalerSpec(
             max_node_provision_time=_str(

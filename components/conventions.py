@@ -29,10 +29,12 @@ class TaintEffect(str, Enum):
 
 
 class Role(str, Enum):
-    """What a pool is for: the system pool hosts cluster add-ons, GPU pools host GPU workloads."""
+    """What a pool is for: the system pool hosts cluster add-ons, GPU pools host GPU workloads,
+    CPU pools host the CPU work around them (data preparation, pipeline controllers, front-ends)."""
 
     SYSTEM = "system"
     GPU = "gpu"
+    CPU = "cpu"
 
 
 class CapacityType(str, Enum):
@@ -67,7 +69,7 @@ POOL_LABEL = f"{LABEL_PREFIX}/pool"
 """``gpupools.io/pool=<pool name>`` on every pool."""
 
 ROLE_LABEL = f"{LABEL_PREFIX}/role"
-"""``gpupools.io/role=system|gpu`` on every pool."""
+"""``gpupools.io/role=system|gpu|cpu`` on every pool."""
 
 CAPACITY_TYPE_LABEL = f"{LABEL_PREFIX}/capacity-type"
 """``gpupools.io/capacity-type=spot|on-demand`` on every pool: one cloud-neutral key for workloads."""

@@ -36,7 +36,7 @@ class NodePoolInfo:
         autoscaler_group_regex: an anchored regex matching the name cluster-autoscaler sees for
             this pool (AKS: the scale set ``aks-<pool>-<digits>-vmss``; EKS: the ASG
             ``eks-<nodegroup>-<uuid>``); the priority expander lists these.
-        needs_device_plugin: False where the node image ships its own plugin (Bottlerocket).
+        needs_device_plugin: False for CPU pools and where the node image ships its own plugin (Bottlerocket NVIDIA).
     """
 
     name: str

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 from components import conventions, versions
 from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.catalog.azure_vm_sizes import GPU_SIZES, RETIRED_SIZES
+from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES, RETIRED_SIZES
 from components.errors import ConfigError
 from components.specs import (
     AmiType,
@@ -23,6 +23,7 @@ from components.specs import (
     DevicePluginSpec,
     GpuPoolSpec,
     NetworkSpec,
+    PoolSpec,
     StackSpec,
     SystemPoolSpec,
 )
@@ -328,6 +329,53 @@ def check_azure_gpu_size(size: str, path: str) -> None:
         )
 
 
+def check_azure_cpu_size(size: str, path: str) -> None:
+    if size in GPU_SIZES or size in RETIRED_SIZES:
+        fail(path, "must not be a GPU size in cpuPools: GPU nodes belong in gpuPools", size)
+    if size not in CPU_SIZES:
+        fail(
+            path,
+            "must be a general-purpose VM size gpupools knows (for example Standard_D8s_v5, Standard_D8ps_v5 for Arm64)",
+            size,
+            "to add a size, add its facts to CPU_SIZES in components/catalog/azure_vm_sizes.py",
+        )
+
+
+def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> None:
+    if len(types) > EKS_MAX_INSTANCE_TYPES:
+        fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
+    first = None
+    for index, name in enumerate(types):
+        facts = INSTANCE_TYPES.get(name)
+        if facts is None:
+            fail(
+                f"{path}[{index}]",
+                "must be an instance type gpupools knows",
+                name,
+                "add it to components/catalog/aws_instance_types.py with vCPU, memory and architecture",
+            )
+            return
+        if facts.gpus:
+            fail(f"{path}[{index}]", "must not be a GPU type in cpuPools: GPU nodes belong in gpuPools", name)
+        if first is None:
+            first = facts
+        elif facts.shape != first.shape:
+            fail(
+                f"{path}[{index}]",
+                f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, {first.arch}): "
+                "cluster-autoscaler builds its scale-from-zero template from the first type, and one AMI boots them all",
+                f"{name} ({facts.vcpus} vCPU, {facts.memory_mib} MiB, {facts.arch})",
+            )
+    if first is not None and first.arch != ami_type.architecture:
+        arm = first.arch == "arm64"
+        fail(
+            f"{path}[0]",
+            f"is {first.arch}, so amiType must be an {first.arch} AMI type "
+            + ("(AL2023_ARM_64_STANDARD or BOTTLEROCKET_ARM_64)" if arm else "(AL2023_x86_64_STANDARD or BOTTLEROCKET_x86_64)"),
+            f"{first.name} with {ami_type.value}",
+        )
+
+
 def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
     if len(types) > EKS_MAX_INSTANCE_TYPES:
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
@@ -344,7 +392,11 @@ def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
             )
             return
         if facts.gpus == 0:
-            fail(f"{path}[{index}]", "must have at least one whole NVIDIA GPU (cluster-autoscaler counts 0)", name)
+            fail(
+                f"{path}[{index}]",
+                "must have at least one whole NVIDIA GPU (cluster-autoscaler counts 0); CPU types belong in cpuPools",
+                name,
+            )
         if first is None:
             first = facts
         elif facts.shape != first.shape:
@@ -357,8 +409,9 @@ def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
 
 
 def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
-    """Labels an EKS GPU node group carries: the conventions' four, the accelerator label, extras."""
-    return 5 + len(pool.labels)
+    """Labels an EKS node group carries: GPU pools the conventions' four and the accelerator label,
+    CPU pools the conventions' three; plus extras."""
+    return (5 if pool.is_gpu else 3) + len(pool.labels)
 
 
 def check_gpu_pool(
@@ -368,7 +421,8 @@ def check_gpu_pool(
     cluster_zones: Sequence[str],
     region: str | None = None,
 ) -> None:
-    """Every rule for one GPU pool; ``cluster_zones`` empty on AWS means "resolved at deploy time"."""
+    """Every rule for one pool of either list (``pool.role``); ``cluster_zones`` empty on AWS means
+    "resolved at deploy time"."""
     name_max = AKS_GPU_POOL_NAME_MAX if cloud is Cloud.AZURE else EKS_GPU_POOL_NAME_MAX
     if not POOL_NAME.match(pool.name) or len(pool.name) > name_max:
         why = (
@@ -384,9 +438,29 @@ def check_gpu_pool(
     if cloud is Cloud.AZURE:
         if len(types) != 1:
             fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
-        check_azure_gpu_size(types[0], f"{path}.instanceTypes[0]")
-    else:
+        if pool.is_gpu:
+            if types[0] in CPU_SIZES:
+                fail(f"{path}.instanceTypes[0]", "must be a GPU VM size: CPU nodes belong in cpuPools", types[0])
+            check_azure_gpu_size(types[0], f"{path}.instanceTypes[0]")
+        else:
+            check_azure_cpu_size(types[0], f"{path}.instanceTypes[0]")
+    elif pool.is_gpu:
+        if not pool.ami_type.is_gpu:
+            fail(
+                f"{path}.amiType",
+                "must be an NVIDIA AMI type in gpuPools (AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA)",
+                pool.ami_type.value,
+            )
         check_aws_gpu_types(types, f"{path}.instanceTypes")
+    else:
+        if pool.ami_type.is_gpu:
+            fail(
+                f"{path}.amiType",
+                "must not be an NVIDIA AMI type in cpuPools (AL2023_x86_64_STANDARD, AL2023_ARM_64_STANDARD, "
+                "BOTTLEROCKET_x86_64 or BOTTLEROCKET_ARM_64)",
+                pool.ami_type.value,
+            )
+        check_aws_cpu_types(types, pool.ami_type, f"{path}.instanceTypes")
 
     zones = pool.zones or tuple(cluster_zones)
     for index, zone in enumerate(pool.zones):
@@ -441,7 +515,7 @@ def check_gpu_pool(
             pool.spot_max_price,
         )
 
-    if cloud is Cloud.AZURE and pool.ami_type is not AmiType.AL2023_NVIDIA:
+    if cloud is Cloud.AZURE and pool.ami_type not in (AmiType.AL2023_NVIDIA, AmiType.AL2023_STANDARD):
         fail(f"{path}.amiType", "is AWS only", pool.ami_type.value)
 
     check_labels(pool.labels, f"{path}.labels")
@@ -450,13 +524,15 @@ def check_gpu_pool(
 
     if cloud is Cloud.AWS:
         check_eks_labels_and_taints(pool, path)
-        if len(pool.taints) + 1 > EKS_MAX_TAINTS:
+        own_taints = 1 if pool.is_gpu else 0
+        if len(pool.taints) + own_taints > EKS_MAX_TAINTS:
             fail(
                 f"{path}.taints",
-                f"must hold at most {EKS_MAX_TAINTS - 1} taints (EKS allows {EKS_MAX_TAINTS}, one is the GPU taint)",
+                f"must hold at most {EKS_MAX_TAINTS - own_taints} taints (EKS allows {EKS_MAX_TAINTS}"
+                + (", one is the GPU taint)" if own_taints else ")"),
                 len(pool.taints),
             )
-        tags = gpu_pool_label_count(pool) + len(pool.taints) + 1 + 1 + EKS_ASG_OWN_TAGS
+        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + EKS_ASG_OWN_TAGS
         if tags > ASG_MAX_TAGS:
             fail(
                 f"{path}.labels",
@@ -473,7 +549,7 @@ def check_eks_labels_and_taints(pool: GpuPoolSpec, path: str) -> None:
     accelerator label): a different value would break the device plugin's affinity or the
     autoscaler's GPU detection."""
     reserved = set(conventions.pool_labels(pool.name, conventions.Role.GPU, conventions.CapacityType.SPOT))
-    reserved.add(conventions.EKS_ACCELERATOR_LABEL)
+    reserved.add(conventions.EKS_ACCELERATOR_LABEL)  # reserved on CPU pools too: it tells the autoscaler "GPU node"
     for key, value in pool.labels.items():
         if key in reserved:
             fail(f"{path}.labels.{key}", "is set by gpupools; leave it out", key)
@@ -496,6 +572,24 @@ def check_gpu_pools(
     check_unique([p.name for p in pools], path, "pool names")
 
 
+def check_cpu_pools(
+    pools: Sequence[PoolSpec],
+    gpu_pools: Sequence[PoolSpec],
+    cloud: Cloud,
+    path: str,
+    cluster_zones: Sequence[str],
+    region: str | None,
+) -> None:
+    """``cpuPools``: optional; each entry by the same rules, names unique across both lists (they
+    name agent pools and node groups in one namespace, and workloads select by ``gpupools.io/pool``)."""
+    gpu_names = {p.name for p in gpu_pools}
+    for index, pool in enumerate(pools):
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region)
+        if pool.name in gpu_names:
+            fail(f"{path}[{index}].name", "must not repeat a gpuPools name (pool names are unique across both lists)", pool.name)
+    check_unique([p.name for p in pools], path, "pool names")
+
+
 def check_stack(spec: StackSpec, region: str | None = None) -> None:
     """Every rule for a whole stack, paths in ``gpupools:`` config form."""
     check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region)
@@ -503,5 +597,6 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     zones = spec.cluster.zones
     check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool")
     check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region)
+    check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region)
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")

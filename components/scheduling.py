@@ -1,11 +1,13 @@
 """Pod-spec helpers for workloads: where a pod may run, as plain camelCase dicts.
 
-Two placements cover what a GPU platform's users ask for:
+Three placements cover what a GPU platform's users ask for:
 
 * ``gpu_workload()``: "GPU, prefer Spot, fall back to on-demand". Tolerates the GPU taint and the
   AKS Spot taint (harmless on EKS, where Spot nodes carry no taint), requires a GPU node (of one
   pool, if named), and prefers Spot nodes, so the scheduler fills Spot capacity first and uses an
   on-demand fallback node only when no Spot node fits.
+* ``cpu_workload()``: "a CPU pool, prefer Spot, fall back to on-demand": the same for ``cpuPools``
+  (tolerates the AKS Spot taint, never the GPU taint).
 * ``cpu_only()``: "CPU only, never on GPU nodes". Requires a node that is not a gpupools GPU node
   and carries no ``nvidia.com/gpu.present`` label, and tolerates nothing GPU-related.
 
@@ -145,3 +147,40 @@ def cpu_only() -> dict[str, Any]:
             )
         }
     }
+
+
+def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (), prefer_spot: bool = True) -> dict[str, Any]:
+    """Placement for CPU work on a ``cpuPools`` pool: "CPU pool, prefer Spot, fall back to on-demand".
+
+    The CPU counterpart of ``gpu_workload``; ``cpu_only()`` stays the looser "anywhere but GPU
+    nodes" (which on AKS means the system pool only if no CPU pool exists, and there the
+    ``CriticalAddonsOnly`` taint keeps ordinary pods off).
+
+    Args:
+        pool: a ``cpuPools`` entry name to pin the pod to (its Spot and on-demand pools alike);
+            default None: any gpupools CPU pool.
+        extra_taints: the pool's extra taints (``cpuPools[].taints``), to tolerate them too.
+        prefer_spot: a weight-100 preference for ``gpupools.io/capacity-type=spot``; default True.
+
+    Returns:
+        ``{"tolerations": [...], "affinity": {"nodeAffinity": {...}}}``: the AKS Spot taint (on EKS
+        no node carries it) and ``extra_taints`` tolerated; required ``gpupools.io/role In [cpu]``
+        and, with ``pool``, ``gpupools.io/pool In [pool]``. The GPU taint is not tolerated, so the
+        pod can never land on a GPU node.
+
+    Raises:
+        ConfigError: ``pool`` is not a valid label value (it could never match a node).
+    """
+    terms = [requirement(ROLE_LABEL, "In", [Role.CPU.value])]
+    if pool is not None:
+        rules.check_label_value(pool, "cpu_workload.pool", allow_empty=False)
+        terms.append(requirement(POOL_LABEL, "In", [pool]))
+    node_affinity = required_node_affinity(terms)
+    if prefer_spot:
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {
+                "weight": SPOT_PREFERENCE_WEIGHT,
+                "preference": {"matchExpressions": [requirement(CAPACITY_TYPE_LABEL, "In", [CapacityType.SPOT.value])]},
+            }
+        ]
+    return {"tolerations": tolerations([AKS_SPOT_TAINT, *extra_taints]), "affinity": {"nodeAffinity": node_affinity}}

@@ -11,7 +11,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Mapping
 
-from components.conventions import Taint
+from components.conventions import Role, Taint
 
 
 class Cloud(str, Enum):
@@ -22,19 +22,35 @@ class Cloud(str, Enum):
 
 
 class AmiType(str, Enum):
-    """EKS AMI types for GPU node groups.
+    """EKS AMI types gpupools node groups use (botocore ``eks`` model, ``AMITypes``).
 
-    ``AL2023_x86_64_NVIDIA`` (default) ships the driver but not the device plugin, so gpupools
-    deploys one. ``BOTTLEROCKET_x86_64_NVIDIA`` ships its own device plugin, so gpupools deploys
-    none onto those nodes (two plugins registering ``nvidia.com/gpu`` on one node conflict).
+    GPU pools: ``AL2023_x86_64_NVIDIA`` (default) ships the driver but not the device plugin, so
+    gpupools deploys one; ``BOTTLEROCKET_x86_64_NVIDIA`` ships its own device plugin, so gpupools
+    deploys none onto those nodes (two plugins registering ``nvidia.com/gpu`` on one node conflict).
+    CPU pools: ``AL2023_x86_64_STANDARD`` (default), ``AL2023_ARM_64_STANDARD`` for Graviton
+    types, and the Bottlerocket equivalents.
     """
 
     AL2023_NVIDIA = "AL2023_x86_64_NVIDIA"
     BOTTLEROCKET_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+    AL2023_STANDARD = "AL2023_x86_64_STANDARD"
+    AL2023_ARM_STANDARD = "AL2023_ARM_64_STANDARD"
+    BOTTLEROCKET = "BOTTLEROCKET_x86_64"
+    BOTTLEROCKET_ARM = "BOTTLEROCKET_ARM_64"
 
     @property
     def ships_device_plugin(self) -> bool:
         return self is AmiType.BOTTLEROCKET_NVIDIA
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for the NVIDIA AMIs (GPU pools only)."""
+        return self in (AmiType.AL2023_NVIDIA, AmiType.BOTTLEROCKET_NVIDIA)
+
+    @property
+    def architecture(self) -> str:
+        """``arm64`` or ``x86_64``: the instance architecture the AMI boots on."""
+        return "arm64" if "ARM_64" in self.value else "x86_64"
 
 
 def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -102,8 +118,10 @@ class SystemPoolSpec:
 
 
 @dataclass(frozen=True)
-class GpuPoolSpec:
-    """One ``gpupools:gpuPools`` entry: a Spot pool and, unless disabled, its on-demand fallback.
+class PoolSpec:
+    """One ``gpupools:gpuPools`` or ``gpupools:cpuPools`` entry: a Spot pool and, unless disabled,
+    its on-demand fallback. ``role`` says which list it came from; everything else is shared, so
+    one set of rules and one component per cloud serve both kinds.
 
     Attributes:
         name: short, a lowercase letter then letters/digits (AKS: at most 7, leaving room for the
@@ -119,7 +137,9 @@ class GpuPoolSpec:
         labels: extra node labels.
         taints: extra taints (the GPU taint is always added).
         disk_size_gb: root disk size; default 128 on Azure (the AKS default), 100 on AWS.
-        ami_type: AWS only; default ``AL2023_x86_64_NVIDIA``.
+        ami_type: AWS only; default ``AL2023_x86_64_NVIDIA`` for GPU pools and
+            ``AL2023_x86_64_STANDARD`` for CPU pools.
+        role: ``Role.GPU`` (``gpuPools``, default) or ``Role.CPU`` (``cpuPools``).
     """
 
     name: str
@@ -135,14 +155,24 @@ class GpuPoolSpec:
     taints: tuple[Taint, ...] = ()
     disk_size_gb: int = 128
     ami_type: AmiType = AmiType.AL2023_NVIDIA
+    role: Role = Role.GPU
 
     def __hash__(self) -> int:
-        return hash((self.name, self.instance_types, self.max_size, tuple(self.labels.items())))
+        return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.role is Role.GPU
 
     @property
     def fallback_max_size(self) -> int:
         """Max size of the on-demand fallback pool (``on_demand_max_size`` or ``max_size``)."""
         return self.max_size if self.on_demand_max_size is None else self.on_demand_max_size
+
+
+GpuPoolSpec = PoolSpec
+"""The name components and programs have used since the first release; a GPU pool is a ``PoolSpec``
+with ``role=Role.GPU`` (the default)."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +217,13 @@ class StackSpec:
     cluster: ClusterSpec
     network: NetworkSpec
     system_pool: SystemPoolSpec
-    gpu_pools: tuple[GpuPoolSpec, ...]
+    gpu_pools: tuple[PoolSpec, ...]
     device_plugin: DevicePluginSpec = DevicePluginSpec()
     autoscaler: AutoscalerSpec = AutoscalerSpec()
     smoke_test: SmokeTestSpec = SmokeTestSpec()
+    cpu_pools: tuple[PoolSpec, ...] = ()
+
+    @property
+    def pools(self) -> tuple[PoolSpec, ...]:
+        """GPU pools, then CPU pools: the order their cloud resources are created in."""
+        return (*self.gpu_pools, *self.cpu_pools)

@@ -3,6 +3,7 @@
     config.load()                       every rule checked before anything is registered
     EksCluster                          VPC, control plane, node role + access entry, system node group, CoreDNS add-on
     GpuNodeGroup per gpuPools entry     per zone a Spot group and its on-demand fallback, ASG tags
+    CpuNodeGroup per cpuPools entry     the same with a standard AMI and no GPU parts
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
     PriorityExpander                    Spot > on-demand > system, regexes on the groups' ASG names
@@ -17,7 +18,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components import config
-from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup
+from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
 from components.conventions import CapacityType
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from components.pools import NodePoolInfo
@@ -55,7 +56,22 @@ def main() -> None:
         )
         for pool in spec.gpu_pools
     ]
+    cpu_pools = [
+        CpuNodeGroup(
+            pool.name,
+            pool=pool,
+            cluster_name=cluster.cluster_name,
+            node_role_arn=cluster.node_role_arn,
+            subnet_ids_by_zone=cluster.private_subnet_ids_by_zone,
+            kubernetes_version=cluster.kubernetes_version,
+            region=region,
+            live_sizes=cluster.live_sizes,
+            opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
+        )
+        for pool in spec.cpu_pools
+    ]
     gpu_groups = [group for pool in pools for group in pool.groups]
+    cpu_groups = [group for pool in cpu_pools for group in pool.groups]
 
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     autoscaler = ClusterAutoscaler(
@@ -75,7 +91,7 @@ def main() -> None:
         if served
         else None
     )
-    PriorityExpander("priority-expander", [cluster.system_pool, *gpu_groups], opts=on_cluster)
+    PriorityExpander("priority-expander", [cluster.system_pool, *gpu_groups, *cpu_groups], opts=on_cluster)
 
     if spec.smoke_test.enabled:
         after = [autoscaler, *([plugin] if plugin else [])]
@@ -88,4 +104,4 @@ def main() -> None:
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export("nodePools", [p.to_output() for p in [cluster.system_pool, *gpu_groups]])
+    pulumi.export("nodePools", [p.to_output() for p in [cluster.system_pool, *gpu_groups, *cpu_groups]])

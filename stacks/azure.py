@@ -1,8 +1,8 @@
 """The AKS stack: compose the components from the validated config.
 
 ``Pulumi.<stack>.yaml`` -> ``components.config.load()`` -> ``AksCluster`` (System pool, network,
-identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools`` entry, every
-agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
+identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools`` entry and one
+``CpuNodePool`` per ``cpuPools`` entry, every agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
 the priority expander over every pool (Spot above on-demand above system), and the optional smoke
 test -> stack outputs ``clusterName``, ``kubeconfig`` (secret) and ``nodePools``.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pulumi
 
 from components import config
-from components.azure import AksCluster, GpuNodePool
+from components.azure import AksCluster, CpuNodePool, GpuNodePool
 from components.conventions import CapacityType
 from components.errors import ConfigError
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
@@ -65,11 +65,27 @@ def main() -> None:
         )
         gpu_pools.append(gpu_pool)
         after = gpu_pool.last
+    # CPU pools continue the same chain: AKS runs one agent pool operation at a time per cluster.
+    cpu_pools: list[CpuNodePool] = []
+    for pool in spec.cpu_pools:
+        cpu_pool = CpuNodePool(
+            f"{cluster_name}-{pool.name}",
+            pool,
+            resource_group_name=cluster.resource_group_name,
+            cluster_name=cluster.name,
+            subnet_id=subnet_id,
+            cluster_zones=spec.cluster.zones,
+            after=after,
+            live_counts=cluster.live_counts,
+        )
+        cpu_pools.append(cpu_pool)
+        after = cpu_pool.last
 
     gpu_infos = [info for gpu_pool in gpu_pools for info in gpu_pool.pools]
+    cpu_infos = [info for cpu_pool in cpu_pools for info in cpu_pool.pools]
     k8s_opts = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
-    PriorityExpander("priority-expander", pools=[cluster.system_pool, *gpu_infos], opts=k8s_opts)
+    PriorityExpander("priority-expander", pools=[cluster.system_pool, *gpu_infos, *cpu_infos], opts=k8s_opts)
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.
         after_all = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[plugin, *[p.last for p in gpu_pools]])
@@ -78,4 +94,4 @@ def main() -> None:
 
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export("nodePools", [info.to_output() for info in [cluster.system_pool, *gpu_infos]])
+    pulumi.export("nodePools", [info.to_output() for info in [cluster.system_pool, *gpu_infos, *cpu_infos]])

@@ -30,6 +30,7 @@ UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CONFIG = stack_config("aws-dev")
 ZONES = CONFIG["gpupools:cluster"]["zones"]
 POOLS = {p["name"]: p for p in CONFIG["gpupools:gpuPools"]}
+CPU_POOLS = {p["name"]: p for p in CONFIG.get("gpupools:cpuPools", [])}
 K8S_VERSION = CONFIG["gpupools:cluster"]["kubernetesVersion"]
 
 
@@ -230,9 +231,9 @@ def test_outputs():
     assert run.outputs["clusterName"] == CONFIG["gpupools:cluster"]["name"]
     assert run.secret_outputs == ["kubeconfig"]
     pools = run.outputs["nodePools"]
-    assert len(pools) == 1 + len(POOLS) * len(ZONES) * 2
+    assert len(pools) == 1 + (len(POOLS) + len(CPU_POOLS)) * len(ZONES) * 2
     assert {(p["pool"], p["capacityType"]) for p in pools} == {("system", "on-demand")} | {
-        (name, capacity) for name in POOLS for capacity in ("spot", "on-demand")
+        (name, capacity) for name in [*POOLS, *CPU_POOLS] for capacity in ("spot", "on-demand")
     }
     names = {g.inputs["nodeGroupName"] for g in aws_dev().of_type(NODE_GROUP)}
     assert {p["name"] for p in pools} == names

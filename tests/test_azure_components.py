@@ -176,7 +176,7 @@ GPU_POOL_ERRORS = [
     ({**T4, "spot": False, "onDemandFallback": True}, "GpuNodePool(t4).pool.onDemandFallback", "spot is false"),
     ({**T4, "maxSize": 1001}, "GpuNodePool(t4).pool.maxSize", "1000"),
     ({**T4, "diskSizeGb": 10}, "GpuNodePool(t4).pool.diskSizeGb", "30"),
-    (42, "GpuNodePool(t4).pool", "GpuPoolSpec or a gpuPools mapping"),
+    (42, "GpuNodePool(t4).pool", "PoolSpec or a gpuPools mapping"),
 ]
 
 

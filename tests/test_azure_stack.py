@@ -58,13 +58,22 @@ def with_pools(pools: list[dict[str, Any]]) -> Run:
     return run_stack(STACK, overrides={"gpupools:gpuPools": pools})
 
 
-def agent_pools(run: Run) -> list[Registration]:
-    """Every AgentPool, in the order the stack chains them: per gpuPools entry, Spot then fallback."""
+def cpu_config() -> list[dict[str, Any]]:
+    """The stack file's cpuPools entries."""
+    return copy.deepcopy(CONFIG.get("gpupools:cpuPools", []))
+
+
+def agent_pools(run: Run, gpu_only: bool = True) -> list[Registration]:
+    """The AgentPools in the order the stack chains them: per gpuPools entry (then, with
+    ``gpu_only=False``, per cpuPools entry), Spot then fallback."""
     cluster = CONFIG["gpupools:cluster"]["name"]
-    order = [f"{cluster}-{e['name']}-{kind}" for e in gpu_config() for kind in ("spot", "ondemand")]
+    entries = gpu_config() + ([] if gpu_only else cpu_config())
+    everything = gpu_config() + cpu_config()
+    order = [f"{cluster}-{e['name']}-{kind}" for e in everything for kind in ("spot", "ondemand")]
     pools = run.of_type(AGENT_POOL)
     assert sorted(p.name for p in pools) == sorted(order)
-    return sorted(pools, key=lambda p: order.index(p.name))
+    wanted = {f"{cluster}-{e['name']}-{kind}" for e in entries for kind in ("spot", "ondemand")}
+    return sorted((p for p in pools if p.name in wanted), key=lambda p: order.index(p.name))
 
 
 def spot_pools(run: Run) -> list[Registration]:
@@ -182,7 +191,7 @@ def test_autoscaler_profile_uses_priority_expander_and_configured_tuning(run: Ru
 
 def test_no_public_node_ips_anywhere(run: Run) -> None:
     assert system_profile(run)["enableNodePublicIP"] is False
-    assert all(p.inputs["enableNodePublicIP"] is False for p in agent_pools(run))
+    assert all(p.inputs["enableNodePublicIP"] is False for p in agent_pools(run, gpu_only=False))
 
 
 def test_deployer_gets_aks_rbac_cluster_admin_on_the_cluster(run: Run) -> None:
@@ -219,9 +228,10 @@ def test_every_kubernetes_object_uses_the_cluster_provider(run: Run) -> None:
 
 def test_node_pools_output_lists_every_pool(run: Run) -> None:
     outputs = run.outputs["nodePools"]
-    assert [p["name"] for p in outputs] == ["system", *[p.inputs["agentPoolName"] for p in agent_pools(run)]]
+    every = agent_pools(run, gpu_only=False)
+    assert [p["name"] for p in outputs] == ["system", *[p.inputs["agentPoolName"] for p in every]]
     by_name = {p["name"]: p for p in outputs}
-    for pool in agent_pools(run):
+    for pool in every:
         entry = by_name[pool.inputs["agentPoolName"]]
         assert entry["capacityType"] == ("spot" if pool.inputs["scaleSetPriority"] == SPOT else "on-demand")
         assert (entry["minSize"], entry["maxSize"]) == (pool.inputs["minCount"], pool.inputs["maxCount"])
@@ -349,7 +359,7 @@ def test_names_change_when_vm_size_changes_but_not_when_max_size_changes(run: Ru
 
 
 def test_all_agent_pools_are_chained_by_depends_on(run: Run) -> None:
-    pools = agent_pools(run)
+    pools = agent_pools(run, gpu_only=False)
     cluster = managed_cluster(run)
     for previous, current in pairwise(pools):
         assert previous.urn in current.dependencies, f"{current.name} must depend on {previous.name}"
@@ -407,7 +417,7 @@ def test_priority_expander_ranks_spot_above_on_demand_above_system(run: Run) -> 
 
 
 def test_priority_expander_regexes_match_exactly_the_right_scale_sets(run: Run) -> None:
-    names = [p.inputs["agentPoolName"] for p in agent_pools(run)] + ["system"]
+    names = [p.inputs["agentPoolName"] for p in agent_pools(run, gpu_only=False)] + ["system"]
     all_regexes = [r for regexes in priorities(run).values() for r in regexes]
     for name in names:
         matching = [r for r in all_regexes if re.fullmatch(r, f"aks-{name}-12345678-vmss")]

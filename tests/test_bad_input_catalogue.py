@@ -20,8 +20,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup
-from components.azure import AksCluster, GpuNodePool
+from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
+from components.azure import AksCluster, CpuNodePool, GpuNodePool
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
@@ -29,6 +29,8 @@ from components.pools import NodePoolInfo
 from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from components.testing import PROJECT_ROOT, Run, run_program
 from tests.test_config import INVALID
+from tests.test_cpu_pools import BAD as CPU_POOL_BAD
+from tests.test_cpu_pools import with_cpu
 
 MAIN = str(Path(PROJECT_ROOT) / "__main__.py")
 
@@ -45,6 +47,36 @@ def test_invalid_stack_config_registers_nothing(case: str, raw: dict[str, Any], 
     assert isinstance(result.error, ConfigError), f"{case}: expected a ConfigError, got {result.error!r}"
     assert path in result.error.path and rule in str(result.error)
     assert result.registrations == [], f"{case}: registered {[r.name for r in result.registrations]}"
+
+
+@pytest.mark.parametrize(("case", "base", "entry", "path", "words"), CPU_POOL_BAD, ids=[c[0] for c in CPU_POOL_BAD])
+def test_invalid_cpu_pool_config_registers_nothing(
+    case: str, base: dict[str, Any], entry: dict[str, Any], path: str, words: str
+) -> None:
+    result = run_main(with_cpu(base, entry))
+    assert isinstance(result.error, ConfigError), f"{case}: expected a ConfigError, got {result.error!r}"
+    assert result.error.path == f"gpupools:{path}" and words in str(result.error)
+    assert result.registrations == [], f"{case}: registered {[r.name for r in result.registrations]}"
+
+
+def test_cpu_components_refuse_gpu_pools_and_register_nothing() -> None:
+    errors: list[ConfigError] = []
+
+    def program() -> None:
+        attempts: list[Callable[[], Any]] = [
+            lambda: CpuNodePool("c", T4, resource_group_name="rg", cluster_name="ml"),
+            lambda: CpuNodeGroup("c", G1, cluster_name="ml", node_role_arn="arn:x", subnet_ids_by_zone=SUBNETS),
+        ]
+        for attempt in attempts:
+            try:
+                attempt()
+            except ConfigError as error:
+                errors.append(error)
+
+    run = run_program(program)
+    assert [e.path for e in errors] == ["CpuNodePool(c).pool.instanceTypes[0]", "CpuNodeGroup(c).pool.instanceTypes[0]"]
+    assert all("gpuPools" in str(e) for e in errors)
+    assert run.registrations == []
 
 
 # --- the components' own arguments ---------------------------------------------------------------

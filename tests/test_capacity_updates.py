@@ -177,8 +177,12 @@ def bigger(stack: str) -> dict[str, Any]:
         {**p, "maxSize": p["maxSize"] + 3, "onDemandMaxSize": p.get("onDemandMaxSize", p["maxSize"]) + 3}
         for p in config["gpupools:gpuPools"]
     ]
+    cpu = [
+        {**p, "maxSize": p["maxSize"] + 3, "onDemandMaxSize": p.get("onDemandMaxSize", p["maxSize"]) + 3}
+        for p in config.get("gpupools:cpuPools", [])
+    ]
     system = {**config["gpupools:systemPool"], "maxSize": config["gpupools:systemPool"]["maxSize"] + 2}
-    return {"gpupools:gpuPools": gpu, "gpupools:systemPool": system}
+    return {"gpupools:gpuPools": gpu, "gpupools:cpuPools": cpu, "gpupools:systemPool": system}
 
 
 def play(stack: str, overrides: Mapping[str, Any], reads: Callable[[Run, Mapping[str, int]], Calls], *, refresh: bool | None):

@@ -50,7 +50,7 @@ MANDATORY = {
     "no-public-node-ips",
     "device-plugin-tolerates-gpu-pools",
 }
-ADVISORY = {"gpu-on-demand-has-spot-sibling", "gpu-pool-upper-bound"}
+ADVISORY = {"gpu-on-demand-has-spot-sibling", "gpu-pool-upper-bound", "cpu-spot-scale-to-zero"}
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 SPOT_T4 = {
@@ -112,7 +112,7 @@ def by_name(name: str) -> Any:
 
 def test_policies_and_enforcement_levels() -> None:
     levels = {p.name: p.enforcement_level for p in pack.POLICIES}
-    assert len(levels) == len(pack.POLICIES) == 8
+    assert len(levels) == len(pack.POLICIES) == 9
     assert {n for n, level in levels.items() if level is EnforcementLevel.MANDATORY} == MANDATORY
     assert {n for n, level in levels.items() if level is EnforcementLevel.ADVISORY} == ADVISORY
 

@@ -36,6 +36,7 @@ from components.preflight.aws import (
     P5_SPOT,
     P_SPOT,
     STANDARD_ON_DEMAND,
+    STANDARD_SPOT,
     AwsPreflight,
     principal_arn,
     quota_for,
@@ -121,8 +122,8 @@ def test_aws_dev_against_moto_offers_everything_and_leaves_what_moto_lacks_unkno
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.startswith(("offered", "quota", "version", "permissions"))]
     offered = [r for r in rows if r[0] == "offered"]
-    # system + gpu1 + gpu4, each in the three zones of the stack.
-    assert len(offered) == 9 and all(r[-1] == "✓" for r in offered)
+    # system + gpu1 + gpu4 + general, each in the three zones of the stack.
+    assert len(offered) == 12 and all(r[-1] == "✓" for r in offered)
     assert {r[2] for r in offered} == {"us-west-2a", "us-west-2b", "us-west-2c"}
     others = [r for r in rows if r[0] != "offered"]
     assert others and all(r[-1] == "?" for r in others)
@@ -323,13 +324,20 @@ def test_quota_exactly_at_the_need_passes_and_one_vcpu_less_fails() -> None:
 def test_spot_and_on_demand_quota_are_summed_separately_at_max() -> None:
     target = aws_dev()
     pools = {p.name: p for p in target.spec.gpu_pools}
-    vcpus = {t: preflight_aws.INSTANCE_TYPES[t].vcpus for p in pools.values() for t in p.instance_types}
+    cpu_pools = {p.name: p for p in target.spec.cpu_pools}
+    vcpus = {t: preflight_aws.INSTANCE_TYPES[t].vcpus for p in (*pools.values(), *cpu_pools.values()) for t in p.instance_types}
     spot = sum(p.max_size * max(vcpus[t] for t in p.instance_types) for p in pools.values() if p.spot)
     on_demand = sum(p.fallback_max_size * max(vcpus[t] for t in p.instance_types) for p in pools.values() if p.on_demand_fallback)
+    cpu_spot = sum(p.max_size * max(vcpus[t] for t in p.instance_types) for p in cpu_pools.values() if p.spot)
+    cpu_on_demand = sum(
+        p.fallback_max_size * max(vcpus[t] for t in p.instance_types) for p in cpu_pools.values() if p.on_demand_fallback
+    )
+    assert cpu_spot and cpu_on_demand, "aws-dev has a Spot CPU pool with a fallback"
     needs = needs_of(target)
     assert needs[G_VT_SPOT.code] == spot
     assert needs[G_VT_ON_DEMAND.code] == on_demand
-    assert needs[STANDARD_ON_DEMAND.code] == target.spec.system_pool.max_size * vcpus.get("m6i.xlarge", 4)
+    assert needs[STANDARD_SPOT.code] == cpu_spot
+    assert needs[STANDARD_ON_DEMAND.code] == target.spec.system_pool.max_size * vcpus.get("m6i.xlarge", 4) + cpu_on_demand
 
 
 def test_no_applied_quota_value_falls_back_to_the_default() -> None:

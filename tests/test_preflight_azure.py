@@ -48,6 +48,7 @@ from tests.arm_fakes import (
 
 FAMILIES = {
     "Standard_D4s_v5": ("standardDSv5Family", 4),
+    "Standard_D8s_v5": ("standardDSv5Family", 8),
     "Standard_NC4as_T4_v3": ("standardNCASv3_T4Family", 4),
     "Standard_NC24ads_A100_v4": ("StandardNCADSA100v4Family", 24),
 }
@@ -107,9 +108,10 @@ def test_azure_dev_with_a_subscription_that_has_everything_is_all_green() -> Non
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     assert {c.check for c in checks} == set(CheckKind)
     assert exit_status(checks, strict=True) == 0
-    # One offered row per pool and zone: the system pool and t4 in 1-3, a100 in its own zones 1-2.
+    # One offered row per pool and zone: the system pool, t4 and the general CPU pool in 1-3, a100 in
+    # its own zones 1-2.
     offered = {(c.pool, c.zone) for c in rows(checks, CheckKind.OFFERED)}
-    assert offered == {(p, z) for p in ("system", "t4") for z in "123"} | {("a100", "1"), ("a100", "2")}
+    assert offered == {(p, z) for p in ("system", "t4", "general") for z in "123"} | {("a100", "1"), ("a100", "2")}
 
 
 def test_requests_are_the_documented_ones() -> None:
@@ -182,13 +184,15 @@ def test_quota_one_vcpu_short_fails_that_quota(usage_name: str) -> None:
 
 def test_spot_quota_counts_spot_pools_only_and_family_quota_on_demand_only() -> None:
     target = azure_dev()
-    pools = {p.name: p for p in target.spec.gpu_pools}
+    pools = {p.name: p for p in target.spec.pools}
     t4, a100 = FAMILIES["Standard_NC4as_T4_v3"][1], FAMILIES["Standard_NC24ads_A100_v4"][1]
+    general = FAMILIES["Standard_D8s_v5"][1]
     checks = run(target, good_subscription(target))
     quota = {c.found.split(":")[0]: c for c in rows(checks, CheckKind.QUOTA)}
-    assert quota[SPOT_CORES].needed.startswith(f"{pools['t4'].max_size * t4 + pools['a100'].max_size * a100} vCPU")
+    spot = pools["t4"].max_size * t4 + pools["a100"].max_size * a100 + pools["general"].max_size * general
+    assert quota[SPOT_CORES].needed.startswith(f"{spot} vCPU")
     assert quota["standardNCASv3_T4Family"].needed.startswith(f"{pools['t4'].fallback_max_size * t4} vCPU")
-    assert quota[SPOT_CORES].pool == "t4, a100"
+    assert quota[SPOT_CORES].pool == "t4, a100, general"
 
 
 def test_family_names_match_usage_names_case_insensitively() -> None:

@@ -25,6 +25,7 @@ def python_blocks() -> list[str]:
         ("network", config.NETWORK_KEYS),
         ("systemPool", config.SYSTEM_POOL_KEYS),
         ("gpuPools", config.GPU_POOL_KEYS),
+        ("cpuPools", config.CPU_POOL_KEYS),
         ("devicePlugin", config.DEVICE_PLUGIN_KEYS),
         ("autoscaler", config.AUTOSCALER_KEYS),
         ("smokeTest", config.SMOKE_TEST_KEYS),

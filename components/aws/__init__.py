@@ -10,6 +10,6 @@ documents), ``launch_template`` (IMDSv2, encrypted volumes), ``asg_tags`` (scale
 from components.aws.autoscaler import ClusterAutoscaler
 from components.aws.cluster import EksCluster
 from components.aws.network import NatStrategy
-from components.aws.node_group import GpuNodeGroup
+from components.aws.node_group import CpuNodeGroup, GpuNodeGroup
 
-__all__ = ["ClusterAutoscaler", "EksCluster", "GpuNodeGroup", "NatStrategy"]
+__all__ = ["ClusterAutoscaler", "CpuNodeGroup", "EksCluster", "GpuNodeGroup", "NatStrategy"]

@@ -1,4 +1,5 @@
-"""``GpuNodeGroup``: one ``gpuPools`` entry as per-zone Spot and on-demand EKS managed node groups.
+"""``GpuNodeGroup`` and ``CpuNodeGroup``: one ``gpuPools`` or ``cpuPools`` entry as per-zone Spot and
+on-demand EKS managed node groups.
 
 Per zone, a SPOT managed node group and (unless ``onDemandFallback`` is false) an ON_DEMAND one of
 the same shape: cluster-autoscaler's priority expander tries the Spot groups first and falls back
@@ -112,7 +113,7 @@ class GroupPlan:
         return NodePoolInfo(
             name=self.name,
             pool=pool.name,
-            role=Role.GPU,
+            role=pool.role,
             capacity=self.capacity,
             zones=(self.zone,),
             instance_types=self.instance_types,
@@ -123,7 +124,7 @@ class GroupPlan:
             gpus_per_node=self.gpus_per_node,
             gpu_model=self.gpu_model,
             autoscaler_group_regex=naming.asg_name_regex(self.name),
-            needs_device_plugin=not pool.ami_type.ships_device_plugin,
+            needs_device_plugin=pool.is_gpu and not pool.ami_type.ships_device_plugin,
         )
 
 
@@ -165,6 +166,8 @@ def accelerator_label_value(instance_types: Sequence[str]) -> str:
 
 def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
     """Every label a group of ``pool`` carries: extras, then the conventions and the accelerator label."""
+    if not pool.is_gpu:
+        return {**pool.labels, **pool_labels(pool.name, pool.role, capacity)}
     accelerator = accelerator_label_value(pool.instance_types)
     return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: accelerator}
 
@@ -174,7 +177,7 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
     per zone Spot then on-demand, or only on-demand for a pool with ``spot: false``."""
     zones = list(pool.zones or zones)
     facts = INSTANCE_TYPES[pool.instance_types[0]]
-    taints = (GPU_TAINT, *pool.taints)
+    taints = (GPU_TAINT, *pool.taints) if pool.is_gpu else pool.taints
     tiers: list[tuple[CapacityType, list[int], list[int]]] = []
     if pool.spot:
         tiers.append((CapacityType.SPOT, split(pool.min_size, len(zones)), split(pool.max_size, len(zones))))
@@ -198,7 +201,7 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
                     instance_types=pool.instance_types,
                     ami_type=pool.ami_type.value,
                     gpus_per_node=facts.gpus,
-                    gpu_model=",".join(gpu_models(pool.instance_types)),
+                    gpu_model=",".join(gpu_models(pool.instance_types)) if pool.is_gpu else "",
                 )
             )
     return plans
@@ -356,6 +359,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
             anything is registered.
     """
 
+    TYPE = TYPE
+    ROLE = Role.GPU
+
     spec: GpuPoolSpec
     groups: list[NodePoolInfo]
     node_groups: dict[str, aws.eks.NodeGroup]
@@ -374,8 +380,13 @@ class GpuNodeGroup(pulumi.ComponentResource):
         live_sizes: NodeGroupSizes | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        path = f"GpuNodeGroup({name})"
-        spec = pool if isinstance(pool, GpuPoolSpec) else config.parse_gpu_pool(pool, Cloud.AWS, path=f"{path}.pool")
+        path = f"{type(self).__name__}({name})"
+        if isinstance(pool, GpuPoolSpec):
+            spec = pool
+            if spec.role is not self.ROLE:
+                raise ConfigError(f"{path}.pool", f"must be a {self.ROLE.value} pool spec", spec.role.value)
+        else:
+            spec = config.parse_pool(pool, Cloud.AWS, f"{path}.pool", self.ROLE)
         check_cluster_name(cluster_name, f"{path}.cluster_name")
         check_kubernetes_version(kubernetes_version, f"{path}.kubernetes_version")
         if not subnet_ids_by_zone:
@@ -386,7 +397,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         rules.check_gpu_pool(spec, Cloud.AWS, f"{path}.pool", zones, region)
         plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool")
 
-        super().__init__(TYPE, name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.spec = spec
         deps = depends_on_of(opts)
         sizes = live_sizes if live_sizes is not None else NodeGroupSizes(cluster_name, parent=self)
@@ -421,7 +432,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     POOL_LABEL: spec.name,
                     # cluster-autoscaler also reads resource overrides from the node group's own
                     # tags (eks:DescribeNodegroup), so the GPU count is there as well as on the ASG.
-                    f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpus_per_node),
+                    **({f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpus_per_node)} if spec.is_gpu else {}),
                 },
                 parent=self,
                 live_desired_size=sizes.desired(plan.name),
@@ -437,3 +448,18 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.groups.append(plan.info(spec))
 
         self.register_outputs({"nodeGroupNames": [g.name for g in self.groups]})
+
+
+class CpuNodeGroup(GpuNodeGroup):
+    """One ``cpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
+    on-demand fallback, with a standard AMI (``AL2023_x86_64_STANDARD`` by default;
+    ``AL2023_ARM_64_STANDARD`` or ``BOTTLEROCKET_ARM_64`` with Graviton types).
+
+    Type token ``gpupools:index:CpuNodeGroup``. The same component as ``GpuNodeGroup`` (same
+    arguments, sizes, live desired sizes, launch template and scale-from-zero tags for labels and
+    taints), minus the GPU parts: role label ``gpupools.io/role=cpu``, no GPU taint, no accelerator
+    label, no ``nvidia.com/gpu`` resource tag.
+    """
+
+    TYPE = "gpupools:index:CpuNodeGroup"
+    ROLE = Role.CPU

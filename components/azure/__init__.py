@@ -3,7 +3,8 @@
 - ``AksCluster``: the ``ManagedCluster`` (one inline System pool, Entra ID + Azure RBAC, workload
   identity, Azure CNI Overlay, priority-expander autoscaler profile), its network and identity, the
   kubeconfig as a secret and a Kubernetes provider.
-- ``GpuNodePool``: one ``gpuPools`` entry as standalone ``AgentPool``s on any existing cluster.
+- ``GpuNodePool``: one ``gpuPools`` entry as standalone ``AgentPool``s on any existing cluster;
+  ``CpuNodePool`` the same for a ``cpuPools`` entry.
 
 Pure helpers live beside them: ``naming`` (rotating agent pool names), ``autoscaler_profile``
 (canonical profile strings), ``network`` (subnet layout), ``kubeconfig`` (kubelogin login mode).
@@ -12,11 +13,12 @@ Pure helpers live beside them: ``naming`` (rotating agent pool names), ``autosca
 from components.azure.autoscaler_profile import autoscaler_profile
 from components.azure.cluster import AksCluster
 from components.azure.naming import agent_pool_name, scale_set_regex
-from components.azure.node_pool import CREATE_ONLY_FIELDS, GpuNodePool, plan_agent_pools
+from components.azure.node_pool import CREATE_ONLY_FIELDS, CpuNodePool, GpuNodePool, plan_agent_pools
 
 __all__ = [
     "CREATE_ONLY_FIELDS",
     "AksCluster",
+    "CpuNodePool",
     "GpuNodePool",
     "agent_pool_name",
     "autoscaler_profile",

@@ -1,4 +1,4 @@
-"""``GpuNodePool``: one ``gpuPools`` entry as standalone AKS agent pools.
+"""``GpuNodePool`` and ``CpuNodePool``: one ``gpuPools`` or ``cpuPools`` entry as standalone AKS agent pools.
 
 Per entry, on an existing cluster (given by resource group and cluster name, so the component works
 without ``AksCluster``):
@@ -95,14 +95,14 @@ class AgentPoolPlan:
 
 
 def _labels(spec: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
-    labels = {**pool_labels(spec.name, Role.GPU, capacity), **spec.labels}
+    labels = {**pool_labels(spec.name, spec.role, capacity), **spec.labels}
     if capacity is CapacityType.SPOT:
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
     return dict(sorted(labels.items()))
 
 
 def _taints(spec: GpuPoolSpec, capacity: CapacityType) -> tuple[Taint, ...]:
-    taints = (GPU_TAINT, *spec.taints)
+    taints = (GPU_TAINT, *spec.taints) if spec.is_gpu else spec.taints
     return (*taints, AKS_SPOT_TAINT) if capacity is CapacityType.SPOT else taints
 
 
@@ -119,7 +119,8 @@ def plan_agent_pool(
     """The agent pool of ``spec`` for ``capacity`` (pure; no resources).
 
     Args:
-        spec: a validated GPU pool spec.
+        spec: a validated pool spec (``gpuPools`` or ``cpuPools``: a CPU pool gets no GPU taint,
+            no ``gpuProfile``, and the ``cpu`` role label).
         capacity: Spot or on-demand.
         min_size, max_size: autoscaler bounds of this pool.
         zones: the zones it spans (sorted here, so reordering config never replaces a pool).
@@ -129,7 +130,8 @@ def plan_agent_pool(
         path: the argument path for a naming ``ConfigError``.
     """
     size = spec.instance_types[0]
-    facts = GPU_SIZES[size]
+    gpus, gpu_model = (GPU_SIZES[size].gpus, GPU_SIZES[size].gpu_model) if spec.is_gpu else (0, "")
+    gpu_profile = {"driver": GPU_DRIVER} if spec.is_gpu else None
     zone_list = sorted(zones)
     spot = capacity is CapacityType.SPOT
     priority = (containerservice.ScaleSetPriority.SPOT if spot else containerservice.ScaleSetPriority.REGULAR).value
@@ -138,7 +140,7 @@ def plan_agent_pool(
     create_only: dict[str, Any] = {
         "availabilityZones": zone_list,
         "gpuInstanceProfile": None,
-        "gpuProfile": {"driver": GPU_DRIVER},
+        "gpuProfile": gpu_profile,
         "maxPods": None,
         "osDiskSizeGB": spec.disk_size_gb,
         "osDiskType": OS_DISK_TYPE,
@@ -164,7 +166,7 @@ def plan_agent_pool(
         "count": min_size,
         "node_labels": labels,
         "node_taints": [str(t) for t in taints],
-        "gpu_profile": {"driver": GPU_DRIVER},
+        "gpu_profile": gpu_profile,
         "enable_node_public_ip": False,
         "os_disk_size_gb": spec.disk_size_gb,
         "os_disk_type": OS_DISK_TYPE,
@@ -177,7 +179,7 @@ def plan_agent_pool(
     info = NodePoolInfo(
         name=name,
         pool=spec.name,
-        role=Role.GPU,
+        role=spec.role,
         capacity=capacity,
         zones=tuple(zone_list),
         instance_types=(size,),
@@ -185,8 +187,9 @@ def plan_agent_pool(
         max_size=max_size,
         labels=frozen_map(labels),
         taints=taints,
-        gpus_per_node=facts.gpus,
-        gpu_model=facts.gpu_model,
+        gpus_per_node=gpus,
+        gpu_model=gpu_model,
+        needs_device_plugin=spec.is_gpu,
         autoscaler_group_regex=scale_set_regex(name),
     )
     return AgentPoolPlan(name=name, capacity=capacity, args=args, info=info)
@@ -231,16 +234,20 @@ def plan_agent_pools(
 
 
 def resolve_gpu_pool(
-    name: str, pool: GpuPoolSpec | Mapping[str, Any], cluster_zones: Sequence[str]
+    name: str,
+    pool: GpuPoolSpec | Mapping[str, Any],
+    cluster_zones: Sequence[str],
+    role: Role = Role.GPU,
+    component: str = "GpuNodePool",
 ) -> tuple[GpuPoolSpec, tuple[str, ...]]:
     """Validate ``GpuNodePool`` arguments; returns the spec and the cluster zones. Pure.
 
     A plain mapping is parsed like a ``gpuPools`` config entry; a spec is re-validated with the
     same rules, so library users get the same errors as stack configs.
     """
-    prefix = f"GpuNodePool({name})"
+    prefix = f"{component}({name})"
     if not isinstance(name, str) or not name:
-        raise ConfigError("GpuNodePool.name", "must be a non-empty string", name)
+        raise ConfigError(f"{component}.name", "must be a non-empty string", name)
     if isinstance(cluster_zones, str) or not isinstance(cluster_zones, Sequence):
         raise ConfigError(f"{prefix}.cluster_zones", 'must be a list of zone numbers such as ["1", "2", "3"]', cluster_zones)
     zones = tuple(cluster_zones)
@@ -249,10 +256,12 @@ def resolve_gpu_pool(
     rules.check_unique(zones, f"{prefix}.cluster_zones", "zones")
     if isinstance(pool, GpuPoolSpec):
         spec = pool
+        if spec.role is not role:
+            raise ConfigError(f"{prefix}.pool", f"must be a {role.value} pool spec", spec.role.value)
     elif isinstance(pool, Mapping):
-        spec = config.parse_gpu_pool(pool, Cloud.AZURE, path=f"{prefix}.pool")
+        spec = config.parse_pool(pool, Cloud.AZURE, f"{prefix}.pool", role)
     else:
-        raise ConfigError(f"{prefix}.pool", "must be a GpuPoolSpec or a gpuPools mapping", type(pool).__name__)
+        raise ConfigError(f"{prefix}.pool", f"must be a PoolSpec or a {role.value}Pools mapping", type(pool).__name__)
     rules.check_gpu_pool(spec, Cloud.AZURE, f"{prefix}.pool", zones)
     return spec, zones
 
@@ -310,6 +319,9 @@ class GpuNodePool(pulumi.ComponentResource):
             stack outputs derive from).
     """
 
+    TYPE = "gpupools:index:GpuNodePool"
+    ROLE = Role.GPU
+
     spec: GpuPoolSpec
     agent_pools: list[containerservice.AgentPool]
     last: containerservice.AgentPool
@@ -329,13 +341,14 @@ class GpuNodePool(pulumi.ComponentResource):
         live_counts: AgentPoolCounts | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        spec, zones = resolve_gpu_pool(name, pool, cluster_zones)
+        component = type(self).__name__
+        spec, zones = resolve_gpu_pool(name, pool, cluster_zones, self.ROLE, component)
         if after is not None and not isinstance(after, pulumi.Resource):
-            raise ConfigError(f"GpuNodePool({name}).after", "must be a Pulumi resource or None", type(after).__name__)
+            raise ConfigError(f"{component}({name}).after", "must be a Pulumi resource or None", type(after).__name__)
         subnet_key = subnet_id if isinstance(subnet_id, str) else None
-        plans = plan_agent_pools(spec, zones, subnet_key, path=f"GpuNodePool({name}).pool")
+        plans = plan_agent_pools(spec, zones, subnet_key, path=f"{component}({name}).pool")
 
-        super().__init__("gpupools:index:GpuNodePool", name, {}, opts)
+        super().__init__(self.TYPE, name, {}, opts)
         self.spec = spec
         self.agent_pools = []
         counts = live_counts
@@ -365,3 +378,18 @@ class GpuNodePool(pulumi.ComponentResource):
         self.pools = [plan.info for plan in plans]
         self.agent_pool_names = [plan.name for plan in plans]
         self.register_outputs({"agentPoolNames": self.agent_pool_names, "nodePools": [p.to_output() for p in self.pools]})
+
+
+class CpuNodePool(GpuNodePool):
+    """A CPU Spot agent pool and its on-demand fallback: one ``cpuPools`` entry.
+
+    Type token ``gpupools:index:CpuNodePool``. The same component as ``GpuNodePool`` (same
+    arguments, lifecycle rules, live counts and chaining; pass the previous pool's ``.last`` as
+    ``after``), with the CPU parts: role label ``gpupools.io/role=cpu``, no GPU taint, no
+    ``gpuProfile``, no GPU label; Spot pools keep the Spot label and taint AKS adds. ``pool`` is a
+    ``PoolSpec`` with ``role=Role.CPU`` or a plain ``cpuPools`` entry
+    (``{"name": "general", "instanceTypes": ["Standard_D8s_v5"], "maxSize": 20}``).
+    """
+
+    TYPE = "gpupools:index:CpuNodePool"
+    ROLE = Role.CPU

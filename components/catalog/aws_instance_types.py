@@ -5,8 +5,8 @@ Source: cluster-autoscaler's static EC2 instance list
 what the autoscaler itself uses to build a scale-from-zero node template, cross-checked against
 the EC2 accelerated-computing instance type pages (GPU model). Only x86_64 NVIDIA types the
 ``AL2023_x86_64_NVIDIA`` and ``BOTTLEROCKET_x86_64_NVIDIA`` AMIs support are GPU rows; a few
-common general-purpose types are listed with 0 GPUs so that a CPU type in a GPU pool (or a GPU
-type in the system pool) is recognised, and ``g6f`` (fractional GPU, which the autoscaler counts as
+general-purpose types (x86_64 and Graviton arm64) are listed with 0 GPUs for the system pool and
+``cpuPools``, so that a CPU type in a GPU pool (or a GPU type in a CPU pool) is recognised, and ``g6f`` (fractional GPU, which the autoscaler counts as
 0 GPUs) is listed with 0 so it is rejected from GPU pools.
 """
 
@@ -24,11 +24,13 @@ class Ec2InstanceType:
     memory_mib: int
     gpus: int
     gpu_model: str = ""
+    arch: str = "x86_64"
 
     @property
-    def shape(self) -> tuple[int, int, int]:
-        """(vCPU, memory MiB, GPUs): what must match across the types of one node group."""
-        return (self.vcpus, self.memory_mib, self.gpus)
+    def shape(self) -> tuple[int, int, int, str]:
+        """(vCPU, memory MiB, GPUs, architecture): what must match across the types of one node
+        group (cluster-autoscaler builds one template from the first type, and one AMI serves them all)."""
+        return (self.vcpus, self.memory_mib, self.gpus, self.arch)
 
 
 def _family(model: str, *rows: tuple[str, int, int, int]) -> dict[str, Ec2InstanceType]:
@@ -103,6 +105,28 @@ INSTANCE_TYPES: dict[str, Ec2InstanceType] = {
         ("r6i.xlarge", 4, 32768, 0),
         ("t3.medium", 2, 4096, 0),
         ("t3.large", 2, 8192, 0),
+        ("m6i.4xlarge", 16, 65536, 0),
+        ("m7i.4xlarge", 16, 65536, 0),
+        ("m6a.xlarge", 4, 16384, 0),
+        ("m6a.2xlarge", 8, 32768, 0),
+        ("m6a.4xlarge", 16, 65536, 0),
+        ("m7a.2xlarge", 8, 32768, 0),
+        ("c7i.2xlarge", 8, 16384, 0),
+        ("r7i.2xlarge", 8, 65536, 0),
     ),
+    # Graviton (arm64) general-purpose and compute types, for CPU pools with an ARM_64 AMI type.
+    **{
+        name: Ec2InstanceType(name, cpu, mem, 0, "", "arm64")
+        for name, cpu, mem in (
+            ("m6g.xlarge", 4, 16384),
+            ("m6g.2xlarge", 8, 32768),
+            ("m7g.xlarge", 4, 16384),
+            ("m7g.2xlarge", 8, 32768),
+            ("m7g.4xlarge", 16, 65536),
+            ("m8g.2xlarge", 8, 32768),
+            ("c7g.2xlarge", 8, 16384),
+            ("c8g.2xlarge", 8, 16384),
+        )
+    },
 }
 """Instance facts by type name."""

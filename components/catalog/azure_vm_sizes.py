@@ -87,3 +87,36 @@ RETIRED_SIZES: dict[str, RetiredSize] = {
     **_retired("Standard_NC4as_T4_v3", "2023", "Standard_NV6", "Standard_NV12", "Standard_NV24"),
 }
 """Retired GPU sizes (AKS cannot create pools of them any more) and a current replacement."""
+
+
+@dataclass(frozen=True)
+class AzureCpuSize:
+    """Facts about one Azure general-purpose VM size (for ``cpuPools``)."""
+
+    name: str
+    vcpus: int
+    memory_gib: int
+    arch: str = "x86_64"
+
+
+CPU_SIZES: dict[str, AzureCpuSize] = {
+    row.name: row
+    for row in (
+        # Dsv5 / Ddsv5 (Intel), Dasv5 (AMD): 4 GiB per vCPU
+        *(AzureCpuSize(f"Standard_D{n}s_v5", n, 4 * n) for n in (2, 4, 8, 16, 32)),
+        *(AzureCpuSize(f"Standard_D{n}ds_v5", n, 4 * n) for n in (4, 8, 16, 32)),
+        *(AzureCpuSize(f"Standard_D{n}as_v5", n, 4 * n) for n in (4, 8, 16, 32)),
+        # Dsv6 (Intel): 4 GiB per vCPU
+        *(AzureCpuSize(f"Standard_D{n}s_v6", n, 4 * n) for n in (4, 8, 16, 32)),
+        # Esv5 (memory optimized): 8 GiB per vCPU
+        *(AzureCpuSize(f"Standard_E{n}s_v5", n, 8 * n) for n in (4, 8, 16, 32)),
+        # Fsv2 (compute optimized): 2 GiB per vCPU
+        *(AzureCpuSize(f"Standard_F{n}s_v2", n, 2 * n) for n in (4, 8, 16, 32)),
+        # Dpsv5 / Dpdsv5 (Ampere Altra, arm64): 4 GiB per vCPU; AKS runs Arm64 node pools on them
+        *(AzureCpuSize(f"Standard_D{n}ps_v5", n, 4 * n, "arm64") for n in (4, 8, 16, 32)),
+        *(AzureCpuSize(f"Standard_D{n}pds_v5", n, 4 * n, "arm64") for n in (4, 8, 16, 32)),
+    )
+}
+"""General-purpose sizes for ``cpuPools`` (Microsoft Learn size pages of the Dsv5, Ddsv5, Dasv5,
+Dsv6, Esv5, Fsv2, Dpsv5 and Dpdsv5 series: vCPU and memory; the ``p`` sizes are Arm64). A size not
+listed here is refused with a pointer to this table, as GPU sizes are."""

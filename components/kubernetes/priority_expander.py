@@ -40,10 +40,11 @@ CONFIG_MAP_KEY = "priorities"
 """The data key cluster-autoscaler reads (``ConfigMapKey``)."""
 
 SPOT_PRIORITY = 30
-"""GPU Spot pools: tried first (the highest number wins)."""
+"""Spot pools, GPU and CPU: tried first (the highest number wins). A CPU pod never fits a GPU
+group (GPU taint) and a GPU pod never fits a CPU group (no GPUs), so one tier serves both kinds."""
 
 ON_DEMAND_PRIORITY = 20
-"""GPU on-demand fallback pools: used when no Spot group can be scaled up (out of capacity, backed
+"""On-demand fallback pools (GPU and CPU): used when no Spot group can be scaled up (out of capacity, backed
 off, or at its maximum)."""
 
 SYSTEM_PRIORITY = 10
@@ -58,7 +59,7 @@ _EXAMPLE_NAMESPACE = uuid.UUID("3b0f7c52-4bb4-4f8e-a0c8-5f7e3f3b9a21")
 
 
 def tier_of(pool: NodePoolInfo) -> int:
-    """The priority of a pool: Spot GPU > on-demand GPU > system."""
+    """The priority of a pool: Spot > on-demand fallback > system, for GPU and CPU pools alike."""
     if pool.role is Role.SYSTEM:
         return SYSTEM_PRIORITY
     return SPOT_PRIORITY if pool.capacity is CapacityType.SPOT else ON_DEMAND_PRIORITY

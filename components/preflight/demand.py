@@ -59,7 +59,7 @@ def stack_demands(spec: StackSpec, cluster_zones: Sequence[str]) -> list[PoolDem
     """
     system = spec.system_pool
     demands = [PoolDemand(SYSTEM_POOL, CapacityType.ON_DEMAND, system.instance_types, tuple(cluster_zones), system.max_size)]
-    for pool in spec.gpu_pools:
+    for pool in spec.pools:  # gpuPools, then cpuPools: each is a Spot pool and its fallback
         demands.extend(gpu_pool_demands(pool, cluster_zones))
     return demands
 

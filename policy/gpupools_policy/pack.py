@@ -122,6 +122,14 @@ gpu_spot_scale_to_zero = ResourceValidationPolicy(
     severity=Severity.MEDIUM,
 )
 
+cpu_spot_scale_to_zero = ResourceValidationPolicy(
+    name="cpu-spot-scale-to-zero",
+    description="CPU Spot pools (cpuPools) are autoscaled with a minimum of 0; advisory, a warm floor is a choice.",
+    validate=resource_validator(rules.check_cpu_spot_scale_to_zero),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    severity=Severity.LOW,
+)
+
 autoscaled_count_ignored = ResourceValidationPolicy(
     name="autoscaled-count-ignored",
     description="Autoscaled pools ignore the autoscaler-owned count (AKS count, EKS scalingConfig.desiredSize), "
@@ -195,6 +203,7 @@ gpu_pool_upper_bound = ResourceValidationPolicy(
 POLICIES: list[Policy] = [
     gpu_pool_taint,
     gpu_spot_scale_to_zero,
+    cpu_spot_scale_to_zero,
     autoscaled_count_ignored,
     launch_template_imdsv2_encrypted,
     no_public_node_ips,

@@ -135,15 +135,35 @@ def check_spot_scale_to_zero(
     A Spot GPU pool with a floor above zero pays for idle GPUs around the clock, and cannot be
     created at all while the region has no Spot capacity.
     """
+    return _spot_floor_messages(gpu_pools(resource_type, props, name), "GPU")
+
+
+def check_cpu_spot_scale_to_zero(
+    resource_type: str,
+    props: Mapping[str, Any],
+    *,
+    name: str = "",
+    urn: str = "",
+    ignore_changes: Sequence[str] = (),
+    config: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """CPU Spot pools (``cpuPools``) can scale to zero too. Advisory, unlike the GPU rule: a small
+    warm floor for pipeline controllers is a legitimate choice, but it is paid around the clock and
+    a Spot shortage at create time fails the deployment."""
+    cpu = [pool for pool in pools(resource_type, props, name) if pool.gpu is False]
+    return _spot_floor_messages(cpu, "CPU")
+
+
+def _spot_floor_messages(candidates: Sequence[Pool], kind: str) -> list[str]:
     messages = []
-    for pool in gpu_pools(resource_type, props, name):
+    for pool in candidates:
         if not pool.spot:
             continue
         prefix = pool.field_prefix
         if pool.cloud == "aks":
             if pool.autoscaled is False:
                 messages.append(
-                    f"{pool.describe()} is a Spot GPU pool without autoscaling: {prefix}enableAutoScaling must be "
+                    f"{pool.describe()} is a Spot {kind} pool without autoscaling: {prefix}enableAutoScaling must be "
                     f"true with {prefix}minCount 0, got {pool.raw.get('enableAutoScaling')!r}; a fixed-size Spot "
                     "pool can neither scale to zero when idle nor replace evicted nodes on demand."
                 )
@@ -155,8 +175,8 @@ def check_spot_scale_to_zero(
             continue
         if as_number(value) != 0:
             messages.append(
-                f"{pool.describe()} is a Spot GPU pool that cannot scale to zero: {field_name} must be 0, got "
-                f"{_show(value)}; idle Spot GPU nodes are billed around the clock, and a Spot shortage at create "
+                f"{pool.describe()} is a Spot {kind} pool that cannot scale to zero: {field_name} must be 0, got "
+                f"{_show(value)}; idle Spot {kind} nodes are billed around the clock, and a Spot shortage at create "
                 "time fails the deployment."
             )
     return messages
@@ -167,8 +187,10 @@ def check_spot_scale_to_zero(
 LIVE_SIZING_COMPONENTS: tuple[str, ...] = (
     "gpupools:index:EksCluster",
     "gpupools:index:GpuNodeGroup",
+    "gpupools:index:CpuNodeGroup",
     "gpupools:index:AksCluster",
     "gpupools:index:GpuNodePool",
+    "gpupools:index:CpuNodePool",
 )
 """gpupools' own components, which set an existing pool's count from its live size, read at deploy
 time, and keep the count in ``ignoreChanges`` only when they could not read it
@@ -508,6 +530,7 @@ def check_upper_bound(
 RESOURCE_CHECKS: dict[str, list[ResourceCheck]] = {
     "gpu-pool-taint": [check_gpu_taint],
     "gpu-spot-scale-to-zero": [check_spot_scale_to_zero],
+    "cpu-spot-scale-to-zero": [check_cpu_spot_scale_to_zero],
     "autoscaled-count-ignored": [check_autoscaled_count_ignored],
     "launch-template-imdsv2-encrypted": [check_launch_template_imdsv2, check_launch_template_encryption],
     "no-public-node-ips": [check_no_public_node_ips],
