@@ -28,6 +28,8 @@ from components.specs import (
     DevicePluginSpec,
     GpuPoolSpec,
     NetworkSpec,
+    SharingMode,
+    SharingSpec,
     SmokeTestSpec,
     StackSpec,
     SystemPoolSpec,
@@ -55,7 +57,11 @@ GPU_POOL_KEYS = (
     "taints",
     "diskSizeGb",
     "amiType",
+    "sharing",
 )
+SHARING_KEYS = ("timeSlicing", "mps", "mig")
+REPLICATED_KEYS = ("replicas",)
+MIG_KEYS = ("profile",)
 TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
@@ -262,6 +268,31 @@ def parse_taint(raw: Any, path: str) -> Taint:
     return Taint(key=key, value=value, effect=TaintEffect(effect))
 
 
+def parse_sharing(raw: Any, path: str) -> SharingSpec:
+    """``gpuPools[].sharing``: exactly one of ``timeSlicing: {replicas}``, ``mps: {replicas}``,
+    ``mig: {profile}``. Ranges and cloud rules are checked by ``rules.check_sharing``."""
+    if raw is None:
+        return SharingSpec()
+    raw = _mapping(raw, path)
+    check_keys(raw, SHARING_KEYS, path)
+    modes = [key for key in SHARING_KEYS if key in raw]
+    if len(modes) != 1:
+        raise ConfigError(
+            path,
+            "must set exactly one mode (timeSlicing, mps or mig): the device plugin applies one sharing setting to "
+            "every GPU of a node, and time-slicing and MPS are mutually exclusive",
+            sorted(raw),
+        )
+    [mode] = modes
+    at = f"{path}.{mode}"
+    body = _mapping(raw[mode] if raw[mode] is not None else {}, at)
+    if mode == "mig":
+        check_keys(body, MIG_KEYS, at)
+        return SharingSpec(mode=SharingMode.MIG, mig_profile=_str(body, "profile", at, required=True))
+    check_keys(body, REPLICATED_KEYS, at)
+    return SharingSpec(mode=SharingMode(mode), replicas=_int(body, "replicas", at, required=True))
+
+
 def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
     """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
     raw = _mapping(raw, path)
@@ -293,6 +324,7 @@ def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
         taints=tuple(parse_taint(t, f"{path}.taints[{i}]") for i, t in enumerate(taints_raw)),
         disk_size_gb=_int(raw, "diskSizeGb", path, DEFAULT_GPU_DISK_GB[cloud]),
         ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], AmiType.AL2023_NVIDIA),
+        sharing=parse_sharing(raw.get("sharing"), f"{path}.sharing"),
     )
 
 

@@ -23,6 +23,11 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   ``k8s.amazonaws.com/accelerator=<GPU model of the first instance type>`` (cluster-autoscaler's GPU
   label, which stops it over-scaling while the device plugin starts; it names the first type's
   model, the same type the autoscaler's template is built from);
+* a shared pool (``sharing``: time-slicing or MPS) also carries
+  ``nvidia.com/device-plugin.config=<config>``, the label the device plugin's config-manager reads,
+  and its scale-from-zero GPU count (ASG tag and node group tag) is GPUs x replicas: what one node
+  advertises, so cluster-autoscaler buys one node for ``replicas`` pods, not one per pod. MIG is
+  rejected on EKS (``rules.check_sharing``);
 * taints: the GPU taint and the pool's extra taints, every one with a value, in EKS spelling
   (``NO_SCHEDULE``);
 * one launch template per pool (``launch_template``): IMDSv2 only with hop limit 1, encrypted gp3
@@ -46,7 +51,7 @@ from typing import Any, Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import config, rules
+from components import config, rules, sharing
 from components.aws import naming
 from components.aws.asg_tags import create_asg_tags, node_template_tags
 from components.aws.launch_template import create_launch_template
@@ -107,6 +112,12 @@ class GroupPlan:
     ami_type: str
     gpus_per_node: int
     gpu_model: str
+    slots_per_gpu: int = 1
+
+    @property
+    def gpu_slots_per_node(self) -> int:
+        """``nvidia.com/gpu`` one node advertises: what the scale-from-zero tags say."""
+        return self.gpus_per_node * self.slots_per_gpu
 
     def info(self, pool: GpuPoolSpec) -> NodePoolInfo:
         return NodePoolInfo(
@@ -124,13 +135,21 @@ class GroupPlan:
             gpu_model=self.gpu_model,
             autoscaler_group_regex=naming.asg_name_regex(self.name),
             needs_device_plugin=not pool.ami_type.ships_device_plugin,
+            sharing=pool.sharing,
+            slots_per_gpu=self.slots_per_gpu,
         )
 
 
 def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
-    """Every label a group of ``pool`` carries: extras, then the conventions and the accelerator label."""
+    """Every label a group of ``pool`` carries: extras, then the conventions, the accelerator label and,
+    on a shared pool, the device plugin config label."""
     model = INSTANCE_TYPES[pool.instance_types[0]].gpu_model
-    return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: model}
+    return {
+        **pool.labels,
+        **pool_labels(pool.name, Role.GPU, capacity),
+        EKS_ACCELERATOR_LABEL: model,
+        **sharing.node_labels(pool.sharing),
+    }
 
 
 def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
@@ -163,6 +182,7 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
                     ami_type=pool.ami_type.value,
                     gpus_per_node=facts.gpus,
                     gpu_model=facts.gpu_model,
+                    slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
                 )
             )
     return plans
@@ -383,8 +403,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 tags={
                     POOL_LABEL: spec.name,
                     # cluster-autoscaler also reads resource overrides from the node group's own
-                    # tags (eks:DescribeNodegroup), so the GPU count is there as well as on the ASG.
-                    f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpus_per_node),
+                    # tags (eks:DescribeNodegroup), and they win over the ASG's (kubernetes/autoscaler
+                    # cloudprovider/aws/aws_manager.go, buildNodeFromTemplate), so the GPU count is
+                    # there as well as on the ASG: GPUs x slots per GPU, what one node advertises.
+                    f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpu_slots_per_node),
                 },
                 parent=self,
                 live_desired_size=sizes.desired(plan.name),
@@ -394,7 +416,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.asg_tags[plan.name] = create_asg_tags(
                 resource_name,
                 autoscaling_group_name(node_group),
-                node_template_tags(plan.labels, plan.taints, plan.gpus_per_node),
+                node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node),
                 parent=self,
             )
             self.groups.append(plan.info(spec))
