@@ -164,10 +164,15 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
                 )
         config = sharing.config_name(pool.sharing)
         if pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL) != config:
+            wanted = (
+                f"must be {config!r} for the pool's sharing ({sharing.describe(pool.sharing)})"
+                if config
+                else ("must be absent on a pool without sharing (its nodes get the default config)")
+            )
             raise ConfigError(
                 f"{path}.pools[{index}].labels.{DEVICE_PLUGIN_CONFIG_LABEL}",
-                f"must be {config!r} for the pool's sharing ({sharing.describe(pool.sharing) or 'none'}): the "
-                "config-manager selects the node's config by this label, and a name the ConfigMap lacks stops the plugin",
+                f"{wanted}: the config-manager selects each node's config by this label, and a name the ConfigMap "
+                "lacks stops the plugin from starting",
                 pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL),
             )
     return served
