@@ -329,3 +329,54 @@ def test_every_object_validates_strictly_at_every_supported_version() -> None:
         assert ("ConfigMap", "nvidia-device-plugin-configs") in found
         for manifest in found.values():
             validate_all_versions(manifest)
+
+
+# --- property ---------------------------------------------------------------------------------------
+
+sharings = st.one_of(
+    st.just(SharingSpec()),
+    st.builds(SharingSpec, st.just(SharingMode.TIME_SLICING), st.integers(2, 48)),
+    st.builds(SharingSpec, st.just(SharingMode.MPS), st.integers(2, 48)),
+)
+
+
+@st.composite
+def shared_clusters(draw: st.DrawFn) -> list[NodePoolInfo]:
+    """A cluster on one cloud with 1-4 GPU pool entries, each with its own sharing (MIG on AKS A100s)."""
+    cloud = draw(st.sampled_from(["aks", "eks"]))
+    names = draw(st.lists(st.from_regex(r"\A[a-z][a-z0-9]{0,5}\Z"), min_size=1, max_size=4, unique=True))
+    pools = [aks_system_pool() if cloud == "aks" else eks_system_group()]
+    for name in names:
+        mig = cloud == "aks" and draw(st.booleans())
+        sharing = MIG1G if mig else draw(sharings)
+        for capacity in draw(st.sampled_from([[CapacityType.SPOT], list(CapacityType)])):
+            if cloud == "aks":
+                size = "Standard_NC24ads_A100_v4" if mig else "Standard_NC4as_T4_v3"
+                pools.append(aks_gpu_pool(name, capacity, size=size, sharing=sharing))
+            else:
+                pools.append(eks_gpu_group(name, capacity, sharing=sharing))
+    return draw(st.permutations(pools))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shared_clusters())
+def test_property_every_node_gets_a_loadable_config_and_mps_nodes_get_the_daemon(pools: list[NodePoolInfo]) -> None:
+    seen = deploy(pools)
+    found = objects(seen)
+    gpu_pools = [p for p in pools if p.role.value == "gpu"]
+    if not any(p.sharing.shared for p in gpu_pools):
+        assert ("ConfigMap", "nvidia-device-plugin-configs") not in found
+        return
+    data = found[("ConfigMap", "nvidia-device-plugin-configs")]["data"]
+    init = env(container(plugin_pod(seen), "nvidia-device-plugin-init"))
+    mps_pod = (
+        found.get(("DaemonSet", "nvidia-device-plugin-mps-control-daemon"), {}).get("spec", {}).get("template", {}).get("spec")
+    )
+    for pool in gpu_pools:
+        selected = node_labels(pool).get(init["NODE_LABEL"], init["DEFAULT_CONFIG"])
+        loaded = check_config_file(data[selected])
+        expected = {SharingMode.NONE: "none", SharingMode.MIG: "none"}.get(pool.sharing.mode, pool.sharing.mode.value)
+        assert loaded["strategy"] == expected, pool.name
+        on_mps = mps_pod is not None and affinity_matches(mps_pod["affinity"], node_labels(pool))
+        assert on_mps is (pool.sharing.mode is SharingMode.MPS), pool.name
+    assert found == objects(deploy(list(reversed(pools))))
