@@ -9,8 +9,8 @@ daemon advertises nothing usable.
 
 Taken from upstream as is, because the daemon needs it: an init container that mounts a tmpfs at
 ``<mps root>/shm`` with ``Bidirectional`` propagation (``mps-control-daemon mount-shm``) and the
-daemon itself, both ``privileged`` (the chart runs both so; the MPS server manages GPU compute
-modes), the host's ``/run/nvidia/mps`` at ``/mps``, and the same ``config-manager`` init/sidecar
+daemon itself, both ``privileged`` (the chart runs both so; the daemon sets each GPU's compute mode
+to ``EXCLUSIVE_PROCESS`` with ``nvidia-smi``, ``mps/daemon.go`` ``setComputeMode``), the host's ``/run/nvidia/mps`` at ``/mps``, and the same ``config-manager`` init/sidecar
 pair as the plugin, so the daemon reads the same per-node config (its replicas).
 
 What differs: it runs only on the MPS pools (required affinity on their pool names *and* on their
