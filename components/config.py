@@ -29,6 +29,8 @@ from components.specs import (
     GpuPoolSpec,
     NetworkSpec,
     PoolSpec,
+    SharingMode,
+    SharingSpec,
     SmokeTestSpec,
     StackSpec,
     SystemPoolSpec,
@@ -56,12 +58,16 @@ GPU_POOL_KEYS = (
     "taints",
     "diskSizeGb",
     "amiType",
+    "sharing",
 )
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
 a key in ``GPU_ONLY_POOL_KEYS``."""
 GPU_ONLY_POOL_KEYS = ("sharing",)
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
+SHARING_KEYS = ("timeSlicing", "mps", "mig")
+REPLICATED_KEYS = ("replicas",)
+MIG_KEYS = ("profile",)
 TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
@@ -273,6 +279,31 @@ def parse_taint(raw: Any, path: str) -> Taint:
     return Taint(key=key, value=value, effect=TaintEffect(effect))
 
 
+def parse_sharing(raw: Any, path: str) -> SharingSpec:
+    """``gpuPools[].sharing``: exactly one of ``timeSlicing: {replicas}``, ``mps: {replicas}``,
+    ``mig: {profile}``. Ranges and cloud rules are checked by ``rules.check_sharing``."""
+    if raw is None:
+        return SharingSpec()
+    raw = _mapping(raw, path)
+    check_keys(raw, SHARING_KEYS, path)
+    modes = [key for key in SHARING_KEYS if key in raw]
+    if len(modes) != 1:
+        raise ConfigError(
+            path,
+            "must set exactly one mode (timeSlicing, mps or mig): the device plugin applies one sharing setting to "
+            "every GPU of a node, and time-slicing and MPS are mutually exclusive",
+            sorted(raw),
+        )
+    [mode] = modes
+    at = f"{path}.{mode}"
+    body = _mapping(raw[mode] if raw[mode] is not None else {}, at)
+    if mode == "mig":
+        check_keys(body, MIG_KEYS, at)
+        return SharingSpec(mode=SharingMode.MIG, mig_profile=_str(body, "profile", at, required=True))
+    check_keys(body, REPLICATED_KEYS, at)
+    return SharingSpec(mode=SharingMode(mode), replicas=_int(body, "replicas", at, required=True))
+
+
 def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
     """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
     return parse_pool(raw, cloud, path, Role.GPU)
@@ -320,6 +351,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         disk_size_gb=_int(raw, "diskSizeGb", path, (DEFAULT_GPU_DISK_GB if role is Role.GPU else DEFAULT_CPU_DISK_GB)[cloud]),
         ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], DEFAULT_AMI_TYPE[role]),
         role=role,
+        sharing=parse_sharing(raw.get("sharing"), f"{path}.sharing"),
     )
 
 

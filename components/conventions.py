@@ -78,7 +78,15 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """``nvidia.com/gpu.present=true`` on every GPU pool, so NVIDIA's own charts schedule without NFD."""
 
 GPU_RESOURCE = "nvidia.com/gpu"
-"""The extended resource the NVIDIA device plugin advertises."""
+"""The extended resource the NVIDIA device plugin advertises. Every sharing mode gpupools configures
+keeps this name (``renameByDefault: false``; MIG strategy ``single``), so pods request it as usual
+and cluster-autoscaler's GPU handling, which knows only this name, keeps working."""
+
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+"""The node label the device plugin's config-manager reads to pick a named config from its
+ConfigMap (NVIDIA/k8s-device-plugin ``cmd/config-manager/main.go``, ``DefaultConfigLabel``). gpupools
+puts it on every GPU pool with ``sharing``, as a label of the pool itself, so it is on the node
+before the plugin starts; nodes without it get the default config."""
 
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE)
 """On every GPU pool, spot and on-demand. The key is the extended resource's name, so the
@@ -104,6 +112,11 @@ EKS_CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
 
 CA_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template"
 """Prefix of the cluster-autoscaler scale-from-zero ASG tags on EKS."""
+
+AKS_CA_RESOURCES_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
+"""Prefix of cluster-autoscaler's scale-set resource tags on Azure (``nodeResourcesTagName`` in
+kubernetes/autoscaler ``cluster-autoscaler/cloudprovider/azure/azure_util.go``; Azure tag names
+cannot hold ``/``, so the resource name's ``/`` is written ``_``)."""
 
 RESERVED_LABEL_PREFIXES = (
     "kubernetes.io/",

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from components import sharing as sharing_rules
 from components.conventions import CapacityType, Role, Taint
-from components.specs import frozen_map
+from components.specs import SharingSpec, frozen_map
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class NodePoolInfo:
             this pool (AKS: the scale set ``aks-<pool>-<digits>-vmss``; EKS: the ASG
             ``eks-<nodegroup>-<uuid>``); the priority expander lists these.
         needs_device_plugin: False for CPU pools and where the node image ships its own plugin (Bottlerocket NVIDIA).
+        sharing: how pods share this pool's GPUs (default none); the device plugin derives the
+            pool's config from it.
+        slots_per_gpu: ``nvidia.com/gpu`` advertised per physical GPU (``sharing.slots_per_gpu``);
+            1 without sharing.
     """
 
     name: str
@@ -53,6 +58,14 @@ class NodePoolInfo:
     gpu_model: str = ""
     autoscaler_group_regex: str = ""
     needs_device_plugin: bool = True
+    sharing: SharingSpec = field(default_factory=SharingSpec)
+    slots_per_gpu: int = 1
+
+    @property
+    def gpu_slots_per_node(self) -> int:
+        """Schedulable ``nvidia.com/gpu`` on one node: GPUs per node x slots per GPU. This, not the
+        physical count, is what the scale-from-zero templates advertise."""
+        return self.gpus_per_node * self.slots_per_gpu
 
     def __hash__(self) -> int:
         return hash((self.name, self.pool, self.role, self.capacity, self.zones))
@@ -74,4 +87,6 @@ class NodePoolInfo:
             "maxSize": self.max_size,
             "gpusPerNode": self.gpus_per_node,
             "gpuModel": self.gpu_model,
+            "gpuSlotsPerNode": self.gpu_slots_per_node,
+            "sharing": sharing_rules.describe(self.sharing),
         }

@@ -11,9 +11,9 @@ import ipaddress
 import re
 from typing import Mapping, Sequence
 
-from components import conventions, versions
+from components import conventions, sharing, versions
 from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES, RETIRED_SIZES
+from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES, MIG_INSTANCES_PER_GPU, RETIRED_SIZES
 from components.errors import ConfigError
 from components.specs import (
     AmiType,
@@ -24,6 +24,8 @@ from components.specs import (
     GpuPoolSpec,
     NetworkSpec,
     PoolSpec,
+    SharingMode,
+    SharingSpec,
     StackSpec,
     SystemPoolSpec,
 )
@@ -409,9 +411,67 @@ def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
 
 
 def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
-    """Labels an EKS node group carries: GPU pools the conventions' four and the accelerator label,
-    CPU pools the conventions' three; plus extras."""
-    return (5 if pool.is_gpu else 3) + len(pool.labels)
+    """Labels an EKS node group carries: GPU pools the conventions' four, the accelerator label and
+    the device-plugin config label of a shared pool; CPU pools the conventions' three; plus extras."""
+    if not pool.is_gpu:
+        return 3 + len(pool.labels)
+    return 5 + len(sharing.node_labels(pool.sharing)) + len(pool.labels)
+
+
+def check_sharing(pool: PoolSpec, cloud: Cloud, path: str) -> None:
+    """``gpuPools[].sharing``: replicas within the plugin's limits, MIG only on AKS and on a size and
+    profile that support it, and no sharing where gpupools' device plugin does not run."""
+    spec: SharingSpec = pool.sharing
+    at = f"{path}.sharing"
+    if spec.mode is SharingMode.NONE:
+        return
+    if pool.ami_type.ships_device_plugin:
+        fail(
+            at,
+            "is not available on Bottlerocket pools: sharing is set through gpupools' NVIDIA device plugin, and "
+            "Bottlerocket runs its own (configure it with Bottlerocket's settings.kubelet-device-plugins instead)",
+            pool.ami_type.value,
+        )
+    if spec.mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
+        field = f"{at}.{spec.mode.value}.replicas"
+        if isinstance(spec.replicas, bool) or not isinstance(spec.replicas, int):
+            fail(field, "must be an integer", spec.replicas)
+        if not sharing.MIN_REPLICAS <= spec.replicas <= sharing.MAX_REPLICAS:
+            fail(
+                field,
+                f"must be from {sharing.MIN_REPLICAS} to {sharing.MAX_REPLICAS} (the device plugin rejects fewer than "
+                f"{sharing.MIN_REPLICAS}; an MPS server admits at most {sharing.MAX_REPLICAS} clients per GPU, and "
+                "gpupools caps time-slicing the same)",
+                spec.replicas,
+            )
+        if spec.mig_profile is not None:
+            fail(f"{at}.mig", "must not be combined with another mode (one mode per pool)", spec.mig_profile)
+        return
+    field = f"{at}.mig"
+    if cloud is not Cloud.AZURE:
+        fail(
+            field,
+            "is AKS only: on EKS, GPUs are partitioned only by NVIDIA's MIG manager (part of the GPU Operator), which "
+            "gpupools does not deploy; use timeSlicing or mps, or a MIG-partitioned node group you manage yourself",
+            spec.mig_profile,
+        )
+    if spec.replicas != 1:
+        fail(f"{at}.mig", "must not be combined with another mode (one mode per pool)", spec.replicas)
+    size = GPU_SIZES.get(pool.instance_types[0]) if pool.instance_types else None
+    if size is not None and not size.mig_capable:
+        capable = sorted(name for name, facts in GPU_SIZES.items() if facts.mig_capable)
+        fail(
+            field,
+            f"needs a MIG-capable size (A100, H100 or H200: {', '.join(capable)}); {size.name} has {size.gpu_model} GPUs",
+            spec.mig_profile,
+        )
+    profiles = size.mig_profiles if size is not None else MIG_INSTANCES_PER_GPU
+    if spec.mig_profile not in profiles:
+        fail(
+            f"{field}.profile",
+            "must be an AKS GPU instance profile of this size (" + ", ".join(profiles) + ")",
+            spec.mig_profile,
+        )
 
 
 def check_gpu_pool(
@@ -519,8 +579,16 @@ def check_gpu_pool(
         fail(f"{path}.amiType", "is AWS only", pool.ami_type.value)
 
     check_labels(pool.labels, f"{path}.labels")
+    if conventions.DEVICE_PLUGIN_CONFIG_LABEL in pool.labels:
+        fail(
+            f"{path}.labels.{conventions.DEVICE_PLUGIN_CONFIG_LABEL}",
+            "is set by gpupools from the pool's sharing (a name the device plugin's ConfigMap does not hold stops the "
+            "plugin from starting); use sharing instead",
+            pool.labels[conventions.DEVICE_PLUGIN_CONFIG_LABEL],
+        )
     check_taints(pool.taints, f"{path}.taints")
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
+    check_sharing(pool, cloud, path)
 
     if cloud is Cloud.AWS:
         check_eks_labels_and_taints(pool, path)

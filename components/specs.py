@@ -53,6 +53,41 @@ class AmiType(str, Enum):
         return "arm64" if "ARM_64" in self.value else "x86_64"
 
 
+class SharingMode(str, Enum):
+    """How the pods on one GPU pool share its GPUs (``gpuPools[].sharing``).
+
+    ``NONE``: one pod per GPU. ``TIME_SLICING`` and ``MPS``: the NVIDIA device plugin advertises
+    each GPU ``replicas`` times (CUDA time-slicing; CUDA MPS with a control daemon). ``MIG``: AKS
+    partitions each GPU in hardware (the agent pool's ``gpuInstanceProfile``) and the plugin
+    advertises every instance as a GPU (MIG strategy ``single``).
+    """
+
+    NONE = "none"
+    TIME_SLICING = "timeSlicing"
+    MPS = "mps"
+    MIG = "mig"
+
+
+@dataclass(frozen=True)
+class SharingSpec:
+    """``gpuPools[].sharing``: at most one mode per pool.
+
+    Attributes:
+        mode: default ``NONE``.
+        replicas: pods per GPU for ``TIME_SLICING`` and ``MPS`` (2-48, see ``rules.check_sharing``);
+            1 otherwise.
+        mig_profile: the AKS ``gpuInstanceProfile`` (``MIG1g`` ... ``MIG7g``) for ``MIG``; None otherwise.
+    """
+
+    mode: SharingMode = SharingMode.NONE
+    replicas: int = 1
+    mig_profile: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self.mode is not SharingMode.NONE
+
+
 def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """A read-only, key-sorted copy of ``items``."""
     return MappingProxyType(dict(sorted((items or {}).items())))
@@ -140,6 +175,8 @@ class PoolSpec:
         ami_type: AWS only; default ``AL2023_x86_64_NVIDIA`` for GPU pools and
             ``AL2023_x86_64_STANDARD`` for CPU pools.
         role: ``Role.GPU`` (``gpuPools``, default) or ``Role.CPU`` (``cpuPools``).
+        sharing: how pods share the pool's GPUs; default none (one pod per GPU). Always none on a
+            CPU pool.
     """
 
     name: str
@@ -156,6 +193,7 @@ class PoolSpec:
     disk_size_gb: int = 128
     ami_type: AmiType = AmiType.AL2023_NVIDIA
     role: Role = Role.GPU
+    sharing: SharingSpec = SharingSpec()
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))

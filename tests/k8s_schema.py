@@ -33,6 +33,9 @@ from components.conventions import (
 )
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
+from components.sharing import node_labels as sharing_labels
+from components.sharing import slots_per_gpu
+from components.specs import SharingSpec
 from components.testing import Registration, Run, run_program
 from components.versions import VERSION_TABLES, minor_key
 
@@ -138,12 +141,13 @@ def aks_gpu_pool(
     extra_taints: Sequence[Taint] = (),
     extra_labels: Mapping[str, str] | None = None,
     size: str = "Standard_NC4as_T4_v3",
+    sharing: SharingSpec = SharingSpec(),
 ) -> NodePoolInfo:
     """An AKS GPU pool: name ``<pool><s|o><digest>``, GPU taint, extras, and on Spot the taint
-    and label AKS adds."""
+    and label AKS adds; with ``sharing``, the device plugin config label."""
     spot = capacity is CapacityType.SPOT
     name = f"{pool}{'s' if spot else 'o'}{suffix}"
-    labels = {**pool_labels(pool, Role.GPU, capacity), **(extra_labels or {})}
+    labels = {**pool_labels(pool, Role.GPU, capacity), **(extra_labels or {}), **sharing_labels(sharing)}
     taints = [GPU_TAINT, *extra_taints]
     if spot:
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
@@ -162,6 +166,8 @@ def aks_gpu_pool(
         gpus_per_node=1,
         gpu_model="nvidia-tesla-t4",
         autoscaler_group_regex=rf"^aks-{name}-\d{{8}}-vmss$",
+        sharing=sharing,
+        slots_per_gpu=slots_per_gpu(sharing),
     )
 
 
@@ -190,11 +196,13 @@ def eks_gpu_group(
     cluster: str = "ml-dev",
     extra_taints: Sequence[Taint] = (),
     bottlerocket: bool = False,
+    sharing: SharingSpec = SharingSpec(),
 ) -> NodePoolInfo:
     """One EKS GPU managed node group (one zone): name ``<cluster>-<pool>-<spot|od>-<zone>``,
-    GPU taint plus extras, the accelerator label; Bottlerocket groups need no device plugin."""
+    GPU taint plus extras, the accelerator label; Bottlerocket groups need no device plugin; with
+    ``sharing``, the device plugin config label."""
     name = f"{cluster}-{pool}-{'spot' if capacity is CapacityType.SPOT else 'od'}-{zone}"
-    labels = {**pool_labels(pool, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4"}
+    labels = {**pool_labels(pool, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4", **sharing_labels(sharing)}
     return NodePoolInfo(
         name=name,
         pool=pool,
@@ -210,6 +218,8 @@ def eks_gpu_group(
         gpu_model="nvidia-tesla-t4",
         autoscaler_group_regex=rf"^eks-{name}-{UUID}$",
         needs_device_plugin=not bottlerocket,
+        sharing=sharing,
+        slots_per_gpu=slots_per_gpu(sharing),
     )
 
 

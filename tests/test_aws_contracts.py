@@ -60,7 +60,12 @@ def aws_dev_pools() -> list[dict[str, Any]]:
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "aws-dev": {},
-    "bottlerocket": {"gpupools:gpuPools": [{**p, "amiType": "BOTTLEROCKET_x86_64_NVIDIA"} for p in aws_dev_pools()]},
+    # Bottlerocket runs its own device plugin, so gpupools' sharing is not available there.
+    "bottlerocket": {
+        "gpupools:gpuPools": [
+            {**{k: v for k, v in p.items() if k != "sharing"}, "amiType": "BOTTLEROCKET_x86_64_NVIDIA"} for p in aws_dev_pools()
+        ]
+    },
     "on-demand-only": {
         "gpupools:gpuPools": [
             {k: v for k, v in p.items() if k not in ("onDemandMaxSize", "onDemandFallback")} | {"spot": False}

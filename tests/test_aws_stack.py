@@ -43,7 +43,12 @@ def aws_dev() -> Run:
 def variant(name: str) -> Run:
     pools = CONFIG["gpupools:gpuPools"]
     overrides = {
-        "bottlerocket": {"gpupools:gpuPools": [{**p, "amiType": "BOTTLEROCKET_x86_64_NVIDIA"} for p in pools]},
+        # Bottlerocket runs its own device plugin, so gpupools' sharing is not available there.
+        "bottlerocket": {
+            "gpupools:gpuPools": [
+                {**{k: v for k, v in p.items() if k != "sharing"}, "amiType": "BOTTLEROCKET_x86_64_NVIDIA"} for p in pools
+            ]
+        },
         "mixed-ami": {"gpupools:gpuPools": [pools[0], {**pools[1], "amiType": "BOTTLEROCKET_x86_64_NVIDIA"}]},
         "smoke-test": {"gpupools:smokeTest": {"enabled": True}},
     }[name]

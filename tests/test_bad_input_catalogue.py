@@ -28,6 +28,7 @@ from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpa
 from components.pools import NodePoolInfo
 from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from components.testing import PROJECT_ROOT, Run, run_program
+from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
@@ -251,6 +252,7 @@ COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ),
     ("smoke-test-system-pool", with_provider(lambda o: GpuSmokeTest("st", SYSTEM_INFO, opts=o)), "GpuSmokeTest(st).pool", "GPU"),
 ]
+COMPONENT_CASES += SHARING_COMPONENT_CASES
 
 
 @pytest.mark.parametrize(("case", "build", "path", "rule"), COMPONENT_CASES, ids=[c[0] for c in COMPONENT_CASES])

@@ -14,6 +14,7 @@ from components.conventions import GPU_TAINT, TaintEffect
 from components.errors import ConfigError
 from components.specs import AmiType, Cloud
 from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
+from tests.sharing_cases import SHARING_INVALID
 
 AZURE: dict[str, Any] = {
     "gpupools:cloud": "azure",
@@ -334,6 +335,7 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "true or false",
     ),
 ]
+INVALID += SHARING_INVALID
 
 
 @pytest.mark.parametrize(("case", "raw", "path", "rule"), INVALID, ids=[c[0] for c in INVALID])

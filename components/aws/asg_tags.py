@@ -51,16 +51,19 @@ class NodeTemplateTag:
         return prefix + self.key
 
 
-def node_template_tags(labels: Mapping[str, str], taints: Sequence[Taint], gpus_per_node: int) -> list[NodeTemplateTag]:
-    """Every tag for a group with these labels, taints and GPUs per node (0: no resource tag).
+def node_template_tags(labels: Mapping[str, str], taints: Sequence[Taint], gpu_slots_per_node: int) -> list[NodeTemplateTag]:
+    """Every tag for a group with these labels, taints and ``nvidia.com/gpu`` per node (0: no resource tag).
+
+    ``gpu_slots_per_node`` is what one node advertises: its GPUs, times the replicas of a shared
+    pool, so the autoscaler sizes a time-sliced pool by slots, not by physical GPUs.
 
     Taint values are ``<value>:<Effect>`` with the Kubernetes effect name (``NoSchedule``), the only
     form cluster-autoscaler parses.
     """
     tags = [NodeTemplateTag("label", key, value) for key, value in sorted(labels.items())]
     tags += [NodeTemplateTag("taint", taint.key, f"{taint.value}:{taint.effect.value}") for taint in sorted(taints)]
-    if gpus_per_node:
-        tags.append(NodeTemplateTag("resource", GPU_RESOURCE, str(gpus_per_node)))
+    if gpu_slots_per_node:
+        tags.append(NodeTemplateTag("resource", GPU_RESOURCE, str(gpu_slots_per_node)))
     return tags
 
 

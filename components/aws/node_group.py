@@ -24,6 +24,11 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   ``k8s.amazonaws.com/accelerator`` (``accelerator_label_value``: the GPU model when every
   instance type of the pool has the same one, else ``nvidia-mixed``, so no node is ever labelled
   with a model it may not have);
+* a shared pool (``sharing``: time-slicing or MPS) also carries
+  ``nvidia.com/device-plugin.config=<config>``, the label the device plugin's config-manager reads,
+  and its scale-from-zero GPU count (ASG tag and node group tag) is GPUs x replicas: what one node
+  advertises, so cluster-autoscaler buys one node for ``replicas`` pods, not one per pod. MIG is
+  rejected on EKS (``rules.check_sharing``);
 * taints: the GPU taint and the pool's extra taints, every one with a value, in EKS spelling
   (``NO_SCHEDULE``);
 * one launch template per pool (``launch_template``): IMDSv2 only with hop limit 1, encrypted gp3
@@ -47,7 +52,7 @@ from typing import Any, Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import config, rules
+from components import config, rules, sharing
 from components.aws import naming
 from components.aws.asg_tags import create_asg_tags, node_template_tags
 from components.aws.launch_template import create_launch_template
@@ -108,6 +113,12 @@ class GroupPlan:
     ami_type: str
     gpus_per_node: int
     gpu_model: str
+    slots_per_gpu: int = 1
+
+    @property
+    def gpu_slots_per_node(self) -> int:
+        """``nvidia.com/gpu`` one node advertises: what the scale-from-zero tags say."""
+        return self.gpus_per_node * self.slots_per_gpu
 
     def info(self, pool: GpuPoolSpec) -> NodePoolInfo:
         return NodePoolInfo(
@@ -125,6 +136,8 @@ class GroupPlan:
             gpu_model=self.gpu_model,
             autoscaler_group_regex=naming.asg_name_regex(self.name),
             needs_device_plugin=pool.is_gpu and not pool.ami_type.ships_device_plugin,
+            sharing=pool.sharing,
+            slots_per_gpu=self.slots_per_gpu,
         )
 
 
@@ -165,11 +178,17 @@ def accelerator_label_value(instance_types: Sequence[str]) -> str:
 
 
 def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
-    """Every label a group of ``pool`` carries: extras, then the conventions and the accelerator label."""
+    """Every label a group of ``pool`` carries: extras, then the conventions, the accelerator label and,
+    on a shared pool, the device plugin config label."""
     if not pool.is_gpu:
         return {**pool.labels, **pool_labels(pool.name, pool.role, capacity)}
     accelerator = accelerator_label_value(pool.instance_types)
-    return {**pool.labels, **pool_labels(pool.name, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: accelerator}
+    return {
+        **pool.labels,
+        **pool_labels(pool.name, Role.GPU, capacity),
+        EKS_ACCELERATOR_LABEL: accelerator,
+        **sharing.node_labels(pool.sharing),
+    }
 
 
 def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
@@ -202,6 +221,7 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
                     ami_type=pool.ami_type.value,
                     gpus_per_node=facts.gpus,
                     gpu_model=",".join(gpu_models(pool.instance_types)) if pool.is_gpu else "",
+                    slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
                 )
             )
     return plans
@@ -431,8 +451,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 tags={
                     POOL_LABEL: spec.name,
                     # cluster-autoscaler also reads resource overrides from the node group's own
-                    # tags (eks:DescribeNodegroup), so the GPU count is there as well as on the ASG.
-                    **({f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpus_per_node)} if spec.is_gpu else {}),
+                    # tags (eks:DescribeNodegroup), and they win over the ASG's (kubernetes/autoscaler
+                    # cloudprovider/aws/aws_manager.go, buildNodeFromTemplate), so the GPU count is
+                    # there as well as on the ASG: GPUs x slots per GPU, what one node advertises.
+                    **({f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpu_slots_per_node)} if spec.is_gpu else {}),
                 },
                 parent=self,
                 live_desired_size=sizes.desired(plan.name),
@@ -442,7 +464,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.asg_tags[plan.name] = create_asg_tags(
                 resource_name,
                 autoscaling_group_name(node_group),
-                node_template_tags(plan.labels, plan.taints, plan.gpus_per_node),
+                node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node),
                 parent=self,
             )
             self.groups.append(plan.info(spec))

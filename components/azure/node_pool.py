@@ -22,6 +22,12 @@ Lifecycle rules built in (the AKS behaviour behind each is cited in the project'
   refreshes before every update (``Pulumi.yaml`` ``options.refresh: always``; see
   ``GpuNodePool``).
 - The Spot label and taint AKS adds to every Spot pool are declared, so a refresh shows no diff.
+- GPU sharing (``sharing``): a shared pool carries ``nvidia.com/device-plugin.config=<config>`` as a
+  node label (the device plugin's config-manager picks the config from it); a MIG pool sends
+  ``gpuInstanceProfile`` (create-only, so in the name digest: a new profile is a new pool). Every
+  pool's scale set is tagged ``k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu`` with
+  the ``nvidia.com/gpu`` one node advertises (GPUs x replicas or MIG instances; see
+  ``autoscaler_template_tags`` for what reads it, and what is not documented).
 - Spot pools get no ``upgradeSettings``: AKS rejects ``maxSurge``/``maxUnavailable`` on Spot.
 - Fields AKS cannot change in place are in ``replace_on_changes`` and in the name: the agent pool
   name is ``<pool><s|o><digest of those fields>`` (``components.azure.naming``). A change makes a
@@ -40,14 +46,24 @@ from typing import Any, Mapping, Sequence
 import pulumi
 from pulumi_azure_native import containerservice
 
-from components import config, rules
+from components import config, rules, sharing
 from components.azure.live_capacity import AgentPoolCounts
 from components.azure.naming import agent_pool_name, scale_set_regex
 from components.catalog.azure_vm_sizes import GPU_SIZES
-from components.conventions import AKS_SPOT_LABEL, AKS_SPOT_TAINT, GPU_TAINT, CapacityType, Role, Taint, pool_labels
+from components.conventions import (
+    AKS_CA_RESOURCES_TAG_PREFIX,
+    AKS_SPOT_LABEL,
+    AKS_SPOT_TAINT,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    CapacityType,
+    Role,
+    Taint,
+    pool_labels,
+)
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
-from components.specs import Cloud, GpuPoolSpec, frozen_map
+from components.specs import Cloud, GpuPoolSpec, SharingMode, frozen_map
 
 CREATE_ONLY_FIELDS: tuple[str, ...] = (
     "availabilityZones",
@@ -94,8 +110,29 @@ class AgentPoolPlan:
     info: NodePoolInfo
 
 
+def autoscaler_template_tags(gpu_slots_per_node: int) -> dict[str, str]:
+    """The agent pool tag that tells cluster-autoscaler how many ``nvidia.com/gpu`` a node of this
+    pool advertises when it has no node to look at (scale from zero).
+
+    What is verified: AKS applies a node pool's tags to the pool's scale set (AgentPool ``tags``:
+    "the tags to be persisted on the agent pool virtual machine scale set", pulumi-azure-native's
+    API docs; AKS "Use Azure tags": node pool tags apply to the pool's resources), and
+    cluster-autoscaler's Azure provider builds a scale set's template node from the size's GPU
+    count and then overrides each resource named by a
+    ``k8s.io_cluster-autoscaler_node-template_resources_<name>`` scale-set tag, ``_`` read as ``/``
+    (kubernetes/autoscaler ``cluster-autoscaler/cloudprovider/azure/azure_template.go``,
+    ``processVMSSTemplate`` -> ``extractAllocatableResourcesFromScaleSet``).
+
+    What is not: AKS runs its own build of the autoscaler and does not document that it reads
+    these tags (Azure/AKS #3427, time-slicing over-provisioning, is open). Sent on every GPU pool,
+    so the tag always states the truth (GPUs per node without sharing) and never goes stale when
+    sharing is turned off.
+    """
+    return {f"{AKS_CA_RESOURCES_TAG_PREFIX}{GPU_RESOURCE.replace('/', '_')}": str(gpu_slots_per_node)}
+
+
 def _labels(spec: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
-    labels = {**pool_labels(spec.name, spec.role, capacity), **spec.labels}
+    labels = {**pool_labels(spec.name, spec.role, capacity), **spec.labels, **sharing.node_labels(spec.sharing)}
     if capacity is CapacityType.SPOT:
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
     return dict(sorted(labels.items()))
@@ -137,9 +174,11 @@ def plan_agent_pool(
     priority = (containerservice.ScaleSetPriority.SPOT if spot else containerservice.ScaleSetPriority.REGULAR).value
     eviction = containerservice.ScaleSetEvictionPolicy.DELETE.value if spot else None
     price = spec.spot_max_price if spot else None
+    mig_profile = spec.sharing.mig_profile if spec.sharing.mode is SharingMode.MIG else None
+    slots_per_gpu = sharing.slots_per_gpu(spec.sharing, GPU_SIZES[size].mig_profiles) if spec.is_gpu else 1
     create_only: dict[str, Any] = {
         "availabilityZones": zone_list,
-        "gpuInstanceProfile": None,
+        "gpuInstanceProfile": mig_profile,
         "gpuProfile": gpu_profile,
         "maxPods": None,
         "osDiskSizeGB": spec.disk_size_gb,
@@ -173,6 +212,10 @@ def plan_agent_pool(
         "scale_down_mode": containerservice.ScaleDownMode.DELETE.value,
         "scale_set_priority": priority,
     }
+    if spec.is_gpu:
+        args["tags"] = autoscaler_template_tags(gpus * slots_per_gpu)
+    if mig_profile is not None:
+        args["gpu_instance_profile"] = mig_profile
     if spot:
         args["scale_set_eviction_policy"] = eviction
         args["spot_max_price"] = price
@@ -191,6 +234,8 @@ def plan_agent_pool(
         gpu_model=gpu_model,
         needs_device_plugin=spec.is_gpu,
         autoscaler_group_regex=scale_set_regex(name),
+        sharing=spec.sharing,
+        slots_per_gpu=slots_per_gpu,
     )
     return AgentPoolPlan(name=name, capacity=capacity, args=args, info=info)
 

@@ -6,11 +6,26 @@ memory, GPU count and model), AKS "Use GPUs for compute-intensive workloads" (mi
 size Standard_NC4as_T4_v3; NVv4/AMD not supported), AKS "Multi-instance GPU" (MIG on A100, H100
 and H200 sizes), and the retirement notices: NCv3 (V100) retired 2025-09-30, successor NC A100 v4;
 NC (K80), NCv2 (P100), ND (P40) and NV (M60) retired in 2023.
+
+MIG facts (``MIG_INSTANCES_PER_GPU``): AKS "Create a multi-instance GPU node pool"
+(MicrosoftDocs/azure-aks-docs ``articles/aks/gpu-multi-instance.md``: MIG on the A100, H100 and H200
+series; the pool's ``gpuInstanceProfile`` is one of MIG1g, MIG2g, MIG3g, MIG4g, MIG7g and cannot be
+changed after creation; 1g gives 7 instances per GPU, 2g 3, 3g 2, 4g 1, 7g 1, so a
+``Standard_ND96asr_v4`` with MIG1g advertises 56 = 8 x 7), and NVIDIA's MIG User Guide ("Supported
+GPUs": A100, H100 and H200 all have 7 compute slices; "Supported MIG Profiles": the same instance
+counts per profile on each of them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+MIG_INSTANCES_PER_GPU: Mapping[str, int] = MappingProxyType({"MIG1g": 7, "MIG2g": 3, "MIG3g": 2, "MIG4g": 1, "MIG7g": 1})
+"""AKS ``gpuInstanceProfile`` -> GPU instances MIG creates on each GPU of a 7-slice GPU (A100, H100,
+H200). With the device plugin's ``single`` MIG strategy each instance is advertised as one
+``nvidia.com/gpu``."""
 
 
 @dataclass(frozen=True)
@@ -23,6 +38,11 @@ class AzureGpuSize:
     gpus: int
     gpu_model: str
     mig_capable: bool = False
+
+    @property
+    def mig_profiles(self) -> Mapping[str, int]:
+        """The AKS MIG profiles this size supports, each with its instances per GPU (empty without MIG)."""
+        return MIG_INSTANCES_PER_GPU if self.mig_capable else MappingProxyType({})
 
 
 @dataclass(frozen=True)

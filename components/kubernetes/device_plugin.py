@@ -19,6 +19,17 @@ advertising nothing). What changes, and why:
 * Its own ServiceAccount without a token (the plugin talks only to the kubelet's socket, never to
   the API server), ``app.kubernetes.io/*`` labels, ``maxUnavailable: 1`` stated, seccomp
   ``RuntimeDefault``, and small requests with a memory limit.
+
+GPU sharing (pools with ``sharing``; ``components.kubernetes.device_plugin_config``): the plugin then
+runs upstream's per-node config selection: a ConfigMap of named ``version: v1`` configs (``default``
+plus one per sharing setting), a ``config-manager`` init container and sidecar that pick the config
+named by the node's ``nvidia.com/device-plugin.config`` label, ``CONFIG_FILE`` pointing at it. Only
+the config-manager containers get API credentials (a projected token; ClusterRole ``nodes: get,
+list, watch``). With a MIG pool the plugin also gets ``NVIDIA_MIG_MONITOR_DEVICES=all`` and
+``CAP_SYS_ADMIN`` (the chart's ``requiresCapSysAdmin`` whenever a MIG strategy other than ``none`` is
+possible; the container toolkit exposes the MIG monitor capability only then, and the AKS MIG guide
+requires the variable); with an MPS pool, the MPS directories and the MPS control daemon
+(``components.kubernetes.mps_control_daemon``). Without sharing nothing of this exists.
 """
 
 from __future__ import annotations
@@ -28,14 +39,16 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import rules
-from components.conventions import GPU_PRESENT_LABEL, POOL_LABEL, ROLE_LABEL, Role
+from components import rules, sharing
+from components.conventions import DEVICE_PLUGIN_CONFIG_LABEL, GPU_PRESENT_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from components.errors import ConfigError
+from components.kubernetes import device_plugin_config as configs
+from components.kubernetes import mps_control_daemon as mps
 from components.kubernetes.hardening import locked_down_security_context
 from components.kubernetes.scan_skips import skip_annotations
 from components.pools import NodePoolInfo
 from components.scheduling import required_node_affinity, requirement, tolerations
-from components.specs import DevicePluginSpec
+from components.specs import DevicePluginSpec, SharingMode
 from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEVICE_PLUGIN_IMAGE
 
 TYPE = "gpupools:index:NvidiaDevicePlugin"
@@ -74,11 +87,21 @@ SCAN_SKIPS: dict[str, str] = {
     "CKV_K8S_23": "runs as root: it creates its socket in the kubelet's root-owned device-plugins directory (image USER 0)",
     "CKV_K8S_40": "runs as root: it creates its socket in the kubelet's root-owned device-plugins directory (image USER 0)",
     "CKV_K8S_43": "pinned by release tag in components.versions, the project's image pinning policy",
-    "CKV2_K8S_6": "node-local agent with no listener and no API access (token not mounted): a NetworkPolicy guards nothing",
+    "CKV2_K8S_6": "node-local agent with no listener; only the config-manager of shared pools calls the API server: "
+    "a NetworkPolicy guards nothing",
 }
 """Checkov findings accepted on the DaemonSet, each with its reason; emitted as
 ``checkov.io/skip<N>`` annotations (``components.kubernetes.scan_skips``) and read by
 ``scripts/scan-manifests``. Everything else Checkov checks is fixed in the object."""
+
+MIG_SCAN_SKIPS: dict[str, str] = {
+    "CKV_K8S_25": "CAP_SYS_ADMIN only while a MIG pool is served: the MIG monitor capability needs it (upstream chart)",
+    "CKV_K8S_39": "CAP_SYS_ADMIN only while a MIG pool is served: the MIG monitor capability needs it (upstream chart)",
+}
+"""Added to ``SCAN_SKIPS`` while a MIG pool is served."""
+
+MIG_CAPABILITY = "SYS_ADMIN"
+"""Added to the plugin container while a MIG pool is served (the chart's ``requiresCapSysAdmin``)."""
 
 
 def is_served(pool: NodePoolInfo) -> bool:
@@ -139,7 +162,77 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
                     f"must be {value!r} on a served GPU pool, or the plugin never lands there",
                     pool.labels.get(key),
                 )
+        config = sharing.config_name(pool.sharing)
+        if pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL) != config:
+            wanted = (
+                f"must be {config!r} for the pool's sharing ({sharing.describe(pool.sharing)})"
+                if config
+                else ("must be absent on a pool without sharing (its nodes get the default config)")
+            )
+            raise ConfigError(
+                f"{path}.pools[{index}].labels.{DEVICE_PLUGIN_CONFIG_LABEL}",
+                f"{wanted}: the config-manager selects each node's config by this label, and a name the ConfigMap "
+                "lacks stops the plugin from starting",
+                pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL),
+            )
     return served
+
+
+def plugin_container(image: str, pools: Sequence[NodePoolInfo]) -> dict[str, Any]:
+    """The plugin container; with shared pools, started on the selected config file (no flag in the
+    environment, which would override every node's config), plus MIG and MPS needs."""
+    container: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "securityContext": locked_down_security_context(),
+        "resources": RESOURCES,
+        "volumeMounts": [{"name": VOLUME_NAME, "mountPath": DEVICE_PLUGIN_DIR}],
+    }
+    if not configs.needs_configs(pools):
+        return container
+    container["command"] = [configs.PLUGIN_PROCESS]
+    container["env"] = [{"name": "CONFIG_FILE", "value": configs.CONFIG_FILE}]
+    container["volumeMounts"] += configs.config_mounts()
+    if configs.uses_mode(pools, SharingMode.MIG):
+        container["env"].append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
+        container["securityContext"]["capabilities"]["add"] = [MIG_CAPABILITY]
+    if configs.uses_mode(pools, SharingMode.MPS):
+        container["volumeMounts"] += mps.mps_mounts()
+    return container
+
+
+def plugin_pod_spec(
+    image: str, tolerations_: list[dict[str, str]], affinity: dict[str, Any], pools: Sequence[NodePoolInfo]
+) -> dict[str, Any]:
+    """The DaemonSet's pod spec for the served ``pools``."""
+    spec: dict[str, Any] = {
+        "serviceAccountName": NAME,
+        "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "priorityClassName": PRIORITY_CLASS,
+        "tolerations": tolerations_,
+        "affinity": affinity,
+        "containers": [plugin_container(image, pools)],
+        "volumes": [{"name": VOLUME_NAME, "hostPath": {"path": DEVICE_PLUGIN_DIR, "type": "Directory"}}],
+    }
+    if not configs.needs_configs(pools):
+        return spec
+    spec["shareProcessNamespace"] = True
+    spec["initContainers"] = [
+        configs.config_manager_container(
+            "nvidia-device-plugin-init", image, oneshot=True, process_to_signal=configs.PLUGIN_PROCESS
+        )
+    ]
+    spec["containers"].append(
+        configs.config_manager_container(
+            "nvidia-device-plugin-sidecar", image, oneshot=False, process_to_signal=configs.PLUGIN_PROCESS
+        )
+    )
+    spec["volumes"] += configs.config_volumes()
+    if configs.uses_mode(pools, SharingMode.MPS):
+        spec["volumes"] += mps.mps_volumes()
+    return spec
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -166,20 +259,31 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         tolerations: the DaemonSet's tolerations (one per distinct taint of the served pools).
         affinity: the DaemonSet's affinity (required node affinity on the served GPU pools).
         image: the container image.
+        configs: config name -> the plugin config (``version: v1``) each node may select; empty
+            when no served pool shares its GPUs.
         service_account, daemon_set: the child resources.
+        config_map, cluster_role, cluster_role_binding: the named configs and the config-manager's
+            node access; None without sharing.
+        mps_daemon_set: the MPS control daemon; None without an MPS pool.
 
     Raises:
         ConfigError: no pool to serve, a version that is not a release tag, a Bottlerocket pool
-            sharing a served pool's name, or a served pool missing a label the affinity selects on.
-            Raised before anything is registered.
+            sharing a served pool's name, a served pool missing a label the affinity selects on, or
+            a shared pool whose config label does not name its config. Raised before anything is
+            registered.
     """
 
     served_pools: tuple[NodePoolInfo, ...]
     tolerations: list[dict[str, str]]
     affinity: dict[str, Any]
     image: str
+    configs: dict[str, dict[str, Any]]
     service_account: k8s.core.v1.ServiceAccount
     daemon_set: k8s.apps.v1.DaemonSet
+    config_map: k8s.core.v1.ConfigMap | None
+    cluster_role: k8s.rbac.v1.ClusterRole | None
+    cluster_role_binding: k8s.rbac.v1.ClusterRoleBinding | None
+    mps_daemon_set: k8s.apps.v1.DaemonSet | None
 
     def __init__(
         self,
@@ -199,6 +303,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
         selector = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/instance": name}
         labels = {**selector, "app.kubernetes.io/version": version, "app.kubernetes.io/managed-by": "pulumi"}
+        shared = configs.needs_configs(served)
+        mig = configs.uses_mode(served, SharingMode.MIG)
+        self.configs = configs.plugin_configs(served) if shared else {}
+        data = configs.render_data(self.configs)
 
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{name}-serviceaccount",
@@ -206,45 +314,53 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             automount_service_account_token=False,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        self.config_map = self.cluster_role = self.cluster_role_binding = self.mps_daemon_set = None
+        after: list[pulumi.Resource] = [self.service_account]
+        if shared:
+            self.config_map = configs.create_config_map(f"{name}-configmap", namespace, labels, data, parent=self)
+            self.cluster_role, self.cluster_role_binding = configs.create_node_reader(name, NAME, namespace, labels, parent=self)
+            after += [self.config_map, self.cluster_role_binding]
+
+        skips = {**SCAN_SKIPS, **(MIG_SCAN_SKIPS if mig else {})}
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",
-            metadata={"name": NAME, "namespace": namespace, "labels": labels, "annotations": skip_annotations(SCAN_SKIPS)},
+            metadata={"name": NAME, "namespace": namespace, "labels": labels, "annotations": skip_annotations(skips)},
             spec={
                 "selector": {"matchLabels": selector},
                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": MAX_UNAVAILABLE}},
                 "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "serviceAccountName": NAME,
-                        "automountServiceAccountToken": False,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "priorityClassName": PRIORITY_CLASS,
-                        "tolerations": self.tolerations,
-                        "affinity": self.affinity,
-                        "containers": [
-                            {
-                                "name": CONTAINER_NAME,
-                                "image": self.image,
-                                "imagePullPolicy": "IfNotPresent",
-                                "securityContext": locked_down_security_context(),
-                                "resources": RESOURCES,
-                                "volumeMounts": [{"name": VOLUME_NAME, "mountPath": DEVICE_PLUGIN_DIR}],
-                            }
-                        ],
-                        "volumes": [
-                            {"name": VOLUME_NAME, "hostPath": {"path": DEVICE_PLUGIN_DIR, "type": "Directory"}},
-                        ],
+                    "metadata": {
+                        "labels": labels,
+                        **({"annotations": {"checksum/config": configs.checksum(data)}} if shared else {}),
                     },
+                    "spec": plugin_pod_spec(self.image, self.tolerations, self.affinity, served),
                 },
             },
             # The selector is immutable and the name fixed: a selector change replaces the
             # DaemonSet, and the old one has to go first.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.service_account], delete_before_replace=True),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after, delete_before_replace=True),
         )
+        mps_served = mps.mps_pools(served)
+        if mps_served:
+            self.mps_daemon_set = mps.create_mps_control_daemon(
+                f"{name}-mps-control-daemon",
+                instance=name,
+                pools=mps_served,
+                namespace=namespace,
+                image=self.image,
+                version=version,
+                service_account=NAME,
+                priority_class=PRIORITY_CLASS,
+                max_unavailable=MAX_UNAVAILABLE,
+                config_checksum=configs.checksum(data),
+                parent=self,
+                depends_on=after,
+            )
         self.register_outputs(
             {
                 "image": self.image,
                 "servedPools": sorted(p.name for p in served),
                 "tolerations": self.tolerations,
+                "configs": sorted(self.configs),
             }
         )

@@ -16,7 +16,10 @@ CAPACITY           spot or on-demand
 ZONES              the zones it spans
 INSTANCE TYPES     VM sizes / instance types
 MIN, MAX           autoscaler bounds (nodes)
-GPUS/NODE          GPUs on one node
+GPUS/NODE          physical GPUs on one node
+SHARING            the pool's GPU sharing (``time-slicing x4``, ``mps x4``, ``mig MIG1g``; ``-`` for none)
+SLOTS/NODE         ``nvidia.com/gpu`` one node advertises: GPUS/NODE x replicas or MIG instances per
+                   GPU; what the scale-from-zero templates say, and how many GPU pods fit a node
 GPUS AT MAX        MAX x GPUS/NODE: the most GPUs this pool can ever run
 IDLE GPUS          MIN x GPUS/NODE: GPUs paid for even when no GPU pod runs (0 for scale-from-zero)
 =================  ===========================================================================
@@ -36,10 +39,12 @@ POOL_COLUMNS = (
     "MIN",
     "MAX",
     "GPUS/NODE",
+    "SHARING",
+    "SLOTS/NODE",
     "GPUS AT MAX",
     "IDLE GPUS",
 )
-NUMERIC_COLUMNS = frozenset({"MIN", "MAX", "GPUS/NODE", "GPUS AT MAX", "IDLE GPUS"})
+NUMERIC_COLUMNS = frozenset({"MIN", "MAX", "GPUS/NODE", "SLOTS/NODE", "GPUS AT MAX", "IDLE GPUS"})
 
 
 def resource_tree(document: Mapping[str, Any]) -> list[str]:
@@ -66,6 +71,8 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for pool in node_pools:
         gpus = int(pool.get("gpusPerNode", 0) or 0)
+        # Documents written before sharing existed have no gpuSlotsPerNode: one slot per GPU.
+        slots = int(pool.get("gpuSlotsPerNode", gpus) or 0)
         min_size = int(pool.get("minSize", 0))
         max_size = int(pool.get("maxSize", 0))
         rows.append(
@@ -79,6 +86,8 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "MIN": min_size,
                 "MAX": max_size,
                 "GPUS/NODE": gpus,
+                "SHARING": pool.get("sharing") or "-",
+                "SLOTS/NODE": slots,
                 "GPUS AT MAX": gpus * max_size,
                 "IDLE GPUS": gpus * min_size,
             }
@@ -97,7 +106,7 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The TOTAL row: sums of the numeric columns (GPUS/NODE is left blank, it does not add up)."""
+    """The TOTAL row: sums of the numeric columns (per-node columns are left blank, they do not add up)."""
     total: dict[str, Any] = dict.fromkeys(POOL_COLUMNS, "")
     total["POOL"] = "TOTAL"
     for column in ("MIN", "MAX", "GPUS AT MAX", "IDLE GPUS"):
@@ -146,7 +155,8 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
         lines += ["  " + line for line in format_table(rows, footer=totals(rows))]
         lines += [
             "",
-            "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs).",
+            "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
+            "  SLOTS/NODE = nvidia.com/gpu per node with the pool's SHARING (what the autoscaler is told).",
         ]
     else:
         lines.append("  (no nodePools stack output)")
