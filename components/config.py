@@ -25,6 +25,7 @@ from components.specs import (
     AutoscalerSpec,
     Cloud,
     ClusterSpec,
+    CostSpec,
     DevicePluginSpec,
     GpuPoolSpec,
     NetworkSpec,
@@ -40,7 +41,18 @@ from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETE
 
 NAMESPACE = "gpupools"
 
-TOP_LEVEL_KEYS = ("cloud", "cluster", "network", "systemPool", "gpuPools", "cpuPools", "devicePlugin", "autoscaler", "smokeTest")
+TOP_LEVEL_KEYS = (
+    "cloud",
+    "cluster",
+    "network",
+    "systemPool",
+    "gpuPools",
+    "cpuPools",
+    "devicePlugin",
+    "autoscaler",
+    "smokeTest",
+    "cost",
+)
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
@@ -72,6 +84,7 @@ TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
+COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour")
 
 AZURE_ONLY_KEYS = {
     "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
@@ -412,9 +425,36 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
             ),
         ),
         smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
+        cost=parse_cost(ours.get("cost"), p + "cost"),
     )
     rules.check_stack(spec, region)
+    check_budget(spec, region)
     return spec
+
+
+def parse_cost(raw: Any, path: str) -> CostSpec:
+    """``gpupools:cost``: optional; numbers only (ranges in ``rules.check_cost``)."""
+    section = _section(raw, COST_KEYS, path)
+    return CostSpec(
+        gpu_hours_per_month=_get(section, "gpuHoursPerMonth", path, float, None, "a number of hours"),
+        spot_share=_get(section, "spotShare", path, float, CostSpec.spot_share, "a number from 0 to 1"),
+        budget_per_hour=_get(section, "budgetPerHour", path, float, None, "a number (USD per hour)"),
+    )
+
+
+def check_budget(spec: StackSpec, region: str | None) -> None:
+    """``gpupools:cost.budgetPerHour`` against the fleet's ceiling, before anything is registered."""
+    if spec.cost.budget_per_hour is None:
+        return
+    from components.catalog.prices import price_table
+    from components.pricing.estimate import check_budget as check
+    from components.pricing.estimate import fleet_cost, groups_of_spec
+
+    path = f"{NAMESPACE}:cost.budgetPerHour"
+    if not region:
+        key = "aws:region" if spec.cloud is Cloud.AWS else "azure-native:location"
+        raise ConfigError(path, f"needs the stack's region to price the fleet: set {key}", spec.cost.budget_per_hour)
+    check(fleet_cost(groups_of_spec(spec), price_table(spec.cloud), region, spec.cost), path)
 
 
 def _decode(value: Any, key: str) -> Any:
@@ -459,7 +499,6 @@ def load() -> StackSpec:
     """The running stack's validated spec. Raises ``ConfigError`` before any resource exists."""
     import pulumi
 
-    region = None
-    if load_cloud() is Cloud.AWS:
-        region = pulumi.Config("aws").get("region")
+    namespace, key = ("aws", "region") if load_cloud() is Cloud.AWS else ("azure-native", "location")
+    region = pulumi.Config(namespace).get(key)
     return parse(_raw_config(), region=region)

@@ -20,6 +20,7 @@ from components.specs import (
     AutoscalerSpec,
     Cloud,
     ClusterSpec,
+    CostSpec,
     DevicePluginSpec,
     GpuPoolSpec,
     NetworkSpec,
@@ -668,3 +669,14 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region)
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
+    check_cost(spec.cost, "gpupools:cost")
+
+
+def check_cost(cost: CostSpec, path: str) -> None:
+    """``gpupools:cost``: hours not negative, a share from 0 to 1, a positive budget."""
+    if cost.gpu_hours_per_month is not None and cost.gpu_hours_per_month < 0:
+        fail(f"{path}.gpuHoursPerMonth", "must be >= 0", cost.gpu_hours_per_month)
+    if not 0.0 <= cost.spot_share <= 1.0:
+        fail(f"{path}.spotShare", "must be from 0 to 1 (the share of GPU hours served by Spot)", cost.spot_share)
+    if cost.budget_per_hour is not None and cost.budget_per_hour <= 0:
+        fail(f"{path}.budgetPerHour", "must be > 0 (USD per hour)", cost.budget_per_hour)

@@ -95,7 +95,10 @@ def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
 
     Args:
         pool: a ``gpuPools`` entry name to pin the pod to (its Spot and on-demand pools alike);
-            default None: any gpupools GPU pool.
+            default None: any gpupools GPU pool. Unpinned, the pod fits every GPU pool with
+            enough GPUs, and cluster-autoscaler's priority expander buys the cheapest of them
+            (one tier per pool, ordered by price per node-hour; see
+            ``components.kubernetes.priority_expander``).
         extra_taints: the pool's extra taints (``gpuPools[].taints``), to tolerate them too;
             default none.
         prefer_spot: add a weight-100 preference for ``gpupools.io/capacity-type=spot``; default
@@ -158,7 +161,7 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
 
     Args:
         pool: a ``cpuPools`` entry name to pin the pod to (its Spot and on-demand pools alike);
-            default None: any gpupools CPU pool.
+            default None: any gpupools CPU pool; the autoscaler then buys the cheapest that fits.
         extra_taints: the pool's extra taints (``cpuPools[].taints``), to tolerate them too.
         prefer_spot: a weight-100 preference for ``gpupools.io/capacity-type=spot``; default True.
 

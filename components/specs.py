@@ -240,6 +240,24 @@ class AutoscalerSpec:
 
 
 @dataclass(frozen=True)
+class CostSpec:
+    """``gpupools:cost``: the inputs of the monthly estimate and the budget (see ``components.pricing``).
+
+    Attributes:
+        gpu_hours_per_month: GPU node-hours of work per month, spread evenly over the GPU pools;
+            default none (no monthly estimate: only the per-hour figures, which need no guess).
+        spot_share: share of those hours served by Spot, 0 to 1; default 1.0 (every hour on Spot,
+            the point of gpupools). Lower it to fold in evictions and fallbacks.
+        budget_per_hour: USD; the fleet's ceiling (every pool and fallback at ``maxSize``) must not
+            exceed it. Default none (no check).
+    """
+
+    gpu_hours_per_month: float | None = None
+    spot_share: float = 1.0
+    budget_per_hour: float | None = None
+
+
+@dataclass(frozen=True)
 class SmokeTestSpec:
     """``gpupools:smokeTest``: a one-shot CUDA Job per GPU pool. Default off, because it buys a
     GPU node when it runs."""
@@ -260,6 +278,7 @@ class StackSpec:
     autoscaler: AutoscalerSpec = AutoscalerSpec()
     smoke_test: SmokeTestSpec = SmokeTestSpec()
     cpu_pools: tuple[PoolSpec, ...] = ()
+    cost: CostSpec = CostSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

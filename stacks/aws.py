@@ -6,10 +6,10 @@
     CpuNodeGroup per cpuPools entry     the same with a standard AMI and no GPU parts
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
-    PriorityExpander                    Spot > on-demand > system, regexes on the groups' ASG names
+    PriorityExpander                    Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
     GpuSmokeTest per pool (optional)    on the pool's first Spot group
 
-Stack outputs: ``clusterName``, ``kubeconfig`` (secret), ``nodePools``.
+Stack outputs: ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices), ``cost``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ import pulumi_aws as aws
 
 from components import config
 from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
+from components.catalog.prices import price_table
 from components.conventions import CapacityType
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from components.pools import NodePoolInfo
+from components.pricing.estimate import stack_costs
 
 
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
@@ -91,7 +93,9 @@ def main() -> None:
         if served
         else None
     )
-    PriorityExpander("priority-expander", [cluster.system_pool, *gpu_groups, *cpu_groups], opts=on_cluster)
+    all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
+    prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
+    PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
 
     if spec.smoke_test.enabled:
         after = [autoscaler, *([plugin] if plugin else [])]
@@ -104,4 +108,5 @@ def main() -> None:
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export("nodePools", [p.to_output() for p in [cluster.system_pool, *gpu_groups, *cpu_groups]])
+    pulumi.export("nodePools", node_pools)
+    pulumi.export("cost", cost)

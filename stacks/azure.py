@@ -3,8 +3,8 @@
 ``Pulumi.<stack>.yaml`` -> ``components.config.load()`` -> ``AksCluster`` (System pool, network,
 identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools`` entry and one
 ``CpuNodePool`` per ``cpuPools`` entry, every agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
-the priority expander over every pool (Spot above on-demand above system), and the optional smoke
-test -> stack outputs ``clusterName``, ``kubeconfig`` (secret) and ``nodePools``.
+the priority expander over every pool (Spot above on-demand above system, the cheaper first), and the optional smoke
+test -> stack outputs ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices) and ``cost``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import pulumi
 
 from components import config
 from components.azure import AksCluster, CpuNodePool, GpuNodePool
+from components.catalog.prices import price_table
 from components.conventions import CapacityType
 from components.errors import ConfigError
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from components.pools import NodePoolInfo
+from components.pricing.estimate import stack_costs
 
 
 def load_location() -> str:
@@ -85,7 +87,9 @@ def main() -> None:
     cpu_infos = [info for cpu_pool in cpu_pools for info in cpu_pool.pools]
     k8s_opts = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
-    PriorityExpander("priority-expander", pools=[cluster.system_pool, *gpu_infos, *cpu_infos], opts=k8s_opts)
+    all_pools = [cluster.system_pool, *gpu_infos, *cpu_infos]
+    prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
+    PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.
         after_all = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[plugin, *[p.last for p in gpu_pools]])
@@ -94,4 +98,5 @@ def main() -> None:
 
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export("nodePools", [info.to_output() for info in [cluster.system_pool, *gpu_infos, *cpu_infos]])
+    pulumi.export("nodePools", node_pools)
+    pulumi.export("cost", cost)

@@ -412,7 +412,7 @@ def test_priority_expander_ranks_spot_above_on_demand_above_system(run: Run) -> 
     spot = {p for pool in spot_pools(run) for p in priority_of(run, f"aks-{pool.inputs['agentPoolName']}-12345678-vmss")}
     regular = {p for pool in regular_pools(run) for p in priority_of(run, f"aks-{pool.inputs['agentPoolName']}-12345678-vmss")}
     system = set(priority_of(run, "aks-system-12345678-vmss"))
-    assert len(spot) == len(regular) == len(system) == 1
+    assert spot and regular and len(system) == 1
     assert min(spot) > max(regular) > max(system)
 
 

@@ -336,11 +336,25 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 INVALID += SHARING_INVALID
+INVALID += [
+    # gpupools:cost. The budget is priced with the committed catalog in the stack's region: the
+    # ceiling of AZURE (10 T4 Spot + 10 T4 on-demand + 4 system nodes) is well above $1/h.
+    ("cost-budget-exceeded", with_key(AZURE, "gpupools:cost", {"budgetPerHour": 1}), "gpupools:cost.budgetPerHour", "worst-case"),
+    (
+        "cost-budget-unpriced-region",
+        with_key(with_key(AZURE, "azure-native:location", "swedencentral"), "gpupools:cost", {"budgetPerHour": 100}),
+        "gpupools:cost.budgetPerHour",
+        "cannot be checked",
+    ),
+    ("cost-spot-share", with_key(AZURE, "gpupools:cost", {"spotShare": 2}), "gpupools:cost.spotShare", "from 0 to 1"),
+    ("cost-hours-negative", with_key(AWS, "gpupools:cost", {"gpuHoursPerMonth": -5}), "gpupools:cost.gpuHoursPerMonth", ">= 0"),
+    ("cost-key-typo", with_key(AWS, "gpupools:cost", {"budgetPerHours": 5}), "gpupools:cost.budgetPerHours", "did you mean"),
+]
 
 
 @pytest.mark.parametrize(("case", "raw", "path", "rule"), INVALID, ids=[c[0] for c in INVALID])
 def test_invalid_config_fails_with_one_clear_error(case: str, raw: dict[str, Any], path: str, rule: str) -> None:
-    region = raw.get("aws:region")
+    region = raw.get("aws:region") or raw.get("azure-native:location")
     with pytest.raises(ConfigError) as caught:
         config.parse(raw, region=region)
     message = str(caught.value)

@@ -363,7 +363,13 @@ def test_summary_names_the_columns_and_shows_totals(synthesis: Any) -> None:
     for column in ("ROLE", "CAPACITY", "ZONES", "INSTANCE TYPES", "MIN", "MAX", "GPUS/NODE", "GPUS AT MAX", "IDLE GPUS"):
         assert column in text
     total_line = next(line for line in text.splitlines() if line.strip().startswith("TOTAL"))
-    assert total_line.split()[-2:] == [str(8 * 4 + 3 * 2), "2"]
+    # GPUS AT MAX and IDLE GPUS, then the sum of $/H AT MAX ("?" when a price is unknown), to the cent.
+    assert total_line.split()[-3:-1] == [str(8 * 4 + 3 * 2), "2"]
+    costs = [p.get("costPerHourAtMax") for p in synthesis.document["outputs"]["nodePools"]]
+    if None in costs:
+        assert total_line.split()[-1] == "?"
+    else:
+        assert abs(float(total_line.split()[-1].replace(",", "")) - sum(costs)) <= 0.01 * len(costs)
     assert "fx-dev-t4-spot" in text
     assert "fx-dev-t4-spot" not in render(synthesis.document, tree=False)
 

@@ -1,11 +1,28 @@
-"""cluster-autoscaler's priority expander ConfigMap: Spot first, on-demand second, system last.
+"""cluster-autoscaler's priority expander ConfigMap: the cheapest capacity first, Spot above
+on-demand, the system pool last.
 
 cluster-autoscaler (``--expander=priority``, AKS profile ``expander: priority``) reads the ConfigMap
 ``cluster-autoscaler-priority-expander`` in its namespace. Key ``priorities`` holds YAML: a map
 from an integer priority to a *list* of regular expressions; among the node groups that could
 host the pending pods it picks one from the highest priority whose regexes match the group's name
 (kubernetes/autoscaler ``expander/priority/priority.go``: an unanchored Go regexp search on the
-node group ID, which is the VMSS name on AKS and the ASG name on EKS). Two rules make it work:
+node group ID, which is the VMSS name on AKS and the ASG name on EKS), and among several groups of
+that priority it picks at random (the same file: ties go to a random choice; AKS accepts one
+expander only, so least-waste cannot break the tie: Azure/AKS #2610).
+
+So every pool gets its own tier (``pool_priorities``), which removes the random choice:
+
+* every Spot pool above every on-demand pool, the system pool lowest;
+* within Spot and within on-demand, the cheaper node-hour higher (``prices``: USD per node-hour
+  per pool, from ``components.pricing``); equal prices share a tier (equivalent for the job);
+* where a price of a class is unknown (or no prices are given), that class is ordered by size facts
+  instead: fewer GPUs, then fewer vCPUs, higher, so a one-GPU pod is not placed on an eight-GPU node
+  when a one-GPU node would do.
+
+Pods that fit several pools therefore get the cheapest pool that fits; pods pinned to a pool
+(``gpu_workload(pool=...)``) are unaffected, since only their pool's groups can host them.
+
+Two rules make it work:
 
 * Lists, never scalars: ``30: ^aks-...$`` fails to parse as ``map[int][]string`` and the whole
   configuration is ignored (kubernetes/autoscaler#8321).
@@ -27,6 +44,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.catalog.sizes import size_facts
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
@@ -39,17 +57,13 @@ CONFIG_MAP_NAME = "cluster-autoscaler-priority-expander"
 CONFIG_MAP_KEY = "priorities"
 """The data key cluster-autoscaler reads (``ConfigMapKey``)."""
 
-SPOT_PRIORITY = 30
-"""Spot pools, GPU and CPU: tried first (the highest number wins). A CPU pod never fits a GPU
-group (GPU taint) and a GPU pod never fits a CPU group (no GPUs), so one tier serves both kinds."""
-
-ON_DEMAND_PRIORITY = 20
-"""On-demand fallback pools (GPU and CPU): used when no Spot group can be scaled up (out of capacity, backed
-off, or at its maximum)."""
-
 SYSTEM_PRIORITY = 10
 """The system pool: listed so cluster-autoscaler does not warn ``PriorityConfigMapNotMatchedGroup``
 for it; lowest, though pods that fit there rarely fit a GPU group anyway."""
+
+TIER_STEP = 10
+"""Distance between consecutive tiers: on-demand tiers start at 20, Spot tiers continue above the
+cheapest on-demand tier. Readable numbers; only their order matters."""
 
 UNSUPPORTED_BY_RE2 = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]")
 """Lookaround and backreferences: valid in Python, rejected by Go's RE2, so cluster-autoscaler
@@ -58,11 +72,49 @@ would refuse the whole configuration."""
 _EXAMPLE_NAMESPACE = uuid.UUID("3b0f7c52-4bb4-4f8e-a0c8-5f7e3f3b9a21")
 
 
-def tier_of(pool: NodePoolInfo) -> int:
-    """The priority of a pool: Spot > on-demand fallback > system, for GPU and CPU pools alike."""
-    if pool.role is Role.SYSTEM:
-        return SYSTEM_PRIORITY
-    return SPOT_PRIORITY if pool.capacity is CapacityType.SPOT else ON_DEMAND_PRIORITY
+def order_key(pool: NodePoolInfo) -> tuple[int, int]:
+    """Size facts of a pool, smaller first: (GPUs per node, vCPUs of its largest type)."""
+    vcpus = max((facts[1] for t in pool.instance_types if (facts := size_facts(t)) is not None), default=0)
+    return (pool.gpus_per_node, vcpus)
+
+
+def pool_priorities(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | None] | None = None) -> dict[str, int]:
+    """Per pool (``NodePoolInfo.name``), its priority: see the module docstring.
+
+    Args:
+        pools: every autoscaled pool of the cluster.
+        prices: USD per node-hour per pool name, for the pool's own capacity type; missing or
+            ``None`` means unknown, and the pool's capacity class is then ordered by size facts.
+    """
+    prices = prices or {}
+    result: dict[str, int] = {}
+    next_priority = SYSTEM_PRIORITY + TIER_STEP
+    for capacity in (CapacityType.ON_DEMAND, CapacityType.SPOT):
+        members = [p for p in pools if p.role is not Role.SYSTEM and p.capacity is capacity]
+        known = all(prices.get(p.name) is not None for p in members)
+        # Dearest first, so the cheapest ends up with the highest priority of its class.
+        keys: dict[str, tuple[float, ...]] = {
+            p.name: ((prices[p.name] or 0.0,) if known else tuple(float(v) for v in order_key(p))) for p in members
+        }
+        for key in sorted(set(keys.values()), reverse=True):
+            for pool in members:
+                if keys[pool.name] == key:
+                    result[pool.name] = next_priority
+            next_priority += TIER_STEP
+    for pool in pools:
+        if pool.role is Role.SYSTEM:
+            result[pool.name] = SYSTEM_PRIORITY
+    return result
+
+
+def priced_by_size(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | None] | None) -> list[CapacityType]:
+    """The capacity classes ordered by size facts because a price is unknown (for synth to say so)."""
+    prices = prices or {}
+    return [
+        capacity
+        for capacity in (CapacityType.SPOT, CapacityType.ON_DEMAND)
+        if any(p.role is not Role.SYSTEM and p.capacity is capacity and prices.get(p.name) is None for p in pools)
+    ]
 
 
 def example_group_names(pool: NodePoolInfo) -> tuple[str, str]:
@@ -89,6 +141,7 @@ def check_tiers_disjoint(
     pools: Sequence[NodePoolInfo],
     group_names: Mapping[str, Sequence[str]],
     path: str = "PriorityExpander.pools",
+    tiers: Mapping[str, int] | None = None,
 ) -> None:
     """Check each pool's regex against real or realistic node group names.
 
@@ -97,12 +150,14 @@ def check_tiers_disjoint(
         group_names: per pool name (``NodePoolInfo.name``), names cluster-autoscaler sees (or
             would see) for that pool. A pool missing here is not checked as a target.
         path: the argument path for errors.
+        tiers: each pool's priority (default ``pool_priorities(pools)``).
 
     Raises:
         ConfigError: a pool's regex matches none of its own names (the pool would never be
             ranked), or matches a name of a pool in another tier (cluster-autoscaler searches
             unanchored, so that is what is checked).
     """
+    tier_of = tiers if tiers is not None else pool_priorities(pools)
     for index, pool in enumerate(pools):
         regex = re.compile(pool.autoscaler_group_regex)
         own = list(group_names.get(pool.name, ()))
@@ -114,13 +169,13 @@ def check_tiers_disjoint(
                 f"for example {own[0]}",
             )
         for other in pools:
-            if tier_of(other) == tier_of(pool):
+            if tier_of[other.name] == tier_of[pool.name]:
                 continue
             for name in group_names.get(other.name, ()):
                 if regex.search(name):
                     raise ConfigError(
                         f"{path}[{index}].autoscalerGroupRegex",
-                        f"must not match node groups of another priority tier ({other.name}, priority {tier_of(other)})",
+                        f"must not match node groups of another priority tier ({other.name}, priority {tier_of[other.name]})",
                         pool.autoscaler_group_regex,
                         f"it matches {name}",
                     )
@@ -129,17 +184,20 @@ def check_tiers_disjoint(
 def priority_tiers(
     pools: Sequence[NodePoolInfo],
     *,
+    prices: Mapping[str, float | None] | None = None,
     group_names: Mapping[str, Sequence[str]] | None = None,
     path: str = "PriorityExpander.pools",
 ) -> dict[int, list[str]]:
     """The priority expander's tiers for ``pools``: priority -> sorted, distinct regexes.
 
-    GPU Spot pools get ``SPOT_PRIORITY`` (30), GPU on-demand pools ``ON_DEMAND_PRIORITY`` (20),
-    the system pool ``SYSTEM_PRIORITY`` (10); higher wins. Tiers without pools are left out, and
-    the mapping is ordered from the highest priority down.
+    Each pool's priority comes from ``pool_priorities`` (Spot above on-demand, the cheaper higher,
+    the system pool at ``SYSTEM_PRIORITY``); higher wins. The mapping is ordered from the highest
+    priority down.
 
     Args:
         pools: every autoscaled pool of the cluster.
+        prices: USD per node-hour per pool name (see ``pool_priorities``); default none: every
+            class ordered by size facts.
         group_names: names to check the regexes against (see ``check_tiers_disjoint``); default:
             ``example_group_names`` of every pool.
         path: the argument path for errors.
@@ -150,19 +208,21 @@ def priority_tiers(
     """
     if not pools:
         raise ConfigError(path, "must include at least one pool", [])
+    for index, pool in enumerate(pools):
+        _check_regex(pool, f"{path}[{index}].autoscalerGroupRegex")
+    priority = pool_priorities(pools, prices)
     tiers: dict[int, set[str]] = {}
     owner: dict[str, int] = {}
     for index, pool in enumerate(pools):
         at = f"{path}[{index}].autoscalerGroupRegex"
-        _check_regex(pool, at)
-        tier = tier_of(pool)
+        tier = priority[pool.name]
         regex = pool.autoscaler_group_regex
         if owner.get(regex, tier) != tier:
             raise ConfigError(at, f"must not appear in two priority tiers ({owner[regex]} and {tier})", regex)
         owner[regex] = tier
         tiers.setdefault(tier, set()).add(regex)
     names = group_names if group_names is not None else {p.name: example_group_names(p) for p in pools}
-    check_tiers_disjoint(pools, names, path)
+    check_tiers_disjoint(pools, names, path, priority)
     return {tier: sorted(tiers[tier]) for tier in sorted(tiers, reverse=True)}
 
 
@@ -174,7 +234,7 @@ def render_priorities(tiers: Mapping[int, Sequence[str]]) -> str:
 
 
 class PriorityExpander(pulumi.ComponentResource):
-    """The ``cluster-autoscaler-priority-expander`` ConfigMap ranking Spot above on-demand.
+    """The ``cluster-autoscaler-priority-expander`` ConfigMap: the cheapest pool first, Spot above on-demand.
 
     Pass every autoscaled pool of the cluster (system and GPU, Spot and on-demand); the stack
     also sets the autoscaler's expander to ``priority`` (AKS autoscaler profile, or the EKS
@@ -187,6 +247,8 @@ class PriorityExpander(pulumi.ComponentResource):
         namespace: cluster-autoscaler's namespace; default ``kube-system`` (where AKS's managed
             autoscaler and the official chart's default install look).
         opts: resource options; ``provider`` should be the cluster's.
+        prices: USD per node-hour per pool name (``components.pricing.estimate.pool_prices``);
+            default none, which orders each capacity class by size facts.
 
     Attributes:
         tiers: priority -> regexes, as rendered.
@@ -207,8 +269,9 @@ class PriorityExpander(pulumi.ComponentResource):
         pools: Sequence[NodePoolInfo],
         namespace: str = "kube-system",
         opts: pulumi.ResourceOptions | None = None,
+        prices: Mapping[str, float | None] | None = None,
     ) -> None:
-        tiers = priority_tiers(pools, path=f"PriorityExpander({name}).pools")
+        tiers = priority_tiers(pools, prices=prices, path=f"PriorityExpander({name}).pools")
         super().__init__(TYPE, name, None, opts)
         self.tiers = tiers
         self.priorities = render_priorities(tiers)

@@ -72,7 +72,7 @@ def target_from_values(stack: str, values: Mapping[str, Any], environ: Mapping[s
         if not region:
             raise ConfigError(AWS_REGION_KEY, "is required: set it in the stack or AWS_REGION in the environment", None)
         return Target(stack, spec, str(region))
-    spec = config.parse(values)
+    spec = config.parse(values, region=values.get(AZURE_LOCATION_KEY))
     location = values.get(AZURE_LOCATION_KEY)
     if not location:
         # The same error stacks/azure.py raises (load_location), so synth and preflight agree.

@@ -341,6 +341,81 @@ class ResourceChange:
 
 
 @dataclass(frozen=True)
+class CostFigureChange:
+    """One fleet cost figure before and after (``None``: unknown price or not computed)."""
+
+    label: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.before is None or self.after is None else self.after - self.before
+
+
+@dataclass(frozen=True)
+class PoolCostChange:
+    """A pool's cost per hour at max of one capacity type, before and after (0 where it did not exist)."""
+
+    pool: str
+    capacity: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.before is None or self.after is None else self.after - self.before
+
+
+COST_FIGURES = {
+    "at max, all Spot": "spotAtMaxPerHour",
+    "at max, on-demand instead of Spot": "onDemandInsteadAtMaxPerHour",
+    "ceiling": "ceilingPerHour",
+    "idle": "idlePerHour",
+    "monthly estimate": "monthly",
+}
+"""The ``cost`` output's figures the diff reports, per hour except the monthly estimate."""
+
+
+def _cost_of(document: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    cost = ((document or {}).get("outputs") or {}).get("cost")
+    return cost if isinstance(cost, Mapping) else {}
+
+
+def cost_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tuple[CostFigureChange, ...]:
+    """The fleet cost figures that differ between the documents' ``cost`` outputs."""
+    before, after = _cost_of(old), _cost_of(new)
+    changes = []
+    for label, key in COST_FIGURES.items():
+        was, now = before.get(key), after.get(key)
+        if was != now:
+            changes.append(CostFigureChange(label, was, now))
+    return tuple(changes)
+
+
+def _pool_costs(document: Mapping[str, Any] | None) -> dict[tuple[str, str], float | None]:
+    totals: dict[tuple[str, str], float | None] = {}
+    pools = ((document or {}).get("outputs") or {}).get("nodePools") or []
+    for pool in pools if isinstance(pools, list) else []:
+        key = (str(pool.get("pool", "")), str(pool.get("capacityType", "")))
+        cost = pool.get("costPerHourAtMax")
+        seen = totals.get(key, 0.0)
+        totals[key] = None if cost is None or seen is None else seen + float(cost)
+    return totals
+
+
+def pool_cost_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tuple[PoolCostChange, ...]:
+    """Per pool and capacity type, the cost per hour at max that changed: what caused the fleet change."""
+    before, after = _pool_costs(old), _pool_costs(new)
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        was, now = before.get(key, 0.0), after.get(key, 0.0)
+        if was is None or now is None or abs(now - was) > 1e-9:
+            changes.append(PoolCostChange(key[0], key[1], was, now))
+    return tuple(changes)
+
+
+@dataclass(frozen=True)
 class StackDiff:
     """The diff of one stack's documents."""
 
@@ -352,6 +427,10 @@ class StackDiff:
     notes: tuple[str, ...] = field(default=())
     fleet: tuple[Mapping[str, int], Mapping[str, int]] | None = None
     """Fleet totals (max nodes, GPUs at max, idle GPUs) before and after, when the ``nodePools`` output changed."""
+    cost: tuple[CostFigureChange, ...] = ()
+    """Fleet cost figures that moved (``outputs.cost``), before and after."""
+    cost_causes: tuple[PoolCostChange, ...] = ()
+    """Per pool and capacity type, the change in cost per hour at max that moved them."""
 
     @property
     def empty(self) -> bool:
@@ -478,6 +557,8 @@ def diff_documents(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None,
         outputs=tuple(outputs),
         notes=tuple(notes),
         fleet=fleet,
+        cost=cost_changes(old, new) if old and new else (),
+        cost_causes=pool_cost_changes(old, new) if old and new else (),
     )
 
 
@@ -549,6 +630,27 @@ def _flags(change: FieldChange) -> str:
     return (" " + " ".join(flags)) if flags else ""
 
 
+def _usd(value: float | None) -> str:
+    return "?" if value is None else f"${value:,.2f}"
+
+
+def _signed(value: float | None) -> str:
+    return "?" if value is None else f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+
+
+def _cost_lines(diff: StackDiff) -> list[str]:
+    """The cost section: each moved figure, then the pools that moved it."""
+    figures = [
+        f"{c.label} **{_usd(c.before)} → {_usd(c.after)}** ({_signed(c.delta)}{'' if c.label == 'monthly estimate' else '/h'})"
+        for c in diff.cost
+    ]
+    lines = ["💵 Cost (USD; Spot prices are recent observations): " + "; ".join(figures), ""]
+    if diff.cost_causes:
+        causes = [f"`{c.pool}` {c.capacity} {_signed(c.delta)}/h at max" for c in diff.cost_causes]
+        lines += ["Caused by: " + ", ".join(causes), ""]
+    return lines
+
+
 def render_stack(diff: StackDiff) -> str:
     """The Markdown section of one stack."""
     lines = [f"### `{diff.stack}`", ""]
@@ -574,6 +676,8 @@ def render_stack(diff: StackDiff) -> str:
         moved = [f"{label}: **{before[label]} → {after[label]}**" for label in FLEET_COLUMNS if before[label] != after[label]]
         if moved:
             lines += ["💰 Fleet totals: " + ", ".join(moved), ""]
+    if diff.cost:
+        lines += _cost_lines(diff)
     if diff.changed:
         lines += ["#### Changed", ""]
         for change in diff.changed:

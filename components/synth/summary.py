@@ -22,7 +22,14 @@ SLOTS/NODE         ``nvidia.com/gpu`` one node advertises: GPUS/NODE x replicas 
                    GPU; what the scale-from-zero templates say, and how many GPU pods fit a node
 GPUS AT MAX        MAX x GPUS/NODE: the most GPUs this pool can ever run
 IDLE GPUS          MIN x GPUS/NODE: GPUs paid for even when no GPU pod runs (0 for scale-from-zero)
+$/NODE-H           USD per node-hour of the pool's capacity type in the stack's region (Spot: a
+                   recent observation, see the price catalog); ``?`` where the catalog has none
+$/H AT MAX         MAX x $/NODE-H
 =================  ===========================================================================
+
+Under the table, the stack's ``cost`` output: the fleet at max all Spot, at max with on-demand
+fallbacks instead, the ceiling (every group at max), idle, and with ``gpupools:cost`` the monthly
+estimate and its savings; then where the prices come from and how to refresh them.
 """
 
 from __future__ import annotations
@@ -43,8 +50,16 @@ POOL_COLUMNS = (
     "SLOTS/NODE",
     "GPUS AT MAX",
     "IDLE GPUS",
+    "$/NODE-H",
+    "$/H AT MAX",
 )
-NUMERIC_COLUMNS = frozenset({"MIN", "MAX", "GPUS/NODE", "SLOTS/NODE", "GPUS AT MAX", "IDLE GPUS"})
+NUMERIC_COLUMNS = frozenset({"MIN", "MAX", "GPUS/NODE", "SLOTS/NODE", "GPUS AT MAX", "IDLE GPUS", "$/NODE-H", "$/H AT MAX"})
+UNKNOWN_PRICE = "?"
+
+
+def money(value: Any, digits: int = 2) -> str:
+    """``12.3456`` -> ``12.35``; ``None`` (no price) -> ``?``."""
+    return UNKNOWN_PRICE if value is None else f"{float(value):,.{digits}f}"
 
 
 def resource_tree(document: Mapping[str, Any]) -> list[str]:
@@ -90,9 +105,12 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "SLOTS/NODE": slots,
                 "GPUS AT MAX": gpus * max_size,
                 "IDLE GPUS": gpus * min_size,
+                # Documents written before prices existed have no price keys: shown as unknown.
+                "$/NODE-H": money(pool.get("pricePerNodeHour"), 4),
+                "$/H AT MAX": money(pool.get("costPerHourAtMax")),
             }
         )
-    role_rank = {"system": 0, "gpu": 1}
+    role_rank = {"system": 0, "gpu": 1, "cpu": 2}
     capacity_rank = {"spot": 0, "on-demand": 1}
     rows.sort(
         key=lambda r: (
@@ -111,7 +129,41 @@ def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     total["POOL"] = "TOTAL"
     for column in ("MIN", "MAX", "GPUS AT MAX", "IDLE GPUS"):
         total[column] = sum(int(r[column]) for r in rows)
+    # Every group at max at once: the ceiling of the cost output.
+    at_max = [r["$/H AT MAX"] for r in rows]
+    total["$/H AT MAX"] = UNKNOWN_PRICE if UNKNOWN_PRICE in at_max else money(sum(float(v.replace(",", "")) for v in at_max))
     return total
+
+
+def cost_lines(cost: Mapping[str, Any]) -> list[str]:
+    """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
+    lines = [
+        f"Fleet cost, USD per hour in {cost.get('region', '?')}: at max all Spot {money(cost.get('spotAtMaxPerHour'))}; "
+        f"at max with on-demand fallbacks instead of Spot {money(cost.get('onDemandInsteadAtMaxPerHour'))}; "
+        f"ceiling (every pool and fallback at max) {money(cost.get('ceilingPerHour'))}; "
+        f"idle (system pool and every minSize) {money(cost.get('idlePerHour'))}",
+    ]
+    if cost.get("budgetPerHour") is not None:
+        lines.append(f"Budget: {money(cost.get('budgetPerHour'))} per hour (checked against the ceiling)")
+    if cost.get("gpuHoursPerMonth") is not None:
+        savings = cost.get("savingsPercent")
+        lines.append(
+            f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours at {100 * float(cost.get('spotShare', 1.0)):g}% Spot "
+            f"plus idle all month: {money(cost.get('monthly'))} (all on-demand: {money(cost.get('monthlyAllOnDemand'))}; "
+            f"savings {'?' if savings is None else f'{savings:g}%'})"
+        )
+    unpriced = cost.get("unpriced") or []
+    if unpriced:
+        lines.append(f"No price for {', '.join(unpriced)}: shown as ?; refresh with {cost.get('refresh', '')}")
+    order = cost.get("priorityOrder") or {}
+    by_size = [capacity for capacity, basis in order.items() if basis != "price"]
+    if by_size:
+        lines.append(f"Priority expander: {', '.join(by_size)} pools ordered by size facts (a price is unknown)")
+    lines.append(
+        f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
+        "Not included: disks, egress, control plane, NAT, load balancers, discounts."
+    )
+    return lines
 
 
 def format_table(
@@ -158,6 +210,9 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
             "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
             "  SLOTS/NODE = nvidia.com/gpu per node with the pool's SHARING (what the autoscaler is told).",
         ]
+        cost = outputs.get("cost")
+        if isinstance(cost, Mapping):
+            lines += [""] + ["  " + line for line in cost_lines(cost)]
     else:
         lines.append("  (no nodePools stack output)")
     if files:

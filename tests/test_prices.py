@@ -1,0 +1,82 @@
+"""The committed price catalog: fresh, covering the example stacks, and plausible.
+
+Plausible means: near the public list prices below, which are the clouds' published Linux
+pay-as-you-go rates for these sizes (AWS EC2 On-Demand pricing page, us-east-1 and us-west-2 share
+them; Azure Linux Virtual Machines pricing page, East US), as the README's Costs section states
+them. They are typed here independently of the catalog, so a table refreshed from a wrong source,
+in another currency or unit, or mis-parsed, fails.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from components import config
+from components.catalog.prices import MAX_AGE_DAYS, REFRESH_HINT, price_table
+from components.specs import Cloud
+from components.testing import stack_config
+
+LIST_PRICES = {
+    (Cloud.AWS, "us-west-2"): {
+        "g4dn.xlarge": 0.526,
+        "g5.xlarge": 1.006,
+        "g6.xlarge": 0.8048,
+        "g5.12xlarge": 5.672,
+        "g6.12xlarge": 4.6016,
+        "m6i.xlarge": 0.192,
+        "m6i.2xlarge": 0.384,
+        "m7i.2xlarge": 0.4032,
+        "m6a.2xlarge": 0.3456,
+    },
+    (Cloud.AZURE, "eastus"): {
+        "Standard_NC4as_T4_v3": 0.526,
+        "Standard_NC24ads_A100_v4": 3.673,
+        "Standard_D4s_v5": 0.192,
+        "Standard_D8s_v5": 0.384,
+    },
+}
+TOLERANCE = 0.15
+"""List prices rarely move; 15 % allows for a repricing without letting a wrong unit or currency through."""
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_tables_are_fresh(cloud: Cloud) -> None:
+    table = price_table(cloud)
+    age = (date.today() - table.read_on).days
+    assert age <= MAX_AGE_DAYS, (
+        f"the {cloud.value} price table was read {age} days ago ({table.read_on}); "
+        f"refresh it: {REFRESH_HINT.format(cloud=cloud.value)}"
+    )
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_tables_say_where_and_when(cloud: Cloud) -> None:
+    table = price_table(cloud)
+    assert table.source and table.spot_basis and "Spot prices move" in table.spot_basis
+    assert table.prices, "at least one region"
+    assert all(table.prices.values()), "no empty region: a region is listed only with prices"
+
+
+@pytest.mark.parametrize("stack", ["azure-dev", "aws-dev"])
+def test_every_size_of_the_example_stacks_is_priced_in_its_region(stack: str) -> None:
+    raw = stack_config(stack)
+    region = raw.get("aws:region") or raw["azure-native:location"]
+    spec = config.parse(raw, region=region)
+    table = price_table(spec.cloud)
+    sizes = {*spec.system_pool.instance_types, *(t for pool in spec.pools for t in pool.instance_types)}
+    for size in sorted(sizes):
+        price = table.price(region, size)
+        assert price is not None and price.on_demand is not None, f"{size} in {region}"
+        assert price.spot is not None and 0 < price.spot <= price.on_demand, f"{size}: Spot {price.spot}"
+
+
+@pytest.mark.parametrize(("key", "sizes"), list(LIST_PRICES.items()), ids=lambda v: str(v[1]) if isinstance(v, tuple) else "")
+def test_catalog_is_near_the_public_list_prices(key: tuple[Cloud, str], sizes: dict[str, float]) -> None:
+    cloud, region = key
+    table = price_table(cloud)
+    for size, list_price in sizes.items():
+        price = table.price(region, size)
+        assert price is not None and price.on_demand is not None, size
+        assert abs(price.on_demand - list_price) <= TOLERANCE * list_price, f"{size}: {price.on_demand} vs {list_price}"
