@@ -28,7 +28,7 @@ import pulumi_aws as aws
 
 from components import config
 from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
-from components.aws.karpenter import Karpenter
+from components.aws.karpenter import DISCOVERY_TAG, Karpenter
 from components.aws.karpenter_nodes import KarpenterNodePools
 from components.conventions import CapacityType, Role
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
@@ -44,6 +44,7 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 def main() -> None:
     spec = config.load()
     region = pulumi.Config("aws").get("region") or aws.get_region().region
+    karpenter = spec.provisioner is Provisioner.KARPENTER
 
     cluster = EksCluster(
         spec.cluster.name,
@@ -51,8 +52,10 @@ def main() -> None:
         network=spec.network,
         system_pool=spec.system_pool,
         region=region,
+        # Karpenter finds the subnets of a created VPC by this tag; brought subnets get aws.ec2.Tag.
+        private_subnet_tags={DISCOVERY_TAG: spec.cluster.name} if karpenter else None,
     )
-    if spec.provisioner is Provisioner.KARPENTER:
+    if karpenter is Provisioner.KARPENTER:
         karpenter_mode(spec, cluster, region)
     else:
         autoscaler_mode(spec, cluster, region)
@@ -69,6 +72,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         oidc_provider_url=cluster.oidc_provider_url,
         subnet_ids=list(cluster.private_subnet_ids_by_zone.values()),
         security_group_id=cluster.eks_cluster.cluster_security_group_id,
+        tag_subnets=spec.network.bring_your_own,
         # The controller's pods need the system node group to schedule on.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )

@@ -23,9 +23,10 @@ What it creates, following that release's getting-started guide and CloudFormati
   and drains a node on its 2-minute Spot notice and launches the replacement at once
   (``concepts/disruption.md``, Interruption); rebalance recommendations are recorded as events.
 * **Discovery tags** ``karpenter.sh/discovery=<cluster>`` on each private subnet and on the cluster
-  security group (the one EKS creates, which the managed node groups use too), as
-  ``aws.ec2.Tag`` resources: the same for a created VPC and a brought one. The EC2NodeClasses
-  select subnets and security groups by this tag.
+  security group (the one EKS creates, which the managed node groups use too). The security group
+  and a brought VPC's subnets get ``aws.ec2.Tag`` resources (resources this stack does not
+  manage); a created VPC's subnets carry the tag in their own tags (``tag_subnets=False``). The
+  EC2NodeClasses select subnets and security groups by this tag.
 * **Helm**: two ``helm.v3.Release`` of the official OCI charts at the pinned version: first
   ``karpenter-crd`` (the upgrade guide: Helm installs a chart's ``crds/`` only on first install and
   never upgrades them, so the CRDs get their own chart), then ``karpenter`` with ``skip_crds``. A
@@ -107,8 +108,13 @@ class Karpenter(pulumi.ComponentResource):
         region: the cluster's region (IAM conditions, ``AWS_REGION``).
         node_role_arn: the node role's ARN (``iam:PassRole`` is limited to it).
         oidc_provider_arn, oidc_provider_url: the cluster's IAM OIDC provider (IRSA trust).
-        subnet_ids: the private subnets nodes go in (tagged for discovery).
+        subnet_ids: the private subnets nodes go in (tagged for discovery unless ``tag_subnets`` is False).
         security_group_id: the cluster security group (tagged for discovery).
+        tag_subnets: tag ``subnet_ids`` with ``aws.ec2.Tag``; default True, for subnets this stack
+            does not manage (a brought VPC). Pass False when the subnets were created with the tag
+            (``EksCluster(private_subnet_tags=...)``): an ``aws.ec2.Tag`` on a subnet whose tags a
+            Pulumi ``aws.ec2.Subnet`` manages would fight it on every update (pulumi-aws ``ec2.Tag``
+            docs: not for resources whose tags the program also manages).
         opts: resource options.
 
     Attributes:
@@ -134,6 +140,7 @@ class Karpenter(pulumi.ComponentResource):
         oidc_provider_url: pulumi.Input[str],
         subnet_ids: Sequence[pulumi.Input[str]],
         security_group_id: pulumi.Input[str],
+        tag_subnets: bool = True,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"Karpenter({name})"
@@ -145,7 +152,7 @@ class Karpenter(pulumi.ComponentResource):
         partition = aws.get_partition(opts=pulumi.InvokeOptions(parent=self))
         account = aws.get_caller_identity(opts=pulumi.InvokeOptions(parent=self)).account_id
 
-        for index, subnet in enumerate(subnet_ids):
+        for index, subnet in enumerate(subnet_ids if tag_subnets else ()):
             aws.ec2.Tag(f"{name}-discovery-subnet-{index}", resource_id=subnet, key=DISCOVERY_TAG, value=cluster_name, opts=child)
         aws.ec2.Tag(f"{name}-discovery-sg", resource_id=security_group_id, key=DISCOVERY_TAG, value=cluster_name, opts=child)
 
