@@ -55,7 +55,7 @@ def main() -> None:
         # Karpenter finds the subnets of a created VPC by this tag; brought subnets get aws.ec2.Tag.
         private_subnet_tags={DISCOVERY_TAG: spec.cluster.name} if karpenter else None,
     )
-    if karpenter is Provisioner.KARPENTER:
+    if karpenter:
         karpenter_mode(spec, cluster, region)
     else:
         autoscaler_mode(spec, cluster, region)
