@@ -28,8 +28,8 @@ from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpa
 from components.pools import NodePoolInfo
 from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from components.testing import PROJECT_ROOT, Run, run_program
-from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.karpenter_cases import KARPENTER_INVALID
+from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
