@@ -412,3 +412,29 @@ def test_node_pool_info_carries_what_the_kubernetes_side_needs() -> None:
             consolidate_after="5m",
             weight=0,
         )
+
+
+# --- policy pack ----------------------------------------------------------------------------------
+
+
+def test_policy_pack_passes_the_stack_and_catches_an_untainted_or_unlimited_gpu_nodepool() -> None:
+    import sys
+    from pathlib import Path
+
+    policy_dir = str(Path(__file__).resolve().parents[1] / "policy")
+    if policy_dir not in sys.path:
+        sys.path.insert(0, policy_dir)
+    from gpupools_policy import rules as policy_rules
+
+    for reg in run().of_type(NODEPOOL):
+        assert policy_rules.check_karpenter_gpu_nodepool(reg.type, reg.inputs, name=reg.name) == []
+    gpu1 = next(r for r in run().of_type(NODEPOOL) if r.name.endswith("gpu1"))
+    spec = json.loads(json.dumps(gpu1.inputs["spec"]))
+    spec["template"]["spec"]["taints"] = []
+    del spec["limits"]["nvidia.com/gpu"]
+    messages = policy_rules.check_karpenter_gpu_nodepool(gpu1.type, {**gpu1.inputs, "spec": spec}, name="gpu1")
+    assert len(messages) == 2 and "GPU taint" in messages[0] and "nvidia.com/gpu' limit" in messages[1]
+    general = next(r for r in run().of_type(NODEPOOL) if r.name.endswith("general"))
+    cpu_spec = json.loads(json.dumps(general.inputs["spec"]))
+    del cpu_spec["limits"]["cpu"]
+    assert policy_rules.check_karpenter_gpu_nodepool(general.type, {**general.inputs, "spec": cpu_spec}, name="general") == []
