@@ -438,3 +438,31 @@ def test_policy_pack_passes_the_stack_and_catches_an_untainted_or_unlimited_gpu_
     cpu_spec = json.loads(json.dumps(general.inputs["spec"]))
     del cpu_spec["limits"]["cpu"]
     assert policy_rules.check_karpenter_gpu_nodepool(general.type, {**general.inputs, "spec": cpu_spec}, name="general") == []
+
+
+# --- config ------------------------------------------------------------------------------------------
+
+
+def test_default_provisioner_is_cluster_autoscaler_and_changes_nothing() -> None:
+    from components import config
+    from components.specs import Provisioner
+    from components.synth.document import desired_state
+
+    raw = stack_config("aws-dev")
+    assert config.parse(raw, "us-west-2").provisioner is Provisioner.CLUSTER_AUTOSCALER
+    assert config.parse(stack_config(STACK), "us-west-2").provisioner is Provisioner.KARPENTER
+    implicit = desired_state(run_stack("aws-dev"), "aws-dev")
+    explicit = desired_state(run_stack("aws-dev", overrides={"gpupools:provisioner": "cluster-autoscaler"}), "aws-dev")
+    assert implicit == explicit
+
+
+def test_karpenter_lifts_the_per_zone_node_group_rules() -> None:
+    from components import config
+
+    pools = [dict(p) for p in stack_config(STACK)["gpupools:gpuPools"]]
+    pools[1]["maxSize"] = 1  # fewer nodes than zones: an error for per-zone node groups, fine for a NodePool
+    config.parse({**stack_config(STACK), "gpupools:gpuPools": pools}, "us-west-2")
+    with pytest.raises(Exception, match="number of zones"):
+        config.parse(
+            {**stack_config(STACK), "gpupools:gpuPools": pools, "gpupools:provisioner": "cluster-autoscaler"}, "us-west-2"
+        )
