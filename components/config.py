@@ -30,6 +30,7 @@ from components.specs import (
     GpuPoolSpec,
     NetworkSpec,
     PoolSpec,
+    Provisioner,
     SharingMode,
     SharingSpec,
     SmokeTestSpec,
@@ -48,6 +49,7 @@ TOP_LEVEL_KEYS = (
     "systemPool",
     "gpuPools",
     "cpuPools",
+    "provisioner",
     "devicePlugin",
     "autoscaler",
     "smokeTest",
@@ -385,6 +387,69 @@ def parse_cpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cpuPools")
     return tuple(parse_cpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
 
 
+KARPENTER_MEANINGLESS_POOL_KEYS = {
+    "onDemandMaxSize": "one NodePool serves Spot and on-demand together, and its limits (from maxSize) cap both; "
+    "leave it out, or use cluster-autoscaler for a separate on-demand cap",
+    "minSize": "Karpenter keeps no minimum: it buys nodes for pending pods and removes empty ones; "
+    "leave it out (or 0), or run a placeholder Deployment to keep nodes warm",
+}
+"""Pool keys that cannot mean anything under ``provisioner: karpenter``, with why (set to a
+non-default value, they are an error naming the key)."""
+
+KARPENTER_MEANINGLESS_AUTOSCALER_KEYS = {
+    "maxNodeProvisionTime": "Karpenter has no provision timeout to tune: a Spot capacity error marks the offering "
+    "unavailable and it launches the next one (on-demand) at once; leave it out",
+}
+"""``gpupools:autoscaler`` keys without a Karpenter meaning. ``scaleDownUnneededTime`` keeps one: it
+becomes each NodePool's ``disruption.consolidateAfter``."""
+
+
+def parse_provisioner(value: Any, path: str = f"{NAMESPACE}:provisioner") -> Provisioner:
+    """``gpupools:provisioner``: ``cluster-autoscaler`` (default) or ``karpenter``."""
+    if value is None:
+        return Provisioner.CLUSTER_AUTOSCALER
+    choices = [p.value for p in Provisioner]
+    if value not in choices:
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+        raise ConfigError(path, "must be one of " + ", ".join(choices), value, f"did you mean {close[0]!r}?" if close else None)
+    return Provisioner(value)
+
+
+def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Provisioner) -> None:
+    """Reject, under ``karpenter``, the keys it cannot honour (by name, with why), and Azure (for now).
+
+    Runs on the raw mappings, so an explicit key is caught even when its value equals the default
+    (``maxNodeProvisionTime: 10m``): a stack switching provisioner must not silently keep a setting
+    that no longer does anything. ``minSize: 0`` is the Karpenter behaviour itself and is accepted.
+    """
+    if provisioner is not Provisioner.KARPENTER:
+        return
+    if cloud is Cloud.AZURE:
+        raise ConfigError(
+            f"{NAMESPACE}:provisioner",
+            "karpenter is EKS only for now: on AKS the same engine is Node Auto Provisioning, which gpupools does not "
+            "deploy yet; use cluster-autoscaler on azure",
+            provisioner.value,
+        )
+    for section in ("gpuPools", "cpuPools"):
+        entries = ours.get(section)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(entry, Mapping):
+                continue
+            for key, why in KARPENTER_MEANINGLESS_POOL_KEYS.items():
+                if key in entry and not (key == "minSize" and entry[key] == 0):
+                    raise ConfigError(
+                        f"{NAMESPACE}:{section}[{index}].{key}", f"has no meaning with provisioner karpenter: {why}", entry[key]
+                    )
+    autoscaler = ours.get("autoscaler")
+    if isinstance(autoscaler, Mapping):
+        for key, why in KARPENTER_MEANINGLESS_AUTOSCALER_KEYS.items():
+            if key in autoscaler:
+                raise ConfigError(
+                    f"{NAMESPACE}:autoscaler.{key}", f"has no meaning with provisioner karpenter: {why}", autoscaler[key]
+                )
+
+
 def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
     section = _mapping(raw if raw is not None else {}, path)
     check_keys(section, keys, path)
@@ -404,6 +469,8 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         ours[key] = _decode(value, full_key)
     check_keys(ours, TOP_LEVEL_KEYS, "")
     cloud = parse_cloud(ours.get("cloud"))
+    provisioner = parse_provisioner(ours.get("provisioner"))
+    check_provisioner_keys(ours, cloud, provisioner)
     p = f"{NAMESPACE}:"
     device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
     autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
@@ -426,6 +493,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         ),
         smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
         cost=parse_cost(ours.get("cost"), p + "cost"),
+        provisioner=provisioner,
     )
     rules.check_stack(spec, region)
     check_budget(spec, region)

@@ -110,6 +110,17 @@ device plugin has not yet advertised GPUs as ready and over-scales."""
 EKS_CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
 """Added by EKS to managed node group nodes (``SPOT`` / ``ON_DEMAND``)."""
 
+KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+"""Set by Karpenter (and AKS Node Auto Provisioning) on every node it launches, ``spot`` or
+``on-demand`` (also ``reserved``, which gpupools never allows): the same values as
+``gpupools.io/capacity-type``. A Karpenter NodePool that allows both capacity types cannot carry a
+static capacity label, so under Karpenter this is the capacity key workloads select on
+(aws/karpenter-provider-aws ``concepts/scheduling.md``, "Well-Known Labels")."""
+
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+"""Set by Karpenter on every node it launches (the NodePool's name). Karpenter's own chart keeps
+the controller off such nodes with ``karpenter.sh/nodepool DoesNotExist``."""
+
 CA_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template"
 """Prefix of the cluster-autoscaler scale-from-zero ASG tags on EKS."""
 

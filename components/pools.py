@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from components import sharing as sharing_rules
-from components.conventions import CapacityType, Role, Taint
+from components.conventions import CAPACITY_TYPE_LABEL, CapacityType, Role, Taint
 from components.specs import SharingSpec, frozen_map
 
 
@@ -42,6 +42,14 @@ class NodePoolInfo:
             pool's config from it.
         slots_per_gpu: ``nvidia.com/gpu`` advertised per physical GPU (``sharing.slots_per_gpu``);
             1 without sharing.
+        capacity_types: every capacity type the pool may buy, preferred first; empty means just
+            ``capacity`` (a node group or agent pool has one). A Karpenter NodePool allowing Spot
+            and on-demand lists both, with ``capacity`` the preferred one (Spot).
+        capacity_label: the node label that carries the capacity type: ``gpupools.io/capacity-type``
+            (set by gpupools on its node groups and agent pools), or ``karpenter.sh/capacity-type``
+            on nodes Karpenter launches (set by Karpenter itself, not in ``labels``).
+        limits: a Karpenter NodePool's ``spec.limits`` (``cpu``, ``nodes``, ``nvidia.com/gpu``);
+            empty for node groups and agent pools, whose bound is ``max_size``.
     """
 
     name: str
@@ -60,6 +68,9 @@ class NodePoolInfo:
     needs_device_plugin: bool = True
     sharing: SharingSpec = field(default_factory=SharingSpec)
     slots_per_gpu: int = 1
+    capacity_types: tuple[CapacityType, ...] = ()
+    capacity_label: str = CAPACITY_TYPE_LABEL
+    limits: Mapping[str, str] = field(default_factory=frozen_map)
 
     @property
     def gpu_slots_per_node(self) -> int:
@@ -89,4 +100,6 @@ class NodePoolInfo:
             "gpuModel": self.gpu_model,
             "gpuSlotsPerNode": self.gpu_slots_per_node,
             "sharing": sharing_rules.describe(self.sharing),
+            # Karpenter NodePools only, so the output of node groups and agent pools is unchanged.
+            **({"capacityTypes": [c.value for c in self.capacity_types], "limits": dict(self.limits)} if self.limits else {}),
         }

@@ -25,6 +25,7 @@ from components.specs import (
     GpuPoolSpec,
     NetworkSpec,
     PoolSpec,
+    Provisioner,
     SharingMode,
     SharingSpec,
     StackSpec,
@@ -475,15 +476,37 @@ def check_sharing(pool: PoolSpec, cloud: Cloud, path: str) -> None:
         )
 
 
+KARPENTER_MAX_NODES_PER_POOL = 1000
+"""A sanity bound on ``maxSize`` under Karpenter, which has no per-pool node limit of its own (the
+per-zone node group limits do not apply: there are no node groups)."""
+
+KARPENTER_RESERVED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+"""Label domains Karpenter keeps for itself: a NodePool whose template labels use them is rejected
+(kubernetes-sigs/karpenter ``pkg/apis/v1/labels.go``, ``RestrictedLabelDomains``, which
+aws/karpenter-provider-aws ``pkg/apis/v1/labels.go`` extends with its group ``karpenter.k8s.aws``)."""
+
+
+def check_karpenter_labels(pool: PoolSpec, path: str) -> None:
+    """No pool label in a domain Karpenter reserves (``KARPENTER_RESERVED_LABEL_DOMAINS``)."""
+    for key in pool.labels:
+        prefix = key.rpartition("/")[0]
+        if any(prefix == d or prefix.endswith("." + d) for d in KARPENTER_RESERVED_LABEL_DOMAINS):
+            fail(f"{path}.labels.{key}", "uses a label domain Karpenter reserves (karpenter.sh, karpenter.k8s.aws)", key)
+
+
 def check_gpu_pool(
     pool: GpuPoolSpec,
     cloud: Cloud,
     path: str,
     cluster_zones: Sequence[str],
     region: str | None = None,
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
 ) -> None:
     """Every rule for one pool of either list (``pool.role``); ``cluster_zones`` empty on AWS means
-    "resolved at deploy time"."""
+    "resolved at deploy time". Under ``Provisioner.KARPENTER`` the rules that exist because of
+    per-zone node groups and their Auto Scaling group tags (a node per zone, 50 ASG tags, 450 nodes
+    per group) do not apply; Karpenter's reserved label domains do."""
+    karpenter = provisioner is Provisioner.KARPENTER
     name_max = AKS_GPU_POOL_NAME_MAX if cloud is Cloud.AZURE else EKS_GPU_POOL_NAME_MAX
     if not POOL_NAME.match(pool.name) or len(pool.name) > name_max:
         why = (
@@ -532,7 +555,10 @@ def check_gpu_pool(
     if cloud is Cloud.AWS and pool.zones and not cluster_zones:
         fail(f"{path}.zones", "needs gpupools:cluster.zones set (pool zones must be cluster zones)", list(pool.zones))
 
-    if cloud is Cloud.AZURE:
+    if karpenter:
+        _check_sizes(pool.min_size, pool.max_size, KARPENTER_MAX_NODES_PER_POOL, path)
+        check_karpenter_labels(pool, path)
+    elif cloud is Cloud.AZURE:
         _check_sizes(pool.min_size, pool.max_size, AKS_MAX_NODES_PER_POOL, path)
     else:
         zone_count = len(zones) or 3
@@ -602,7 +628,7 @@ def check_gpu_pool(
                 len(pool.taints),
             )
         tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + EKS_ASG_OWN_TAGS
-        if tags > ASG_MAX_TAGS:
+        if tags > ASG_MAX_TAGS and not karpenter:
             fail(
                 f"{path}.labels",
                 f"labels and taints must fit the {ASG_MAX_TAGS} tags an Auto Scaling group allows "
@@ -632,12 +658,17 @@ def check_eks_labels_and_taints(pool: GpuPoolSpec, path: str) -> None:
 
 
 def check_gpu_pools(
-    pools: Sequence[GpuPoolSpec], cloud: Cloud, path: str, cluster_zones: Sequence[str], region: str | None
+    pools: Sequence[GpuPoolSpec],
+    cloud: Cloud,
+    path: str,
+    cluster_zones: Sequence[str],
+    region: str | None,
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
 ) -> None:
     if not pools:
         fail(path, "must list at least one GPU pool", [])
     for index, pool in enumerate(pools):
-        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region)
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner)
     check_unique([p.name for p in pools], path, "pool names")
 
 
@@ -648,12 +679,13 @@ def check_cpu_pools(
     path: str,
     cluster_zones: Sequence[str],
     region: str | None,
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
 ) -> None:
     """``cpuPools``: optional; each entry by the same rules, names unique across both lists (they
     name agent pools and node groups in one namespace, and workloads select by ``gpupools.io/pool``)."""
     gpu_names = {p.name for p in gpu_pools}
     for index, pool in enumerate(pools):
-        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region)
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner)
         if pool.name in gpu_names:
             fail(f"{path}[{index}].name", "must not repeat a gpuPools name (pool names are unique across both lists)", pool.name)
     check_unique([p.name for p in pools], path, "pool names")
@@ -665,8 +697,8 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
     zones = spec.cluster.zones
     check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool")
-    check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region)
-    check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region)
+    check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region, spec.provisioner)
+    check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region, spec.provisioner)
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
     check_cost(spec.cost, "gpupools:cost")

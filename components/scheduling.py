@@ -54,6 +54,7 @@ from components.conventions import (
     CAPACITY_TYPE_LABEL,
     GPU_PRESENT_LABEL,
     GPU_TAINT,
+    KARPENTER_CAPACITY_TYPE_LABEL,
     POOL_LABEL,
     ROLE_LABEL,
     CapacityType,
@@ -84,6 +85,23 @@ def required_node_affinity(*terms: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+SPOT_LABELS = (CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL)
+"""Where a node says it is Spot: gpupools' own label on node groups and agent pools, Karpenter's on
+the nodes it launches (a NodePool allowing Spot and on-demand cannot carry a static label)."""
+
+
+def spot_preferences() -> list[dict[str, Any]]:
+    """Weight-100 preferences for Spot nodes, one term per ``SPOT_LABELS`` key. A node carries one
+    of the two keys, so a Spot node scores 100 whichever provisioner made it, an on-demand one 0."""
+    return [
+        {
+            "weight": SPOT_PREFERENCE_WEIGHT,
+            "preference": {"matchExpressions": [requirement(key, "In", [CapacityType.SPOT.value])]},
+        }
+        for key in SPOT_LABELS
+    ]
+
+
 def tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
     """Exact (``Equal``) tolerations for ``taints``, de-duplicated and sorted (key, value, effect),
     so the rendered pod spec does not depend on the order pools were declared in."""
@@ -101,10 +119,11 @@ def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
             ``components.kubernetes.priority_expander``).
         extra_taints: the pool's extra taints (``gpuPools[].taints``), to tolerate them too;
             default none.
-        prefer_spot: add a weight-100 preference for ``gpupools.io/capacity-type=spot``; default
-            True. The scheduler then places the pod on a free Spot node before an on-demand one;
-            when none fits, cluster-autoscaler's priority expander buys Spot first and on-demand
-            when Spot is unavailable.
+        prefer_spot: add weight-100 preferences for ``gpupools.io/capacity-type=spot`` and
+            ``karpenter.sh/capacity-type=spot`` (``spot_preferences``); default True. The scheduler
+            then places the pod on a free Spot node before an on-demand one; when none fits,
+            cluster-autoscaler's priority expander (or Karpenter, which prefers Spot within a
+            NodePool) buys Spot first and on-demand when Spot is unavailable.
 
     Returns:
         ``{"tolerations": [...], "affinity": {"nodeAffinity": {...}}}``: merge it into a pod spec.
@@ -121,12 +140,7 @@ def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
         terms.append(requirement(POOL_LABEL, "In", [pool]))
     node_affinity = required_node_affinity(terms)
     if prefer_spot:
-        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {
-                "weight": SPOT_PREFERENCE_WEIGHT,
-                "preference": {"matchExpressions": [requirement(CAPACITY_TYPE_LABEL, "In", [CapacityType.SPOT.value])]},
-            }
-        ]
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = spot_preferences()
     return {
         "tolerations": tolerations([GPU_TAINT, AKS_SPOT_TAINT, *extra_taints]),
         "affinity": {"nodeAffinity": node_affinity},
@@ -163,7 +177,7 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
         pool: a ``cpuPools`` entry name to pin the pod to (its Spot and on-demand pools alike);
             default None: any gpupools CPU pool; the autoscaler then buys the cheapest that fits.
         extra_taints: the pool's extra taints (``cpuPools[].taints``), to tolerate them too.
-        prefer_spot: a weight-100 preference for ``gpupools.io/capacity-type=spot``; default True.
+        prefer_spot: weight-100 preferences for Spot nodes (``spot_preferences``); default True.
 
     Returns:
         ``{"tolerations": [...], "affinity": {"nodeAffinity": {...}}}``: the AKS Spot taint (on EKS
@@ -180,10 +194,5 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
         terms.append(requirement(POOL_LABEL, "In", [pool]))
     node_affinity = required_node_affinity(terms)
     if prefer_spot:
-        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {
-                "weight": SPOT_PREFERENCE_WEIGHT,
-                "preference": {"matchExpressions": [requirement(CAPACITY_TYPE_LABEL, "In", [CapacityType.SPOT.value])]},
-            }
-        ]
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = spot_preferences()
     return {"tolerations": tolerations([AKS_SPOT_TAINT, *extra_taints]), "affinity": {"nodeAffinity": node_affinity}}

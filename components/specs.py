@@ -53,6 +53,19 @@ class AmiType(str, Enum):
         return "arm64" if "ARM_64" in self.value else "x86_64"
 
 
+class Provisioner(str, Enum):
+    """Who buys nodes for the pools (``gpupools:provisioner``).
+
+    ``CLUSTER_AUTOSCALER`` (default): per pool a Spot node group (EKS: one per zone) and an on-demand
+    fallback, cluster-autoscaler's priority expander tries Spot first. ``KARPENTER``: EKS, Karpenter
+    with one ``karpenter.sh/v1`` NodePool per pool that allows Spot and on-demand at once (Karpenter
+    tries Spot first and falls back to on-demand on a capacity error, without a provision timeout).
+    """
+
+    CLUSTER_AUTOSCALER = "cluster-autoscaler"
+    KARPENTER = "karpenter"
+
+
 class SharingMode(str, Enum):
     """How the pods on one GPU pool share its GPUs (``gpuPools[].sharing``).
 
@@ -279,6 +292,7 @@ class StackSpec:
     smoke_test: SmokeTestSpec = SmokeTestSpec()
     cpu_pools: tuple[PoolSpec, ...] = ()
     cost: CostSpec = CostSpec()
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

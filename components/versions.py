@@ -171,3 +171,30 @@ def check_minor(version: object, cloud: str, on: date | None = None) -> str | No
     if when < release.ga:
         return f"is not generally available on {table.service} before {release.ga.isoformat()} ({offer})"
     return None
+
+
+KARPENTER_VERSION = "1.14.1"
+"""aws/karpenter-provider-aws v1.14.1 (tag v1.14.1, 2026-08-20), the newest stable release tag of
+the repository when checked (2026-08-21 snapshot, commit 1d927085 "docs: update for patch release
+v1.14.1"). Serves ``karpenter.sh/v1`` NodePool and ``karpenter.k8s.aws/v1`` EC2NodeClass. Chart and
+controller share the version (``charts/karpenter/Chart.yaml``: ``version`` = ``appVersion``)."""
+
+KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"
+KARPENTER_CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd"
+"""The official OCI charts (the getting-started guide's ``helm upgrade --install karpenter
+oci://public.ecr.aws/karpenter/karpenter``; the upgrade guide recommends the separate
+``karpenter-crd`` chart, because Helm installs a chart's ``crds/`` only once and never upgrades them)."""
+
+AL2023_AMI_ALIAS = "al2023@v20260714"
+"""EC2NodeClass ``amiSelectorTerms`` alias for AL2023 nodes (NVIDIA and standard: with an alias,
+Karpenter picks the NVIDIA variant for GPU instance types and the arm64 one for Graviton,
+``pkg/providers/amifamily/al2023.go``). v20260714 is the newest amazon-eks-ami release with release
+notes (awslabs/amazon-eks-ami ``CHANGELOG.md``, "AMI Release v20260714"). Pinned, not ``latest``:
+Karpenter drifts every node to a new AMI when the alias resolves to one ("not recommended for
+production", Karpenter ``concepts/nodeclasses.md``), so an AMI roll happens only when this pin moves."""
+
+BOTTLEROCKET_AMI_ALIAS = "bottlerocket@v1.46.0"
+"""EC2NodeClass alias for Bottlerocket pools; Karpenter picks the ``aws-k8s-<minor>-nvidia`` variant
+for GPU types (``pkg/providers/amifamily/bottlerocket.go``). v1.46.0 is the newest Bottlerocket
+version Karpenter v1.14.1's own tests select (``pkg/providers/amifamily/bottlerocket_test.go``);
+Bottlerocket's release list itself could not be checked here."""

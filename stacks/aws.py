@@ -9,6 +9,15 @@
     PriorityExpander                    Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
     GpuSmokeTest per pool (optional)    on the pool's first Spot group
 
+With ``gpupools:provisioner: karpenter`` the pools are Karpenter's instead, and neither node groups
+nor cluster-autoscaler exist:
+
+    EksCluster                          the same (system node group, node role + access entry)
+    Karpenter                           IRSA role, interruption queue + rules, discovery tags, CRD + controller charts
+    KarpenterNodePools                  EC2NodeClasses, one NodePool per gpuPools/cpuPools entry
+    NvidiaDevicePlugin                  on the GPU NodePools' nodes whose AMI lacks a plugin
+    GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
+
 Stack outputs: ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices), ``cost``.
 """
 
@@ -19,11 +28,14 @@ import pulumi_aws as aws
 
 from components import config
 from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
+from components.aws.karpenter import DISCOVERY_TAG, Karpenter
+from components.aws.karpenter_nodes import KarpenterNodePools
 from components.catalog.prices import price_table
-from components.conventions import CapacityType
+from components.conventions import CapacityType, Role
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from components.pools import NodePoolInfo
-from components.pricing.estimate import stack_costs
+from components.pricing.estimate import price_order, stack_costs
+from components.specs import Provisioner, StackSpec
 
 
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
@@ -34,6 +46,7 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 def main() -> None:
     spec = config.load()
     region = pulumi.Config("aws").get("region") or aws.get_region().region
+    karpenter = spec.provisioner is Provisioner.KARPENTER
 
     cluster = EksCluster(
         spec.cluster.name,
@@ -41,7 +54,64 @@ def main() -> None:
         network=spec.network,
         system_pool=spec.system_pool,
         region=region,
+        # Karpenter finds the subnets of a created VPC by this tag; brought subnets get aws.ec2.Tag.
+        private_subnet_tags={DISCOVERY_TAG: spec.cluster.name} if karpenter else None,
     )
+    if karpenter:
+        karpenter_mode(spec, cluster, region)
+    else:
+        autoscaler_mode(spec, cluster, region)
+
+
+def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
+    """Karpenter, its node classes and NodePools; the device plugin and smoke tests on them."""
+    karpenter = Karpenter(
+        "karpenter",
+        cluster_name=cluster.cluster_name,
+        region=region,
+        node_role_arn=cluster.node_role_arn,
+        oidc_provider_arn=cluster.oidc_provider_arn,
+        oidc_provider_url=cluster.oidc_provider_url,
+        subnet_ids=list(cluster.private_subnet_ids_by_zone.values()),
+        security_group_id=cluster.eks_cluster.cluster_security_group_id,
+        tag_subnets=spec.network.bring_your_own,
+        # The controller's pods need the system node group to schedule on.
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
+    )
+    node_pools = KarpenterNodePools(
+        "nodepools",
+        pools=spec.pools,
+        cluster_name=cluster.cluster_name,
+        node_role_name=cluster.node_role.name,
+        zones=cluster.zones,
+        consolidate_after=spec.autoscaler.scale_down_unneeded_time,
+        # Cheapest node-hour first where the price catalog knows every pool (else size facts).
+        order=price_order(spec.pools, price_table(spec.cloud), region),
+        # Custom resources after the release that installs their CRDs and the controller.
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[karpenter.release]),
+    )
+    served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]
+    on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
+    plugin = (
+        NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
+        if served
+        else None
+    )
+    if spec.smoke_test.enabled:
+        after = [node_pools, *([plugin] if plugin else [])]
+        for info in node_pools.pools:
+            if info.role is Role.GPU:
+                GpuSmokeTest(f"smoke-{info.pool}", info, opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=after))
+
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    _, outputs, cost = stack_costs([cluster.system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost)
+    pulumi.export("nodePools", outputs)
+    pulumi.export("cost", cost)
+
+
+def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
+    """Per-zone Spot and on-demand node groups, cluster-autoscaler and its priority expander."""
     pools = [
         GpuNodeGroup(
             pool.name,

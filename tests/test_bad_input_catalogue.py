@@ -28,6 +28,7 @@ from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpa
 from components.pools import NodePoolInfo
 from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from components.testing import PROJECT_ROOT, Run, run_program
+from tests.karpenter_cases import KARPENTER_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
@@ -42,7 +43,10 @@ def run_main(config: dict[str, Any]) -> Run:
     return run_program(lambda: runpy.run_path(MAIN, run_name="__main__"), config, raise_errors=False)
 
 
-@pytest.mark.parametrize(("case", "raw", "path", "rule"), INVALID, ids=[c[0] for c in INVALID])
+STACK_CASES = INVALID + KARPENTER_INVALID
+
+
+@pytest.mark.parametrize(("case", "raw", "path", "rule"), STACK_CASES, ids=[c[0] for c in STACK_CASES])
 def test_invalid_stack_config_registers_nothing(case: str, raw: dict[str, Any], path: str, rule: str) -> None:
     result = run_main(raw)
     assert isinstance(result.error, ConfigError), f"{case}: expected a ConfigError, got {result.error!r}"

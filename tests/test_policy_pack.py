@@ -49,6 +49,7 @@ MANDATORY = {
     "launch-template-imdsv2-encrypted",
     "no-public-node-ips",
     "device-plugin-tolerates-gpu-pools",
+    "karpenter-gpu-nodepool",
 }
 ADVISORY = {"gpu-on-demand-has-spot-sibling", "gpu-pool-upper-bound", "cpu-spot-scale-to-zero"}
 
@@ -112,7 +113,7 @@ def by_name(name: str) -> Any:
 
 def test_policies_and_enforcement_levels() -> None:
     levels = {p.name: p.enforcement_level for p in pack.POLICIES}
-    assert len(levels) == len(pack.POLICIES) == 9
+    assert len(levels) == len(pack.POLICIES) == 10
     assert {n for n, level in levels.items() if level is EnforcementLevel.MANDATORY} == MANDATORY
     assert {n for n, level in levels.items() if level is EnforcementLevel.ADVISORY} == ADVISORY
 

@@ -4,12 +4,17 @@ cluster-autoscaler scale-from-zero tags, and cluster-autoscaler itself.
 Modules, one job each: ``cluster`` (``EksCluster``), ``node_group`` (``GpuNodeGroup``),
 ``autoscaler`` (``ClusterAutoscaler``), ``network`` (VPC layout), ``iam`` (roles and policy
 documents), ``launch_template`` (IMDSv2, encrypted volumes), ``asg_tags`` (scale-from-zero tags),
-``naming`` (node group and ASG names). Importing never registers a resource.
+``naming`` (node group and ASG names); with ``provisioner: karpenter``, ``karpenter``
+(``Karpenter``: controller, IRSA role, interruption queue), ``karpenter_iam`` (its policy
+documents) and ``karpenter_nodes`` (``KarpenterNodePools``: EC2NodeClasses and NodePools).
+Importing never registers a resource.
 """
 
 from components.aws.autoscaler import ClusterAutoscaler
 from components.aws.cluster import EksCluster
+from components.aws.karpenter import Karpenter
+from components.aws.karpenter_nodes import KarpenterNodePools
 from components.aws.network import NatStrategy
 from components.aws.node_group import CpuNodeGroup, GpuNodeGroup
 
-__all__ = ["ClusterAutoscaler", "CpuNodeGroup", "EksCluster", "GpuNodeGroup", "NatStrategy"]
+__all__ = ["ClusterAutoscaler", "CpuNodeGroup", "EksCluster", "GpuNodeGroup", "Karpenter", "KarpenterNodePools", "NatStrategy"]

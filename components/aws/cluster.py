@@ -153,6 +153,8 @@ class EksCluster(pulumi.ComponentResource):
         nat: NAT gateways of a created VPC; default ``NatStrategy.SINGLE`` (see ``network``).
         public_access_cidrs: CIDRs allowed to reach the public API endpoint; default anywhere.
         region: the stack's region; when given, zones are checked to belong to it.
+        private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
+            discovery tag); default none. A brought VPC's subnets are not touched here.
         opts: resource options.
 
     Attributes:
@@ -201,6 +203,7 @@ class EksCluster(pulumi.ComponentResource):
         nat: NatStrategy = NatStrategy.SINGLE,
         public_access_cidrs: Sequence[str] | None = None,
         region: str | None = None,
+        private_subnet_tags: Mapping[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"EksCluster({name})"
@@ -248,7 +251,9 @@ class EksCluster(pulumi.ComponentResource):
             self.vpc_id = pulumi.Output.from_input(network_spec.vpc_id or "")
             private_ids: list[pulumi.Output[str]] = [pulumi.Output.from_input(s) for s in network_spec.private_subnet_ids]
         else:
-            created = create_network(cluster_name, network_spec.cidr, zones, nat, parent=self)
+            created = create_network(
+                cluster_name, network_spec.cidr, zones, nat, parent=self, private_subnet_tags=private_subnet_tags
+            )
             self.vpc_id = created.vpc_id
             private_ids = created.private_subnet_ids
         self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))

@@ -34,7 +34,7 @@ import ipaddress
 import math
 from dataclasses import dataclass
 from enum import Enum
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -107,8 +107,13 @@ def create_network(
     zones: Sequence[str],
     nat: NatStrategy,
     parent: pulumi.Resource,
+    private_subnet_tags: Mapping[str, str] | None = None,
 ) -> Network:
-    """Create the VPC, subnets, gateways and routes described in the module docstring."""
+    """Create the VPC, subnets, gateways and routes described in the module docstring.
+
+    ``private_subnet_tags`` are added to the private subnets' tags (Karpenter's
+    ``karpenter.sh/discovery``); default none. They go in the subnets' own ``tags``, not on separate
+    ``aws.ec2.Tag`` resources, which would fight the subnet resource over its tag set."""
     plan = plan_subnets(cidr, len(zones))
     opts = pulumi.ResourceOptions(parent=parent)
     vpc = aws.ec2.Vpc(
@@ -150,7 +155,7 @@ def create_network(
             cidr_block=private_cidr,
             availability_zone=zone,
             map_public_ip_on_launch=False,
-            tags={"Name": f"{name}-private-{zone}", INTERNAL_ELB_ROLE_TAG: "1"},
+            tags={"Name": f"{name}-private-{zone}", INTERNAL_ELB_ROLE_TAG: "1", **(private_subnet_tags or {})},
             opts=opts,
         )
         public_subnets.append(public_subnet)

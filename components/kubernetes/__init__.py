@@ -5,6 +5,8 @@
 * ``PriorityExpander``: cluster-autoscaler's priority expander ConfigMap (Spot > on-demand >
   system), with ``priority_tiers`` the pure decision behind it.
 * ``GpuSmokeTest``: an optional Job that runs CUDA on one GPU of one pool.
+* ``karpenter``: pure builders of Karpenter ``karpenter.sh/v1`` NodePools from pools, shared by
+  EKS (``components.aws.KarpenterNodePools``) and AKS Node Auto Provisioning.
 
 Each takes the pools as ``components.pools.NodePoolInfo`` (what the cloud components return) and
 the provider through ``opts``. Importing registers nothing.

@@ -73,7 +73,11 @@ def validate(name: str, pool: NodePoolInfo) -> None:
     path = f"GpuSmokeTest({name}).pool"
     if pool.role is not Role.GPU:
         raise ConfigError(f"{path}.role", "must be a GPU pool", pool.role.value, f"pool {pool.name}")
-    for key, value in ((POOL_LABEL, pool.pool), (CAPACITY_TYPE_LABEL, pool.capacity.value)):
+    # The capacity label of a Karpenter NodePool is set by Karpenter on each node, not by the pool.
+    checked = [(POOL_LABEL, pool.pool)] + (
+        [(CAPACITY_TYPE_LABEL, pool.capacity.value)] if pool.capacity_label == CAPACITY_TYPE_LABEL else []
+    )
+    for key, value in checked:
         if pool.labels.get(key) != value:
             raise ConfigError(
                 f"{path}.labels.{key}",
@@ -85,8 +89,9 @@ def validate(name: str, pool: NodePoolInfo) -> None:
 class GpuSmokeTest(pulumi.ComponentResource):
     """A ``batch/v1`` Job that runs the CUDA vector-add sample on one GPU of one pool.
 
-    The pod selects the pool by ``gpupools.io/pool`` and ``gpupools.io/capacity-type`` (so a Spot
-    pool's test runs on Spot), tolerates exactly that pool's taints and limits ``nvidia.com/gpu``
+    The pod selects the pool by ``gpupools.io/pool`` and the pool's capacity label
+    (``gpupools.io/capacity-type``, or ``karpenter.sh/capacity-type`` on a Karpenter NodePool, whose
+    preferred capacity is Spot: so a Spot pool's test runs on Spot), tolerates exactly that pool's taints and limits ``nvidia.com/gpu``
     to 1. Jobs are immutable, so any change to the spec replaces the Job (deleted first: the name
     is fixed). Pass the device plugin in ``opts.depends_on`` so the test starts after it::
 
@@ -137,7 +142,7 @@ class GpuSmokeTest(pulumi.ComponentResource):
                     "spec": {
                         "restartPolicy": "Never",
                         "automountServiceAccountToken": False,
-                        "nodeSelector": {POOL_LABEL: pool.pool, CAPACITY_TYPE_LABEL: pool.capacity.value},
+                        "nodeSelector": {POOL_LABEL: pool.pool, pool.capacity_label: pool.capacity.value},
                         "tolerations": tolerations(pool.taints),
                         "containers": [
                             {

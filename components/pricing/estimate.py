@@ -37,7 +37,7 @@ from components.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, PriceTable
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
-from components.specs import CostSpec, StackSpec
+from components.specs import CostSpec, PoolSpec, StackSpec
 
 SYSTEM_POOL = "system"
 
@@ -341,3 +341,16 @@ def stack_costs(
         c.value: ("size facts (a price is unknown)" if c.value in by_size else "price") for c in CapacityType
     }
     return prices, with_costs(pools, prices), fleet
+
+
+def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> list[str] | None:
+    """Pool names, cheapest node-hour first (Spot price where the pool buys Spot), for Karpenter's
+    NodePool weights; ``None`` when a price is unknown (the caller then orders by size facts)."""
+    keyed: list[tuple[float, str]] = []
+    for pool in pools:
+        capacity = CapacityType.SPOT if pool.spot else CapacityType.ON_DEMAND
+        price = node_price(table, region, pool.instance_types, capacity)
+        if price is None:
+            return None
+        keyed.append((price, pool.name))
+    return [name for _, name in sorted(keyed)]

@@ -12,7 +12,8 @@ column             meaning
 POOL               the ``gpuPools`` entry (``system`` for the system pool)
 NODE POOL/GROUP    the cloud's name for the pool or node group
 ROLE               system or gpu
-CAPACITY           spot or on-demand
+CAPACITY           spot or on-demand; for a Karpenter NodePool the allowed types, preferred first
+                   (``spot>on-demand``)
 ZONES              the zones it spans
 INSTANCE TYPES     VM sizes / instance types
 MIN, MAX           autoscaler bounds (nodes)
@@ -53,7 +54,21 @@ POOL_COLUMNS = (
     "$/NODE-H",
     "$/H AT MAX",
 )
-NUMERIC_COLUMNS = frozenset({"MIN", "MAX", "GPUS/NODE", "SLOTS/NODE", "GPUS AT MAX", "IDLE GPUS", "$/NODE-H", "$/H AT MAX"})
+NUMERIC_COLUMNS = frozenset(
+    {
+        "MIN",
+        "MAX",
+        "GPUS/NODE",
+        "SLOTS/NODE",
+        "GPUS AT MAX",
+        "IDLE GPUS",
+        "$/NODE-H",
+        "$/H AT MAX",
+        "LIMIT NODES",
+        "LIMIT CPU",
+        "LIMIT GPU",
+    }
+)
 UNKNOWN_PRICE = "?"
 
 
@@ -95,7 +110,8 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "POOL": pool.get("pool", ""),
                 "NODE POOL/GROUP": pool.get("name", ""),
                 "ROLE": pool.get("role", ""),
-                "CAPACITY": pool.get("capacityType", ""),
+                # A Karpenter NodePool allows several capacity types, preferred first.
+                "CAPACITY": ">".join(pool["capacityTypes"]) if pool.get("capacityTypes") else pool.get("capacityType", ""),
                 "ZONES": ",".join(pool.get("zones", [])) or "-",
                 "INSTANCE TYPES": ",".join(pool.get("instanceTypes", [])),
                 "MIN": min_size,
@@ -121,6 +137,30 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         )
     )
     return rows
+
+
+LIMIT_COLUMNS = ("POOL", "NODEPOOL", "CAPACITY", "LIMIT NODES", "LIMIT CPU", "LIMIT GPU")
+"""The Karpenter table: each NodePool's ``spec.limits`` (what enforces the pool's ``maxSize``)."""
+
+
+def limit_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per Karpenter NodePool (entries of ``nodePools`` that carry ``limits``), sorted by pool."""
+    rows = []
+    for pool in node_pools:
+        limits = pool.get("limits")
+        if not limits:
+            continue
+        rows.append(
+            {
+                "POOL": pool.get("pool", ""),
+                "NODEPOOL": pool.get("name", ""),
+                "CAPACITY": ">".join(pool.get("capacityTypes", [])),
+                "LIMIT NODES": limits.get("nodes", "-"),
+                "LIMIT CPU": limits.get("cpu", "-"),
+                "LIMIT GPU": limits.get("nvidia.com/gpu", "-"),
+            }
+        )
+    return sorted(rows, key=lambda r: r["POOL"])
 
 
 def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -210,6 +250,10 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
             "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
             "  SLOTS/NODE = nvidia.com/gpu per node with the pool's SHARING (what the autoscaler is told).",
         ]
+        limited = limit_rows(node_pools)
+        if limited:
+            lines += ["", "Karpenter NodePools (spec.limits enforce MAX; CAPACITY in order of preference):"]
+            lines += ["  " + line for line in format_table(limited, LIMIT_COLUMNS)]
         cost = outputs.get("cost")
         if isinstance(cost, Mapping):
             lines += [""] + ["  " + line for line in cost_lines(cost)]

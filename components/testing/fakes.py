@@ -238,6 +238,20 @@ def _ec2_id(prefix: str) -> OutputFake:
     return fake
 
 
+def _sqs_queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    queue = inputs.get("name") or name
+    return {
+        "arn": _arn("sqs", queue),
+        "url": f"https://sqs.us-west-2.amazonaws.com/{ACCOUNT}/{queue}",
+        "__id": f"https://sqs.us-west-2.amazonaws.com/{ACCOUNT}/{queue}",
+    }
+
+
+def _event_rule(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    rule = inputs.get("name") or name
+    return {"name": rule, "arn": _arn("events", f"rule/{rule}"), "__id": rule}
+
+
 def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {**_ec2_id("lt")(name, inputs), "latestVersion": 1, "defaultVersion": 1}
 
@@ -299,6 +313,8 @@ OUTPUTS: dict[str, OutputFake] = {
     "aws:ec2/routeTable:RouteTable": _ec2_id("rtb"),
     "aws:ec2/securityGroup:SecurityGroup": _ec2_id("sg"),
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:sqs/queue:Queue": _sqs_queue,
+    "aws:cloudwatch/eventRule:EventRule": _event_rule,
 }
 
 CALLS: dict[str, CallFake] = {

@@ -200,6 +200,17 @@ gpu_pool_upper_bound = ResourceValidationPolicy(
     ),
 )
 
+karpenter_gpu_nodepool = ResourceValidationPolicy(
+    name="karpenter-gpu-nodepool",
+    description="Karpenter GPU NodePools (GPU instance types, GPU requirements or the nvidia.com/gpu.present label) carry "
+    "the nvidia.com/gpu NoSchedule taint and an nvidia.com/gpu limit.",
+    validate=resource_validator(rules.check_karpenter_gpu_nodepool),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.HIGH,
+    remediation_steps="Add {key: nvidia.com/gpu, value: present, effect: NoSchedule} to spec.template.spec.taints and "
+    "spec.limits['nvidia.com/gpu'].",
+)
+
 POLICIES: list[Policy] = [
     gpu_pool_taint,
     gpu_spot_scale_to_zero,
@@ -210,5 +221,6 @@ POLICIES: list[Policy] = [
     device_plugin_tolerates_gpu_pools,
     gpu_on_demand_has_spot_sibling,
     gpu_pool_upper_bound,
+    karpenter_gpu_nodepool,
 ]
 """Every policy of the pack, in the order ``PolicyPack`` gets them."""

@@ -12,11 +12,12 @@ violation (the engine runs the rules again during ``pulumi up``, with the values
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.conventions import GPU_TAINT
+from components.conventions import GPU_PRESENT_LABEL, GPU_RESOURCE, GPU_TAINT
 from gpupools_policy import paths
 from gpupools_policy.shapes import (
     BLOCKING_EFFECTS,
@@ -26,10 +27,13 @@ from gpupools_policy.shapes import (
     as_number,
     gpu_pools,
     is_device_plugin,
+    is_gpu_instance_type,
     is_gpu_taint,
+    is_gpu_vm_size,
     is_true,
     is_unknown,
     mapping,
+    parse_eks_taint,
     pod_template_spec,
     pools,
     sequence,
@@ -527,6 +531,81 @@ def check_upper_bound(
     return messages
 
 
+# --- karpenter-gpu-nodepool (mandatory) ------------------------------------------------------------
+
+KARPENTER_NODEPOOL = re.compile(r"^kubernetes:karpenter\.sh/v1(?:beta1)?:NodePool$")
+GPU_REQUIREMENT_KEYS = (
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.azure.com/sku-gpu-count",
+    "karpenter.azure.com/sku-gpu-manufacturer",
+    "karpenter.azure.com/sku-gpu-name",
+)
+"""Requirement keys that make a NodePool a GPU NodePool whatever its instance types say
+(aws/karpenter-provider-aws and Azure/karpenter-provider-azure ``concepts/scheduling.md``)."""
+
+
+def _nodepool_gpu_evidence(spec: Mapping[str, Any]) -> str | None:
+    template = mapping(spec.get("template"))
+    labels = mapping(mapping(template.get("metadata")).get("labels"))
+    if labels.get(GPU_PRESENT_LABEL) == "true":
+        return f"label {GPU_PRESENT_LABEL}=true"
+    for requirement in sequence(mapping(template.get("spec")).get("requirements")):
+        requirement = mapping(requirement)
+        key = requirement.get("key")
+        if key in GPU_REQUIREMENT_KEYS:
+            return f"requirement on {key}"
+        if key == "node.kubernetes.io/instance-type":
+            gpu_types = [t for t in sequence(requirement.get("values")) if is_gpu_instance_type(t) or is_gpu_vm_size(t)]
+            if gpu_types and requirement.get("operator") == "In":
+                return f"GPU instance types {gpu_types}"
+    return None
+
+
+def check_karpenter_gpu_nodepool(
+    resource_type: str,
+    props: Mapping[str, Any],
+    *,
+    name: str = "",
+    urn: str = "",
+    ignore_changes: Sequence[str] = (),
+    config: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """A Karpenter GPU NodePool carries the GPU taint and an ``nvidia.com/gpu`` limit.
+
+    Without the taint, Karpenter's nodes accept any pod and CPU pods keep them alive; without a GPU
+    limit, a burst of pending GPU pods can buy GPU nodes up to the account's quota (Karpenter
+    ``concepts/nodepools.md``: with no ``spec.limits`` "the maximum resource consumption is
+    governed by the quotas set by your cloud provider").
+    """
+    if not KARPENTER_NODEPOOL.match(resource_type):
+        return []
+    spec = mapping(props.get("spec"))
+    if is_unknown(spec):
+        return []
+    evidence = _nodepool_gpu_evidence(spec)
+    if evidence is None:
+        return []
+    messages = []
+    raw_taints = mapping(mapping(spec.get("template")).get("spec")).get("taints")
+    if not is_unknown(raw_taints):
+        taints = [t for t in (parse_eks_taint(item) for item in sequence(raw_taints)) if t is not None]
+        if not any(is_gpu_taint(t) for t in taints):
+            messages.append(
+                f"NodePool {name} is a GPU NodePool ({evidence}) without the GPU taint: spec.template.spec.taints has no "
+                f"'{GPU_TAINT.key}' taint with effect NoSchedule or NoExecute. Add {{key: {GPU_TAINT.key}, value: "
+                f"{GPU_TAINT.value}, effect: {GPU_TAINT.effect.value}}} so pods that request no GPU cannot land on GPU nodes."
+            )
+    limits = spec.get("limits")
+    if not is_unknown(limits) and GPU_RESOURCE not in mapping(limits):
+        messages.append(
+            f"NodePool {name} is a GPU NodePool ({evidence}) without a '{GPU_RESOURCE}' limit in spec.limits: Karpenter "
+            "would buy GPU nodes up to the account's quota. Set spec.limits['nvidia.com/gpu'] (gpupools: maxSize x GPUs per node)."
+        )
+    return messages
+
+
 RESOURCE_CHECKS: dict[str, list[ResourceCheck]] = {
     "gpu-pool-taint": [check_gpu_taint],
     "gpu-spot-scale-to-zero": [check_spot_scale_to_zero],
@@ -535,6 +614,7 @@ RESOURCE_CHECKS: dict[str, list[ResourceCheck]] = {
     "launch-template-imdsv2-encrypted": [check_launch_template_imdsv2, check_launch_template_encryption],
     "no-public-node-ips": [check_no_public_node_ips],
     "gpu-pool-upper-bound": [check_upper_bound],
+    "karpenter-gpu-nodepool": [check_karpenter_gpu_nodepool],
 }
 """Resource rules by policy name."""
 

@@ -1,0 +1,267 @@
+"""One gpupools pool as a Karpenter ``karpenter.sh/v1`` NodePool (pure: builds dicts, registers nothing).
+
+What a NodePool says, and why (aws/karpenter-provider-aws ``website/content/en/docs/concepts/nodepools.md``
+and ``disruption.md`` at v1.14.1, the pinned release):
+
+* **requirements**: ``node.kubernetes.io/instance-type In <instanceTypes>``, ``topology.kubernetes.io/zone
+  In <zones>``, ``kubernetes.io/arch In [<arch>]`` and ``karpenter.sh/capacity-type``: ``[spot,
+  on-demand]`` for a Spot pool with ``onDemandFallback`` (the default), ``[spot]`` without the
+  fallback, ``[on-demand]`` for ``spot: false``. One NodePool with both capacity types is the
+  fallback: "If a NodePool is compatible with multiple capacity types, Karpenter will prioritize
+  ``reserved`` capacity, followed by ``spot``, then finally ``on-demand``. If there are no other
+  possible offerings available for a higher priority capacity type, Karpenter will attempt to
+  fallback to a lower priority capacity type, generally within milliseconds" (``nodepools.md``,
+  Capacity Type). A separate, lower-weight on-demand NodePool would not do it: Karpenter does not
+  move to another NodePool on a capacity error (aws/karpenter-provider-aws #8885). ``reserved`` is
+  never allowed (gpupools buys no capacity reservations).
+* **labels** (``spec.template.metadata.labels``): the conventions' pool labels (``gpupools.io/pool``,
+  ``gpupools.io/role``, ``nvidia.com/gpu.present`` on GPU pools), the pool's extra labels and, on a
+  shared pool, ``nvidia.com/device-plugin.config``. Not ``gpupools.io/capacity-type``: one NodePool
+  launches both capacity types, so a static value would be wrong on half the nodes; Karpenter labels
+  each node ``karpenter.sh/capacity-type`` with the same values, and the workload helpers prefer
+  Spot on either key.
+* **taints**: the GPU taint on GPU pools plus the pool's extra taints; none added on CPU pools.
+* **limits** that enforce ``maxSize``: ``nodes: <maxSize>`` (the exact bound), ``cpu: <maxSize x
+  vCPUs of the largest type>`` and on GPU pools ``nvidia.com/gpu: <maxSize x GPU slots per node>``.
+  The GPU limit counts what a node advertises (physical GPUs x ``sharing`` replicas), the unit pods
+  request, so it never binds before ``nodes`` whether Karpenter counts a node's GPUs from its
+  instance type or from its advertised capacity. Limits are strings ("the Kubernetes API will
+  coerce this into a string, so we recommend against using integers to avoid GitOps skew").
+* **disruption**: ``consolidationPolicy: WhenEmpty`` ("Karpenter will only consider nodes for
+  consolidation that contain no workload pods"), so a GPU node with a running pod is never
+  consolidated; ``consolidateAfter`` from ``gpupools:autoscaler.scaleDownUnneededTime`` (how long
+  an empty node lives, the same meaning); budgets ``nodes: 10%`` (Karpenter's default, stated) and
+  ``nodes: 1`` for ``Drifted``, so an AMI pin change rolls one node of a pool at a time.
+  ``expireAfter: Never``: a node that has a running training job is not force-expired after 720h
+  (Karpenter's default); nodes go when empty, or are replaced on drift when their AMI pin moves.
+* **weight**: higher is preferred when a pod fits several NodePools (``gpu_workload()`` without a
+  pool fits every GPU pool). ``weights(order)`` turns an explicit preference order into weights
+  100, 99, ...; ``default_order`` orders by size facts (fewest GPUs, then fewest vCPUs, then name:
+  the smallest node that fits), and a price order from the cost catalog can replace it.
+
+Sharing: a NodePool sees physical GPUs. Karpenter simulates scheduling against the instance type's
+``nvidia.com/gpu`` count, so for a time-sliced or MPS pool it plans one pod per physical GPU until
+the node has registered and the device plugin advertises the replicas; pods pending at that
+moment may get an extra node, which ``WhenEmpty`` removes again. Karpenter's NodeOverlay (alpha,
+feature gate ``nodeOverlay``) can declare the shared capacity up front; gpupools does not enable
+alpha features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from components import sharing
+from components.conventions import (
+    CAPACITY_TYPE_LABEL,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    KARPENTER_CAPACITY_TYPE_LABEL,
+    CapacityType,
+    Taint,
+    pool_labels,
+)
+from components.errors import ConfigError
+from components.pools import NodePoolInfo
+from components.specs import PoolSpec, frozen_map
+
+API_VERSION = "karpenter.sh/v1"
+KIND = "NodePool"
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+ARCH_LABEL = "kubernetes.io/arch"
+"""Well-known labels Karpenter schedules on (``concepts/scheduling.md``, "Well-Known Labels")."""
+
+ARCHITECTURES = {"x86_64": "amd64", "arm64": "arm64"}
+"""EC2/AMI architecture names to the ``kubernetes.io/arch`` values."""
+
+CONSOLIDATION_POLICY = "WhenEmpty"
+EXPIRE_AFTER = "Never"
+BUDGETS: tuple[dict[str, Any], ...] = ({"nodes": "10%"}, {"nodes": "1", "reasons": ["Drifted"]})
+"""Disruption budgets (see the module docstring)."""
+
+WEIGHT_MAX = 100
+"""``spec.weight`` range is 1-100 in the NodePool CRD."""
+
+
+@dataclass(frozen=True)
+class NodeClassRef:
+    """``spec.template.spec.nodeClassRef``: which cloud node class launches the nodes.
+
+    EKS: ``group=karpenter.k8s.aws, kind=EC2NodeClass``; AKS NAP: ``group=karpenter.azure.com,
+    kind=AKSNodeClass``."""
+
+    group: str
+    kind: str
+    name: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"group": self.group, "kind": self.kind, "name": self.name}
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """Size facts of a pool's nodes, from the cloud's catalog.
+
+    Attributes:
+        vcpus: vCPUs of the largest instance type (the CPU limit's unit per node).
+        gpus: physical GPUs per node (0 on CPU pools).
+        gpu_model: for the ``nodePools`` output; comma-separated when the types differ.
+        architecture: the ``kubernetes.io/arch`` value, ``amd64`` or ``arm64``.
+    """
+
+    vcpus: int
+    gpus: int = 0
+    gpu_model: str = ""
+    architecture: str = "amd64"
+
+
+def capacity_types(pool: PoolSpec) -> tuple[CapacityType, ...]:
+    """The capacity types a pool's NodePool allows, Spot first: ``spot`` + ``onDemandFallback``."""
+    if pool.spot and pool.on_demand_fallback:
+        return (CapacityType.SPOT, CapacityType.ON_DEMAND)
+    if pool.spot:
+        return (CapacityType.SPOT,)
+    return (CapacityType.ON_DEMAND,)
+
+
+def template_labels(pool: PoolSpec) -> dict[str, str]:
+    """The node labels a pool's NodePool sets (module docstring: no static capacity label)."""
+    labels = pool_labels(pool.name, pool.role, CapacityType.SPOT)
+    del labels[CAPACITY_TYPE_LABEL]
+    return dict(sorted({**labels, **sharing.node_labels(pool.sharing), **pool.labels}.items()))
+
+
+def template_taints(pool: PoolSpec) -> tuple[Taint, ...]:
+    """The GPU taint on GPU pools, then the pool's own taints."""
+    return ((GPU_TAINT,) if pool.is_gpu else ()) + tuple(pool.taints)
+
+
+def limits(pool: PoolSpec, shape: NodeShape) -> dict[str, str]:
+    """``spec.limits`` enforcing ``maxSize`` (module docstring)."""
+    result = {"cpu": str(pool.max_size * shape.vcpus), "nodes": str(pool.max_size)}
+    if pool.is_gpu:
+        result[GPU_RESOURCE] = str(pool.max_size * shape.gpus * sharing.slots_per_gpu(pool.sharing))
+    return result
+
+
+def disruption(consolidate_after: str) -> dict[str, Any]:
+    """``spec.disruption``: empty nodes only, after ``consolidate_after`` (a duration like ``10m``)."""
+    return {
+        "consolidationPolicy": CONSOLIDATION_POLICY,
+        "consolidateAfter": consolidate_after,
+        "budgets": [dict(b) for b in BUDGETS],
+    }
+
+
+def requirement(key: str, values: Sequence[str]) -> dict[str, Any]:
+    return {"key": key, "operator": "In", "values": list(values)}
+
+
+def requirements(
+    pool: PoolSpec, shape: NodeShape, zones: Sequence[str], extra: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """Instance types, zones, architecture and capacity types, then ``extra`` (cloud-specific)."""
+    return [
+        requirement(INSTANCE_TYPE_LABEL, pool.instance_types),
+        requirement(ZONE_LABEL, zones),
+        requirement(ARCH_LABEL, [shape.architecture]),
+        requirement(KARPENTER_CAPACITY_TYPE_LABEL, [c.value for c in capacity_types(pool)]),
+        *(dict(r) for r in extra),
+    ]
+
+
+def default_order(pools: Sequence[PoolSpec], shapes: Mapping[str, NodeShape]) -> list[str]:
+    """Pool names, most preferred first, by size facts: fewest GPUs per node, then fewest vCPUs, then
+    name (the smallest node that fits a pod that fits several pools). ``shapes`` is keyed by pool name."""
+    return [p.name for p in sorted(pools, key=lambda p: (shapes[p.name].gpus, shapes[p.name].vcpus, p.name))]
+
+
+def weights(order: Sequence[str], path: str = "weights.order") -> dict[str, int]:
+    """``spec.weight`` per pool name from a preference order, most preferred first: 100, 99, ...
+
+    Raises:
+        ConfigError: a name repeats, or more than 100 pools (the CRD's weight range is 1-100).
+    """
+    if len(set(order)) != len(order):
+        raise ConfigError(path, "must name each pool once", list(order))
+    if len(order) > WEIGHT_MAX:
+        raise ConfigError(path, f"must hold at most {WEIGHT_MAX} pools (NodePool weights are 1-{WEIGHT_MAX})", len(order))
+    return {name: WEIGHT_MAX - index for index, name in enumerate(order)}
+
+
+def node_pool(
+    name: str,
+    pool: PoolSpec,
+    *,
+    node_class_ref: NodeClassRef,
+    shape: NodeShape,
+    zones: Sequence[str],
+    consolidate_after: str,
+    weight: int,
+    extra_requirements: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The NodePool manifest of one pool.
+
+    Args:
+        name: ``metadata.name`` (the stacks use the pool name).
+        pool: the ``gpuPools``/``cpuPools`` entry.
+        node_class_ref: the cloud's node class.
+        shape: the pool's node size facts.
+        zones: values of ``topology.kubernetes.io/zone`` on the cloud (EKS ``us-west-2a``; AKS
+            ``eastus-1``).
+        consolidate_after: ``disruption.consolidateAfter``.
+        weight: 1-100, from ``weights``.
+        extra_requirements: appended (e.g. AKS SKU selector labels).
+    """
+    if not 1 <= weight <= WEIGHT_MAX:
+        raise ConfigError(f"node_pool({name}).weight", f"must be from 1 to {WEIGHT_MAX}", weight)
+    if not zones:
+        raise ConfigError(f"node_pool({name}).zones", "must list at least one zone", list(zones))
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpupools"}},
+        "spec": {
+            "weight": weight,
+            "template": {
+                "metadata": {"labels": template_labels(pool)},
+                "spec": {
+                    "nodeClassRef": node_class_ref.to_dict(),
+                    "requirements": requirements(pool, shape, zones, extra_requirements),
+                    "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in template_taints(pool)],
+                    "expireAfter": EXPIRE_AFTER,
+                },
+            },
+            "disruption": disruption(consolidate_after),
+            "limits": limits(pool, shape),
+        },
+    }
+
+
+def node_pool_info(name: str, pool: PoolSpec, shape: NodeShape, zones: Sequence[str], needs_device_plugin: bool) -> NodePoolInfo:
+    """The pool as the Kubernetes side sees it: the device plugin's affinity and tolerations, the
+    smoke test, the ``nodePools`` output and the synth table derive from this, as from node groups."""
+    types = capacity_types(pool)
+    return NodePoolInfo(
+        name=name,
+        pool=pool.name,
+        role=pool.role,
+        capacity=types[0],
+        zones=tuple(zones),
+        instance_types=pool.instance_types,
+        min_size=0,
+        max_size=pool.max_size,
+        labels=frozen_map(template_labels(pool)),
+        taints=template_taints(pool),
+        gpus_per_node=shape.gpus,
+        gpu_model=shape.gpu_model,
+        needs_device_plugin=pool.is_gpu and needs_device_plugin,
+        sharing=pool.sharing,
+        slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
+        capacity_types=types,
+        capacity_label=KARPENTER_CAPACITY_TYPE_LABEL,
+        limits=frozen_map(limits(pool, shape)),
+    )
