@@ -112,36 +112,25 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
 
 def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     """Per-zone Spot and on-demand node groups, cluster-autoscaler and its priority expander."""
-    pools = [
-        GpuNodeGroup(
-            pool.name,
-            pool=pool,
-            cluster_name=cluster.cluster_name,
-            # Read from the node role's access entry: the groups wait for the cluster and the entry.
-            node_role_arn=cluster.node_role_arn,
-            subnet_ids_by_zone=cluster.private_subnet_ids_by_zone,
-            kubernetes_version=cluster.kubernetes_version,
-            region=region,
-            live_sizes=cluster.live_sizes,
-            # Destroy the groups before the node role's policies (iam.NodeRole).
-            opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
-        )
-        for pool in spec.gpu_pools
-    ]
-    cpu_pools = [
-        CpuNodeGroup(
-            pool.name,
-            pool=pool,
-            cluster_name=cluster.cluster_name,
-            node_role_arn=cluster.node_role_arn,
-            subnet_ids_by_zone=cluster.private_subnet_ids_by_zone,
-            kubernetes_version=cluster.kubernetes_version,
-            region=region,
-            live_sizes=cluster.live_sizes,
-            opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
-        )
-        for pool in spec.cpu_pools
-    ]
+    pools, cpu_pools = (
+        [
+            component(
+                pool.name,
+                pool=pool,
+                cluster_name=cluster.cluster_name,
+                # Read from the node role's access entry: the groups wait for the cluster and the entry.
+                node_role_arn=cluster.node_role_arn,
+                subnet_ids_by_zone=cluster.private_subnet_ids_by_zone,
+                kubernetes_version=cluster.kubernetes_version,
+                region=region,
+                live_sizes=cluster.live_sizes,
+                # Destroy the groups before the node role's policies (iam.NodeRole).
+                opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
+            )
+            for pool in entries
+        ]
+        for component, entries in ((GpuNodeGroup, spec.gpu_pools), (CpuNodeGroup, spec.cpu_pools))
+    )
     gpu_groups = [group for pool in pools for group in pool.groups]
     cpu_groups = [group for pool in cpu_pools for group in pool.groups]
 

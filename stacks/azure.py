@@ -52,36 +52,24 @@ def main() -> None:
 
     # A brought subnet is a plain string and becomes part of each pool's name digest.
     subnet_id = spec.network.subnet_id or cluster.subnet_id
-    gpu_pools: list[GpuNodePool] = []
+    # GPU pools, then CPU pools, in one chain: AKS runs one agent pool operation at a time per cluster.
+    created: dict[type, list[GpuNodePool]] = {GpuNodePool: [], CpuNodePool: []}
     after: pulumi.Resource | None = None
-    for pool in spec.gpu_pools:
-        gpu_pool = GpuNodePool(
-            f"{cluster_name}-{pool.name}",
-            pool,
-            resource_group_name=cluster.resource_group_name,
-            cluster_name=cluster.name,
-            subnet_id=subnet_id,
-            cluster_zones=spec.cluster.zones,
-            after=after,
-            live_counts=cluster.live_counts,
-        )
-        gpu_pools.append(gpu_pool)
-        after = gpu_pool.last
-    # CPU pools continue the same chain: AKS runs one agent pool operation at a time per cluster.
-    cpu_pools: list[CpuNodePool] = []
-    for pool in spec.cpu_pools:
-        cpu_pool = CpuNodePool(
-            f"{cluster_name}-{pool.name}",
-            pool,
-            resource_group_name=cluster.resource_group_name,
-            cluster_name=cluster.name,
-            subnet_id=subnet_id,
-            cluster_zones=spec.cluster.zones,
-            after=after,
-            live_counts=cluster.live_counts,
-        )
-        cpu_pools.append(cpu_pool)
-        after = cpu_pool.last
+    for component, entries in ((GpuNodePool, spec.gpu_pools), (CpuNodePool, spec.cpu_pools)):
+        for pool in entries:
+            node_pool = component(
+                f"{cluster_name}-{pool.name}",
+                pool,
+                resource_group_name=cluster.resource_group_name,
+                cluster_name=cluster.name,
+                subnet_id=subnet_id,
+                cluster_zones=spec.cluster.zones,
+                after=after,
+                live_counts=cluster.live_counts,
+            )
+            created[component].append(node_pool)
+            after = node_pool.last
+    gpu_pools, cpu_pools = created[GpuNodePool], created[CpuNodePool]
 
     gpu_infos = [info for gpu_pool in gpu_pools for info in gpu_pool.pools]
     cpu_infos = [info for cpu_pool in cpu_pools for info in cpu_pool.pools]
