@@ -13,6 +13,7 @@ Two entry points:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -56,7 +57,7 @@ TOP_LEVEL_KEYS = (
     "cost",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
-NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds")
+NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
 GPU_POOL_KEYS = (
     "name",
@@ -90,10 +91,20 @@ COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour")
 
 AZURE_ONLY_KEYS = {
     "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
-    "network": ("subnetId",),
+    "network": ("subnetId", "dataplane"),
     "gpuPool": ("spotMaxPrice",),
 }
 AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType",)}
+
+DATAPLANES = ("azure", "cilium")
+"""``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
+(pulumi-azure-native ``containerservice.NetworkDataplane``; a test keeps the two equal)."""
+
+NAP_DATAPLANE = "cilium"
+"""The dataplane of a Node Auto Provisioning cluster unless ``network.dataplane`` says otherwise: AKS
+"Overview of networking configurations for NAP" supports Azure CNI Overlay with or without Cilium
+and recommends Cilium ("optimized for performance with NAP"); its custom-VNet example creates the
+cluster with ``--network-plugin-mode overlay --network-dataplane cilium``."""
 
 DEFAULT_SYSTEM_INSTANCE_TYPES = {Cloud.AZURE: ("Standard_D4s_v5",), Cloud.AWS: ("m6i.xlarge",)}
 """Azure: D4s_v5 (4 vCPU, 16 GiB), the smallest general-purpose size AKS accepts for a system pool.
@@ -247,11 +258,15 @@ def parse_network(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:network") ->
         _reject_keys(raw, AWS_ONLY_KEYS["network"], path, "is AWS only; on Azure bring your own subnet with subnetId")
     if "cidr" in raw and ("subnetId" in raw or "vpcId" in raw):
         raise ConfigError(f"{path}.cidr", "is for a created network; leave it out when bringing your own", raw["cidr"])
+    dataplane = _str(raw, "dataplane", path)
+    if dataplane is not None and dataplane not in DATAPLANES:
+        raise ConfigError(f"{path}.dataplane", "must be one of " + ", ".join(DATAPLANES), dataplane)
     return NetworkSpec(
         cidr=_str(raw, "cidr", path, NetworkSpec.cidr),
         subnet_id=_str(raw, "subnetId", path),
         vpc_id=_str(raw, "vpcId", path),
         private_subnet_ids=_str_list(raw, "privateSubnetIds", path),
+        dataplane=dataplane,
     )
 
 
@@ -396,6 +411,15 @@ KARPENTER_MEANINGLESS_POOL_KEYS = {
 """Pool keys that cannot mean anything under ``provisioner: karpenter``, with why (set to a
 non-default value, they are an error naming the key)."""
 
+NAP_MEANINGLESS_POOL_KEYS = {
+    "spotMaxPrice": "Node Auto Provisioning buys Spot VMs with a max price of -1 (up to the on-demand price; "
+    "Azure/karpenter-provider-azure pkg/providers/instance/vminstance.go, setVMPropertiesBillingProfile); leave it out",
+}
+"""Pool keys without a meaning under AKS Node Auto Provisioning only."""
+
+MEANINGFUL_DEFAULTS: dict[str, Any] = {"minSize": 0, "spotMaxPrice": -1}
+"""The values of those keys that say what Karpenter does anyway, so they are accepted."""
+
 KARPENTER_MEANINGLESS_AUTOSCALER_KEYS = {
     "maxNodeProvisionTime": "Karpenter has no provision timeout to tune: a Spot capacity error marks the offering "
     "unavailable and it launches the next one (on-demand) at once; leave it out",
@@ -416,31 +440,36 @@ def parse_provisioner(value: Any, path: str = f"{NAMESPACE}:provisioner") -> Pro
 
 
 def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Provisioner) -> None:
-    """Reject, under ``karpenter``, the keys it cannot honour (by name, with why), and Azure (for now).
+    """Reject, under ``karpenter``, the keys it cannot honour (by name, with why).
 
     Runs on the raw mappings, so an explicit key is caught even when its value equals the default
     (``maxNodeProvisionTime: 10m``): a stack switching provisioner must not silently keep a setting
     that no longer does anything. ``minSize: 0`` is the Karpenter behaviour itself and is accepted.
+    On AKS (Node Auto Provisioning) also ``spotMaxPrice`` other than -1, ``sharing.mig`` and a
+    ``systemPool.maxSize`` other than ``minSize`` (``NAP_MEANINGLESS_POOL_KEYS``, ``check_nap_system_pool``).
     """
     if provisioner is not Provisioner.KARPENTER:
         return
-    if cloud is Cloud.AZURE:
-        raise ConfigError(
-            f"{NAMESPACE}:provisioner",
-            "karpenter is EKS only for now: on AKS the same engine is Node Auto Provisioning, which gpupools does not "
-            "deploy yet; use cluster-autoscaler on azure",
-            provisioner.value,
-        )
+    pool_keys = {**KARPENTER_MEANINGLESS_POOL_KEYS, **(NAP_MEANINGLESS_POOL_KEYS if cloud is Cloud.AZURE else {})}
     for section in ("gpuPools", "cpuPools"):
         entries = ours.get(section)
         for index, entry in enumerate(entries if isinstance(entries, list) else []):
             if not isinstance(entry, Mapping):
                 continue
-            for key, why in KARPENTER_MEANINGLESS_POOL_KEYS.items():
-                if key in entry and not (key == "minSize" and entry[key] == 0):
+            for key, why in pool_keys.items():
+                if key in entry and entry[key] != MEANINGFUL_DEFAULTS.get(key):
                     raise ConfigError(
                         f"{NAMESPACE}:{section}[{index}].{key}", f"has no meaning with provisioner karpenter: {why}", entry[key]
                     )
+            sharing = entry.get("sharing")
+            if cloud is Cloud.AZURE and isinstance(sharing, Mapping) and "mig" in sharing:
+                raise ConfigError(
+                    f"{NAMESPACE}:{section}[{index}].sharing.mig",
+                    "is not available with provisioner karpenter on azure: MIG is an agent pool's gpuInstanceProfile, and "
+                    "an AKSNodeClass has no such field (karpenter.azure.com/v1beta1); use timeSlicing or mps, or "
+                    "cluster-autoscaler",
+                    sharing["mig"],
+                )
     autoscaler = ours.get("autoscaler")
     if isinstance(autoscaler, Mapping):
         for key, why in KARPENTER_MEANINGLESS_AUTOSCALER_KEYS.items():
@@ -448,6 +477,25 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
                 raise ConfigError(
                     f"{NAMESPACE}:autoscaler.{key}", f"has no meaning with provisioner karpenter: {why}", autoscaler[key]
                 )
+    if cloud is Cloud.AZURE:
+        check_nap_system_pool(ours.get("systemPool"))
+
+
+def check_nap_system_pool(raw: Any, path: str = f"{NAMESPACE}:systemPool") -> None:
+    """Under NAP the System pool has a fixed size, ``minSize`` nodes: with ``nodeProvisioningProfile.mode:
+    Auto`` AKS refuses autoscaled agent pools ("Fixed size Node Pools can still be created, but
+    autoscaling Node Pools cannot be", pulumi-azure-native ``NodeProvisioningMode.AUTO``), so
+    ``maxSize`` can only repeat ``minSize``."""
+    if not isinstance(raw, Mapping) or "maxSize" not in raw:
+        return
+    min_size = raw.get("minSize", SystemPoolSpec.min_size)
+    if raw["maxSize"] != min_size:
+        raise ConfigError(
+            f"{path}.maxSize",
+            f"has no meaning with provisioner karpenter on azure: Node Auto Provisioning refuses autoscaled pools, "
+            f"so the System pool stays at minSize ({min_size}) nodes; leave maxSize out",
+            raw["maxSize"],
+        )
 
 
 def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
@@ -475,11 +523,18 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
     autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
     smoke = _section(ours.get("smokeTest"), SMOKE_TEST_KEYS, p + "smokeTest")
+    network = parse_network(ours.get("network"), cloud)
+    system_pool = parse_system_pool(ours.get("systemPool"), cloud)
+    if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
+        # Node Auto Provisioning: a fixed-size System pool (check_nap_system_pool) and the dataplane NAP
+        # recommends unless one is chosen.
+        system_pool = dataclasses.replace(system_pool, max_size=system_pool.min_size)
+        network = dataclasses.replace(network, dataplane=network.dataplane or NAP_DATAPLANE)
     spec = StackSpec(
         cloud=cloud,
         cluster=parse_cluster(ours.get("cluster"), cloud),
-        network=parse_network(ours.get("network"), cloud),
-        system_pool=parse_system_pool(ours.get("systemPool"), cloud),
+        network=network,
+        system_pool=system_pool,
         gpu_pools=parse_gpu_pools(ours.get("gpuPools"), cloud),
         cpu_pools=parse_cpu_pools(ours.get("cpuPools"), cloud),
         device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),

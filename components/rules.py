@@ -480,18 +480,25 @@ KARPENTER_MAX_NODES_PER_POOL = 1000
 """A sanity bound on ``maxSize`` under Karpenter, which has no per-pool node limit of its own (the
 per-zone node group limits do not apply: there are no node groups)."""
 
-KARPENTER_RESERVED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+KARPENTER_RESERVED_LABEL_DOMAINS: Mapping[Cloud, tuple[str, ...]] = {
+    Cloud.AWS: ("karpenter.sh", "karpenter.k8s.aws"),
+    Cloud.AZURE: ("karpenter.sh", "karpenter.azure.com", "kubernetes.azure.com"),
+}
 """Label domains Karpenter keeps for itself: a NodePool whose template labels use them is rejected
-(kubernetes-sigs/karpenter ``pkg/apis/v1/labels.go``, ``RestrictedLabelDomains``, which
-aws/karpenter-provider-aws ``pkg/apis/v1/labels.go`` extends with its group ``karpenter.k8s.aws``)."""
+(kubernetes-sigs/karpenter ``pkg/apis/v1/labels.go``, ``RestrictedLabelDomains``, which each
+provider extends with its group: aws/karpenter-provider-aws ``karpenter.k8s.aws``,
+Azure/karpenter-provider-azure ``karpenter.azure.com``). On AKS the provider's NodePool CRD also
+refuses ``kubernetes.azure.com`` labels except a dozen AKS-defined ones (a CEL rule in its
+``karpenter.sh_nodepools.yaml`` at v1.14.2); gpupools sets none of those, so the whole domain is refused."""
 
 
-def check_karpenter_labels(pool: PoolSpec, path: str) -> None:
-    """No pool label in a domain Karpenter reserves (``KARPENTER_RESERVED_LABEL_DOMAINS``)."""
+def check_karpenter_labels(pool: PoolSpec, path: str, cloud: Cloud = Cloud.AWS) -> None:
+    """No pool label in a domain Karpenter reserves on the cloud (``KARPENTER_RESERVED_LABEL_DOMAINS``)."""
+    domains = KARPENTER_RESERVED_LABEL_DOMAINS[cloud]
     for key in pool.labels:
-        prefix = key.rpartition("/")[0]
-        if any(prefix == d or prefix.endswith("." + d) for d in KARPENTER_RESERVED_LABEL_DOMAINS):
-            fail(f"{path}.labels.{key}", "uses a label domain Karpenter reserves (karpenter.sh, karpenter.k8s.aws)", key)
+        prefix = key.split("/", 1)[0] if "/" in key else ""
+        if any(prefix == d or prefix.endswith("." + d) for d in domains):
+            fail(f"{path}.labels.{key}", f"uses a label domain Karpenter reserves ({', '.join(domains)})", key)
 
 
 def check_gpu_pool(
@@ -557,7 +564,7 @@ def check_gpu_pool(
 
     if karpenter:
         _check_sizes(pool.min_size, pool.max_size, KARPENTER_MAX_NODES_PER_POOL, path)
-        check_karpenter_labels(pool, path)
+        check_karpenter_labels(pool, path, cloud)
     elif cloud is Cloud.AZURE:
         _check_sizes(pool.min_size, pool.max_size, AKS_MAX_NODES_PER_POOL, path)
     else:

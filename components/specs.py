@@ -57,9 +57,10 @@ class Provisioner(str, Enum):
     """Who buys nodes for the pools (``gpupools:provisioner``).
 
     ``CLUSTER_AUTOSCALER`` (default): per pool a Spot node group (EKS: one per zone) and an on-demand
-    fallback, cluster-autoscaler's priority expander tries Spot first. ``KARPENTER``: EKS, Karpenter
-    with one ``karpenter.sh/v1`` NodePool per pool that allows Spot and on-demand at once (Karpenter
-    tries Spot first and falls back to on-demand on a capacity error, without a provision timeout).
+    fallback, cluster-autoscaler's priority expander tries Spot first. ``KARPENTER``: one
+    ``karpenter.sh/v1`` NodePool per pool that allows Spot and on-demand at once (Karpenter tries
+    Spot first and falls back to on-demand on a capacity error, without a provision timeout); on EKS
+    gpupools installs Karpenter itself, on AKS it is Node Auto Provisioning (AKS runs Karpenter).
     """
 
     CLUSTER_AUTOSCALER = "cluster-autoscaler"
@@ -135,12 +136,17 @@ class NetworkSpec:
         subnet_id: Azure, bring your own node subnet (ARM resource ID).
         vpc_id: AWS, bring your own VPC; needs ``private_subnet_ids``.
         private_subnet_ids: AWS, one private subnet per zone, in zone order.
+        dataplane: Azure, the network dataplane: ``azure`` or ``cilium`` (Azure CNI Powered by
+            Cilium). Default None: ``cilium`` under Node Auto Provisioning (the configuration the AKS
+            NAP docs recommend), else AKS's own default (``azure``), so existing clusters see no
+            change.
     """
 
     cidr: str = "10.40.0.0/16"
     subnet_id: str | None = None
     vpc_id: str | None = None
     private_subnet_ids: tuple[str, ...] = ()
+    dataplane: str | None = None
 
     @property
     def bring_your_own(self) -> bool:
@@ -298,3 +304,8 @@ class StackSpec:
     def pools(self) -> tuple[PoolSpec, ...]:
         """GPU pools, then CPU pools: the order their cloud resources are created in."""
         return (*self.gpu_pools, *self.cpu_pools)
+
+    @property
+    def node_auto_provisioning(self) -> bool:
+        """AKS Node Auto Provisioning: ``provisioner: karpenter`` on Azure."""
+        return self.cloud is Cloud.AZURE and self.provisioner is Provisioner.KARPENTER

@@ -5,6 +5,14 @@ identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools
 ``CpuNodePool`` per ``cpuPools`` entry, every agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
 the priority expander over every pool (Spot above on-demand above system, the cheaper first), and the optional smoke
 test -> stack outputs ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices) and ``cost``.
+
+With ``gpupools:provisioner: karpenter`` the cluster runs Node Auto Provisioning instead, and there
+are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
+
+    AksCluster                          nodeProvisioningProfile mode Auto, fixed-size System pool, Cilium
+    NapNodePools                        an AKSNodeClass and a NodePool per gpuPools/cpuPools entry
+    NvidiaDevicePlugin                  on the GPU NodePools' nodes (NAP installs the driver, not the plugin)
+    GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
 """
 
 from __future__ import annotations
@@ -13,12 +21,14 @@ import pulumi
 
 from components import config
 from components.azure import AksCluster, CpuNodePool, GpuNodePool
+from components.azure.nap_nodes import NapNodePools
 from components.catalog.prices import price_table
-from components.conventions import CapacityType
+from components.conventions import CapacityType, Role
 from components.errors import ConfigError
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from components.pools import NodePoolInfo
-from components.pricing.estimate import stack_costs
+from components.pricing.estimate import price_order, stack_costs
+from components.specs import StackSpec
 
 
 def load_location() -> str:
@@ -48,7 +58,44 @@ def main() -> None:
         system_pool=spec.system_pool,
         autoscaler=spec.autoscaler,
         location=location,
+        node_auto_provisioning=spec.node_auto_provisioning,
     )
+    if spec.node_auto_provisioning:
+        nap_mode(spec, cluster, location)
+    else:
+        autoscaler_mode(spec, cluster, location)
+
+
+def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
+    """An AKSNodeClass and a NodePool per pool; the device plugin and smoke tests on them."""
+    on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
+    node_pools = NapNodePools(
+        "nodepools",
+        pools=spec.pools,
+        location=location,
+        zones=spec.cluster.zones,
+        consolidate_after=spec.autoscaler.scale_down_unneeded_time,
+        # Cheapest node-hour first where the price catalog knows every pool (else size facts).
+        order=price_order(spec.pools, price_table(spec.cloud), location),
+        opts=on_cluster,
+    )
+    served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]
+    plugin = NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
+    if spec.smoke_test.enabled:
+        after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, plugin])
+        for info in served:
+            GpuSmokeTest(f"smoke-test-{info.pool}", pool=info, opts=after)
+
+    _, outputs, cost = stack_costs([cluster.system_pool, *node_pools.pools], price_table(spec.cloud), location, spec.cost)
+    pulumi.export("clusterName", cluster.name)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("nodePools", outputs)
+    pulumi.export("cost", cost)
+
+
+def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
+    """A Spot and an on-demand agent pool per pool, chained; the priority expander over them."""
+    cluster_name = spec.cluster.name
 
     # A brought subnet is a plain string and becomes part of each pool's name digest.
     subnet_id = spec.network.subnet_id or cluster.subnet_id

@@ -30,13 +30,67 @@ def with_cpu_pool(**changes: Any) -> dict[str, Any]:
     return karpenter(cpuPools=pools)
 
 
+NAP = stack_config("azure-nap-dev")
+
+
+def nap(**changes: Any) -> dict[str, Any]:
+    """The azure-nap-dev config with top-level keys replaced (``gpupools:`` prefix added)."""
+    return {**NAP, **{f"gpupools:{k}": v for k, v in changes.items()}}
+
+
+def nap_pool(index: int, **changes: Any) -> dict[str, Any]:
+    pools = [dict(p) for p in NAP["gpupools:gpuPools"]]
+    pools[index].update(changes)
+    return nap(gpuPools=pools)
+
+
+NAP_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    ("nap-spot-max-price", nap_pool(0, spotMaxPrice=0.5), "gpupools:gpuPools[0].spotMaxPrice", "max price of -1"),
+    ("nap-mig", nap_pool(1, sharing={"mig": {"profile": "MIG1g"}}), "gpupools:gpuPools[1].sharing.mig", "AKSNodeClass"),
+    (
+        "nap-autoscaled-system-pool",
+        nap(systemPool={"instanceTypes": ["Standard_D4s_v5"], "minSize": 2, "maxSize": 4}),
+        "gpupools:systemPool.maxSize",
+        "refuses autoscaled pools",
+    ),
+    ("nap-min-size", nap_pool(0, minSize=1), "gpupools:gpuPools[0].minSize", "keeps no minimum"),
+    (
+        "nap-provision-time",
+        nap(autoscaler={"maxNodeProvisionTime": "10m"}),
+        "gpupools:autoscaler.maxNodeProvisionTime",
+        "no provision timeout",
+    ),
+    (
+        "nap-reserved-label",
+        nap_pool(0, labels={"kubernetes.azure.com/team": "vision"}),
+        "gpupools:gpuPools[0].labels.kubernetes.azure.com/team",
+        "Karpenter reserves",
+    ),
+    (
+        "nap-provider-label",
+        nap_pool(1, labels={"karpenter.azure.com/sku-gpu-name": "A100"}),
+        "gpupools:gpuPools[1].labels.karpenter.azure.com/sku-gpu-name",
+        "Karpenter reserves",
+    ),
+    ("nap-dataplane-typo", nap(network={"dataplane": "cillium"}), "gpupools:network.dataplane", "must be one of azure, cilium"),
+    (
+        "dataplane-on-aws",
+        {**KARPENTER, "gpupools:network": {"cidr": "10.41.0.0/16", "dataplane": "cilium"}},
+        "gpupools:network.dataplane",
+        "is Azure only",
+    ),
+]
+"""Invalid stack configs under AKS Node Auto Provisioning (and the dataplane key)."""
+
+
 KARPENTER_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("karpenter-provisioner-typo", karpenter(provisioner="karpentr"), "gpupools:provisioner", "did you mean 'karpenter'"),
     (
-        "karpenter-on-azure",
+        # azure-dev switched to NAP without removing what NAP cannot honour: the first such key is named.
+        "nap-switch-keeps-on-demand-max",
         {**stack_config("azure-dev"), "gpupools:provisioner": "karpenter"},
-        "gpupools:provisioner",
-        "Node Auto Provisioning",
+        "gpupools:gpuPools[0].onDemandMaxSize",
+        "no meaning with provisioner karpenter",
     ),
     ("karpenter-on-demand-max", with_pool(0, onDemandMaxSize=3), "gpupools:gpuPools[0].onDemandMaxSize", "no meaning"),
     ("karpenter-min-size", with_pool(1, minSize=1), "gpupools:gpuPools[1].minSize", "keeps no minimum"),

@@ -109,7 +109,7 @@ def test_an_unknown_price_makes_the_figures_unknown_and_is_named() -> None:
     assert "python -m components.pricing refresh --cloud azure" in fleet.refresh
 
 
-@pytest.mark.parametrize("stack", ["azure-dev", "aws-dev"])
+@pytest.mark.parametrize("stack", ["azure-dev", "aws-dev", "aws-karpenter-dev", "azure-nap-dev"])
 def test_spec_and_created_pools_give_the_same_totals(stack: str) -> None:
     run = run_stack(stack)
     raw = stack_config(stack)
@@ -136,6 +136,7 @@ def test_spec_and_created_pools_give_the_same_totals(stack: str) -> None:
             instance_types=tuple(p["instanceTypes"]),
             min_size=p["minSize"],
             max_size=p["maxSize"],
+            capacity_types=tuple(CapacityType(c) for c in p.get("capacityTypes", ())),
         )
         for p in outputs
     ]
@@ -143,6 +144,23 @@ def test_spec_and_created_pools_give_the_same_totals(stack: str) -> None:
     fleet = fleet_cost(groups_of_spec(spec), table, region, spec.cost).to_output()
     assert fleet["ceilingPerHour"] == run.outputs["cost"]["ceilingPerHour"]
     assert fleet["idlePerHour"] == run.outputs["cost"]["idlePerHour"]
+
+
+def test_a_karpenter_nodepool_counts_its_limit_once_at_the_dearer_price() -> None:
+    """One NodePool allowing Spot and on-demand buys at most maxSize nodes of either: its ceiling is
+    maxSize on-demand nodes, not Spot and on-demand added up as for two autoscaled groups."""
+    raw = copy.deepcopy(AZURE)
+    raw["gpupools:provisioner"] = "karpenter"
+    raw["gpupools:systemPool"] = {"instanceTypes": [D4], "minSize": 2}
+    raw["gpupools:gpuPools"] = [{"name": "a100", "instanceTypes": [A100], "maxSize": 3}]
+    raw.pop("gpupools:autoscaler", None)
+    spec = config.parse(raw)
+    fleet = fleet_cost(groups_of_spec(spec), TABLE, "eastus", spec.cost)
+    system = 2 * 0.2  # fixed at minSize under NAP
+    assert fleet.spot_at_max == pytest.approx(system + 3 * 1.0)
+    assert fleet.on_demand_instead_at_max == pytest.approx(system + 3 * 4.0)
+    assert fleet.ceiling == pytest.approx(system + 3 * 4.0)
+    assert dict(fleet.ceiling_by_pool)["a100"] == pytest.approx(3 * 4.0)
 
 
 # --- budget --------------------------------------------------------------------------------------

@@ -34,6 +34,11 @@ What it creates (children of the component):
     Standard load balancer;
   - the autoscaler profile with the priority expander and the configured tuning, in AKS's canonical
     strings (``components.azure.autoscaler_profile``);
+  - with ``node_auto_provisioning``, Node Auto Provisioning instead: ``nodeProvisioningProfile``
+    ``mode: Auto`` with no AKS default NodePools, the System pool at a fixed ``minSize`` (no
+    autoscaling, so ``count`` is ours and never ignored), no autoscaler profile, and the dataplane
+    of ``network.dataplane`` (``cilium`` by default there: Azure CNI Overlay powered by Cilium, the
+    configuration the AKS NAP networking docs recommend);
 - a role assignment **Azure Kubernetes Service RBAC Cluster Admin** for the principal running Pulumi
   on the cluster: with local accounts off and Azure RBAC on, even the cluster's creator has no
   Kubernetes permissions until granted, and Pulumi itself creates Kubernetes objects (device plugin,
@@ -54,6 +59,7 @@ replacement in the preview.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -96,6 +102,31 @@ OS_DISK_TYPE = containerservice.OSDiskType.MANAGED.value
 possible there; explicit so AKS's size-dependent default never differs from the plan."""
 
 
+NODE_AUTO_PROVISIONING = containerservice.ManagedClusterNodeProvisioningProfileArgs(
+    mode=containerservice.NodeProvisioningMode.AUTO,
+    default_node_pools=containerservice.NodeProvisioningDefaultNodePools.NONE,
+)
+"""``nodeProvisioningProfile`` of a Node Auto Provisioning cluster. ``defaultNodePools: None``: AKS
+creates none of its own NodePools ("No Karpenter NodePools are provisioned automatically. Automatic
+scaling will not happen unless the user creates one or more NodePool CRD instances",
+pulumi-azure-native 3.29 ``NodeProvisioningDefaultNodePools.NONE``); with ``Auto`` (the API's
+default) AKS would add a ``default`` on-demand D-series NodePool that buys CPU nodes outside the
+config, its cost and its limits."""
+
+
+def dataplane_args(dataplane: str | None) -> dict[str, str]:
+    """``networkProfile`` fields for ``network.dataplane``: nothing when unset (AKS's default, the
+    Azure dataplane); for ``cilium``, ``networkDataplane`` and ``networkPolicy`` both ``cilium`` (Azure
+    CNI Powered by Cilium enforces network policy itself; AKS "Configure Azure CNI Powered by Cilium":
+    "When enabling Cilium on a cluster that uses another network policy engine ... the existing
+    engine is uninstalled and replaced by Cilium"); for ``azure``, ``networkDataplane: azure`` only."""
+    if dataplane is None:
+        return {}
+    if dataplane == containerservice.NetworkDataplane.CILIUM.value:
+        return {"network_dataplane": dataplane, "network_policy": containerservice.NetworkPolicy.CILIUM.value}
+    return {"network_dataplane": dataplane}
+
+
 def role_definition_id(subscription_id: str, role: str) -> str:
     """The subscription-scoped ARM ID of a built-in role definition."""
     return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{role}"
@@ -123,22 +154,38 @@ SYSTEM_COUNT_IGNORE: tuple[str, ...] = ("agentPoolProfiles[0].count",)
 
 
 def system_pool_profile(
-    system_pool: SystemPoolSpec, zones: tuple[str, ...], subnet_id: pulumi.Input[str], live_count: int | None = None
+    system_pool: SystemPoolSpec,
+    zones: tuple[str, ...],
+    subnet_id: pulumi.Input[str],
+    live_count: int | None = None,
+    fixed: bool = False,
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
     """The one inline ``agentPoolProfiles`` entry: the System pool, with ``count`` the pool's live
-    count when known (an existing cluster), else ``minSize`` (see the module docstring)."""
+    count when known (an existing cluster), else ``minSize`` (see the module docstring). ``fixed``
+    (Node Auto Provisioning): no autoscaling, ``count`` is ``minSize``."""
     info = system_pool_info(system_pool, zones)
+    if fixed:
+        return containerservice.ManagedClusterAgentPoolProfileArgs(
+            **_system_pool_common(system_pool, info, subnet_id), enable_auto_scaling=False, count=system_pool.min_size
+        )
     return containerservice.ManagedClusterAgentPoolProfileArgs(
+        **_system_pool_common(system_pool, info, subnet_id),
+        enable_auto_scaling=True,
+        min_count=system_pool.min_size,
+        max_count=system_pool.max_size,
+        count=system_pool.min_size if live_count is None else live_count,
+    )
+
+
+def _system_pool_common(system_pool: SystemPoolSpec, info: NodePoolInfo, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
+    """The System pool's arguments that do not depend on who scales it."""
+    return dict(
         name=SYSTEM_POOL_NAME,
         mode=containerservice.AgentPoolMode.SYSTEM,
         type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
         os_type=containerservice.OSType.LINUX,
         vm_size=system_pool.instance_types[0],
         scale_set_priority=containerservice.ScaleSetPriority.REGULAR,
-        enable_auto_scaling=True,
-        min_count=system_pool.min_size,
-        max_count=system_pool.max_size,
-        count=system_pool.min_size if live_count is None else live_count,
         availability_zones=list(info.zones) or None,
         node_taints=[str(t) for t in info.taints],
         node_labels=dict(info.labels),
@@ -173,6 +220,12 @@ class AksCluster(pulumi.ComponentResource):
         sku_tier: ``Standard`` (default), ``Free`` or ``Premium``.
         kubelogin_login: ``azurecli`` (default: reuse the deployer's ``az login``) or
             ``devicecode`` (the kubeconfig exactly as AKS returns it).
+        node_auto_provisioning: default False. True: Node Auto Provisioning
+            (``nodeProvisioningProfile``: ``mode: Auto``, ``defaultNodePools: None``, so the only
+            NodePools are the ones you create, e.g. with ``NapNodePools``), a System pool of fixed
+            size ``system_pool.min_size`` (AKS refuses autoscaled pools in this mode, so ``max_size``
+            must equal ``min_size``) and no autoscaler profile (no cluster-autoscaler runs).
+            ``network.dataplane`` picks the dataplane (``config`` defaults it to ``cilium`` here).
         opts: resource options for the component.
 
     Raises:
@@ -216,6 +269,7 @@ class AksCluster(pulumi.ComponentResource):
         identity_id: pulumi.Input[str] | None = None,
         sku_tier: str = DEFAULT_SKU_TIER,
         kubelogin_login: str = AZURE_CLI,
+        node_auto_provisioning: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         network = NetworkSpec() if network is None else network
@@ -235,6 +289,13 @@ class AksCluster(pulumi.ComponentResource):
             raise ConfigError(f"{prefix}.sku_tier", "must be one of " + ", ".join(SKU_TIERS), sku_tier)
         if kubelogin_login not in LOGIN_MODES:
             raise ConfigError(f"{prefix}.kubelogin_login", "must be one of " + ", ".join(LOGIN_MODES), kubelogin_login)
+        if node_auto_provisioning and system_pool.max_size != system_pool.min_size:
+            raise ConfigError(
+                f"{prefix}.system_pool.max_size",
+                f"must equal min_size ({system_pool.min_size}) with node_auto_provisioning: AKS refuses autoscaled pools "
+                "in nodeProvisioningProfile mode Auto, so the System pool has a fixed size",
+                system_pool.max_size,
+            )
 
         super().__init__("gpupools:index:AksCluster", name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -250,7 +311,9 @@ class AksCluster(pulumi.ComponentResource):
             rg_name = resource_group_name
             plain_rg = resource_group_name if isinstance(resource_group_name, str) else None
         self.live_counts = None if plain_rg is None else AgentPoolCounts(plain_rg, cluster.name, parent=self)
-        live_system_count = None if self.live_counts is None else self.live_counts.count(SYSTEM_POOL_NAME)
+        live_system_count = (
+            None if self.live_counts is None or node_auto_provisioning else self.live_counts.count(SYSTEM_POOL_NAME)
+        )
 
         subnet_id: pulumi.Input[str]
         if network.subnet_id is not None:
@@ -296,7 +359,9 @@ class AksCluster(pulumi.ComponentResource):
                 type=containerservice.ResourceIdentityType.USER_ASSIGNED,
                 user_assigned_identities=[control_plane_identity],
             ),
-            agent_pool_profiles=[system_pool_profile(system_pool, zones, subnet_id, live_system_count)],
+            agent_pool_profiles=[
+                system_pool_profile(system_pool, zones, subnet_id, live_system_count, fixed=node_auto_provisioning)
+            ],
             enable_rbac=True,
             aad_profile=containerservice.ManagedClusterAADProfileArgs(
                 managed=True,
@@ -316,14 +381,18 @@ class AksCluster(pulumi.ComponentResource):
                 dns_service_ip=DNS_SERVICE_IP,
                 outbound_type=containerservice.OutboundType.LOAD_BALANCER,
                 load_balancer_sku=containerservice.LoadBalancerSku.STANDARD,
+                **dataplane_args(network.dataplane),  # type: ignore[arg-type]
             ),
-            auto_scaler_profile=containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
+            auto_scaler_profile=None
+            if node_auto_provisioning
+            else containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
                 **autoscaler_profile(autoscaler)  # type: ignore[arg-type]
             ),
+            node_provisioning_profile=NODE_AUTO_PROVISIONING if node_auto_provisioning else None,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
-                ignore_changes=list(SYSTEM_COUNT_IGNORE) if live_system_count is None else None,
+                ignore_changes=list(SYSTEM_COUNT_IGNORE) if live_system_count is None and not node_auto_provisioning else None,
                 delete_before_replace=True,
             ),
         )

@@ -18,7 +18,10 @@ What a figure means:
   fallback at its own maximum (``onDemandMaxSize``): what the same capacity costs when Spot is gone.
 * **ceiling**: every group at its maximum at once, Spot pools *and* their fallbacks. Reachable:
   when a Spot group is at its maximum the priority expander scales the fallback for the pods still
-  pending. ``budgetPerHour`` is checked against this figure.
+  pending. ``budgetPerHour`` is checked against this figure. A Karpenter NodePool (EKS Karpenter,
+  AKS NAP) is one group of nodes of either capacity type under one ``maxSize`` limit: it is modelled
+  as a Spot group and a fallback that *share* the limit (``CapacityGroup.shares_limit``), so its
+  ceiling is ``maxSize`` nodes at the dearer (on-demand) price, not the two added up.
 * **idle**: every group at ``minSize`` (the system pool's minimum included): what runs when no job does.
 * **monthly**: idle for every hour of the month (``HOURS_PER_MONTH``) plus ``gpuHoursPerMonth`` GPU
   node-hours, spread evenly over the GPU pools, ``spotShare`` of them at the Spot price (pools
@@ -37,7 +40,7 @@ from components.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, PriceTable
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
-from components.specs import CostSpec, PoolSpec, StackSpec
+from components.specs import CostSpec, PoolSpec, Provisioner, StackSpec
 
 SYSTEM_POOL = "system"
 
@@ -53,6 +56,8 @@ class CapacityGroup:
         instance_types: the sizes a node may be.
         min_size, max_size: total bounds.
         fallback: True for the on-demand fallback of a Spot pool.
+        shares_limit: True for a fallback that shares its Spot group's ``max_size`` (one Karpenter
+            NodePool allowing both capacity types): together they never exceed it.
     """
 
     pool: str
@@ -62,6 +67,7 @@ class CapacityGroup:
     min_size: int
     max_size: int
     fallback: bool = False
+    shares_limit: bool = False
 
 
 def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
@@ -80,7 +86,14 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
         if pool.on_demand_fallback:
             groups.append(
                 CapacityGroup(
-                    pool.name, pool.role, CapacityType.ON_DEMAND, pool.instance_types, 0, pool.fallback_max_size, fallback=True
+                    pool.name,
+                    pool.role,
+                    CapacityType.ON_DEMAND,
+                    pool.instance_types,
+                    0,
+                    pool.fallback_max_size,
+                    fallback=True,
+                    shares_limit=spec.provisioner is Provisioner.KARPENTER,
                 )
             )
     return groups
@@ -91,6 +104,17 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
     spot_pools = {p.pool for p in pools if p.capacity is CapacityType.SPOT}
     totals: dict[tuple[str, CapacityType], CapacityGroup] = {}
     for info in pools:
+        if len(info.capacity_types) > 1:
+            # One Karpenter NodePool, Spot first, on-demand under the same limit.
+            spot, *others = info.capacity_types
+            totals[(info.pool, spot)] = CapacityGroup(
+                info.pool, info.role, spot, info.instance_types, info.min_size, info.max_size
+            )
+            for other in others:
+                totals[(info.pool, other)] = CapacityGroup(
+                    info.pool, info.role, other, info.instance_types, 0, info.max_size, fallback=True, shares_limit=True
+                )
+            continue
         key = (info.pool, info.capacity)
         seen = totals.get(key)
         totals[key] = CapacityGroup(
@@ -224,13 +248,15 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
     instead = _sum(
         at(p, 0 if (p.group.capacity is CapacityType.SPOT and p.group.pool in has_fallback) else p.group.max_size) for p in priced
     )
-    ceiling = _sum(at(p, p.group.max_size) for p in priced)
     idle = _sum(at(p, p.group.min_size) for p in priced)
     by_pool: dict[str, float | None] = {}
-    for p in priced:
-        share = at(p, p.group.max_size)
-        previous = by_pool.get(p.group.pool, 0.0)
-        by_pool[p.group.pool] = None if share is None or previous is None else previous + share
+    for pool in dict.fromkeys(p.group.pool for p in priced):
+        mine = [at(p, p.group.max_size) for p in priced if p.group.pool == pool]
+        known = [m for m in mine if m is not None]
+        shared = any(p.group.shares_limit for p in priced if p.group.pool == pool)
+        # Groups that share one limit are never all at max at once: the dearest of them bounds the pool.
+        by_pool[pool] = None if len(known) < len(mine) else (max(known) if shared else sum(known))
+    ceiling = _sum(by_pool.values())
     drivers = tuple(sorted(by_pool.items(), key=lambda item: (item[1] is not None, item[1] or 0.0), reverse=True))
 
     monthly = monthly_on_demand = savings = None

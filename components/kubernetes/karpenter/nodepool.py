@@ -161,12 +161,13 @@ def requirement(key: str, values: Sequence[str]) -> dict[str, Any]:
 
 
 def requirements(
-    pool: PoolSpec, shape: NodeShape, zones: Sequence[str], extra: Sequence[Mapping[str, Any]] = ()
+    pool: PoolSpec, shape: NodeShape, zones: Sequence[str] | None, extra: Sequence[Mapping[str, Any]] = ()
 ) -> list[dict[str, Any]]:
-    """Instance types, zones, architecture and capacity types, then ``extra`` (cloud-specific)."""
+    """Instance types, zones (none when ``zones`` is None), architecture and capacity types, then
+    ``extra`` (cloud-specific)."""
     return [
         requirement(INSTANCE_TYPE_LABEL, pool.instance_types),
-        requirement(ZONE_LABEL, zones),
+        *([requirement(ZONE_LABEL, zones)] if zones is not None else []),
         requirement(ARCH_LABEL, [shape.architecture]),
         requirement(KARPENTER_CAPACITY_TYPE_LABEL, [c.value for c in capacity_types(pool)]),
         *(dict(r) for r in extra),
@@ -198,7 +199,7 @@ def node_pool(
     *,
     node_class_ref: NodeClassRef,
     shape: NodeShape,
-    zones: Sequence[str],
+    zones: Sequence[str] | None,
     consolidate_after: str,
     weight: int,
     extra_requirements: Sequence[Mapping[str, Any]] = (),
@@ -211,14 +212,14 @@ def node_pool(
         node_class_ref: the cloud's node class.
         shape: the pool's node size facts.
         zones: values of ``topology.kubernetes.io/zone`` on the cloud (EKS ``us-west-2a``; AKS
-            ``eastus-1``).
+            ``eastus-1``); None for no zone requirement (a regional AKS cluster), never empty.
         consolidate_after: ``disruption.consolidateAfter``.
         weight: 1-100, from ``weights``.
         extra_requirements: appended (e.g. AKS SKU selector labels).
     """
     if not 1 <= weight <= WEIGHT_MAX:
         raise ConfigError(f"node_pool({name}).weight", f"must be from 1 to {WEIGHT_MAX}", weight)
-    if not zones:
+    if zones is not None and not zones:
         raise ConfigError(f"node_pool({name}).zones", "must list at least one zone", list(zones))
     return {
         "apiVersion": API_VERSION,
