@@ -126,7 +126,7 @@ def is_gpu_node_group(capacity: str, taint_key: str | None = None) -> Callable[[
 # --- the committed stacks pass -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", ["azure-dev", "aws-dev"])
+@pytest.mark.parametrize("stack", ["azure-dev", "aws-dev", "azure-nap-dev", "aws-karpenter-dev"])
 def test_committed_stack_passes_every_rule(stack: str) -> None:
     assert fired(stack_resources(stack)) == {}
 
@@ -186,6 +186,20 @@ def test_azure_device_plugin_without_the_extra_taint_toleration() -> None:
     assert set(found) == {"device-plugin-tolerates-gpu-pools"}
     assert len(found["device-plugin-tolerates-gpu-pools"]) == 2  # the A100 Spot and on-demand pools
     assert all("['dedicated=training:NoSchedule']" in m for m in found["device-plugin-tolerates-gpu-pools"])
+
+
+@pytest.mark.parametrize(("stack", "pool"), [("azure-nap-dev", "a100"), ("aws-karpenter-dev", "gpu4")])
+def test_device_plugin_not_tolerating_a_gpu_nodepools_taint(stack: str, pool: str) -> None:
+    """NodePools count as GPU pools the plugin must serve: their template's taints are the nodes'."""
+
+    def drop(props: dict[str, Any]) -> None:
+        spec = props["spec"]["template"]["spec"]
+        spec["tolerations"] = [t for t in spec["tolerations"] if t.get("key") != "dedicated"]
+
+    found = fired(broken(stack, is_device_plugin, props_changed(drop)))
+    assert set(found) == {"device-plugin-tolerates-gpu-pools"}
+    [message] = found["device-plugin-tolerates-gpu-pools"]
+    assert f"Karpenter NodePool '{pool}'" in message and "['dedicated=training:NoSchedule']" in message
 
 
 def test_azure_pool_count_not_ignored() -> None:

@@ -33,6 +33,7 @@ from gpupools_policy.shapes import (
     is_true,
     is_unknown,
     mapping,
+    nodepool_pool,
     parse_eks_taint,
     pod_template_spec,
     pools,
@@ -362,12 +363,19 @@ def check_no_public_node_ips(
 
 
 def _gpu_pools_needing_plugin(resources: Sequence[Resource]) -> list[tuple[Resource, Pool]]:
-    return [
+    """GPU agent pools and node groups whose image has no plugin of its own, and GPU Karpenter
+    NodePools (their node class, which says Bottlerocket, is another resource: a Bottlerocket GPU
+    NodePool is checked too, which only matters if its taints differ from the other pools')."""
+    found = [
         (resource, pool)
         for resource in resources
         for pool in gpu_pools(resource.type, resource.props, resource.name)
         if not pool.ships_device_plugin
     ]
+    for resource in resources:
+        if KARPENTER_NODEPOOL.match(resource.type) and _nodepool_gpu_evidence(mapping(resource.props.get("spec"))):
+            found.append((resource, nodepool_pool(resource.props, resource.name, gpu=True)))
+    return found
 
 
 def _tolerations_known(props: Mapping[str, Any]) -> bool:

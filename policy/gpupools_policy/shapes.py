@@ -15,6 +15,9 @@ Resource shapes understood:
 - ``azure-native:containerservice:ManagedCluster`` (any API version): one pool per entry of
   ``agentPoolProfiles`` (the inline pools, typically the System pool).
 - ``aws:eks/nodeGroup:NodeGroup``: one managed node group (also the ones ``pulumi_eks`` creates).
+- ``kubernetes:karpenter.sh/v1:NodePool`` (EKS Karpenter, AKS NAP): ``nodepool_pool`` reads one for
+  the device-plugin rule (its template's labels and taints); the pool rules written for autoscaled
+  groups (counts, sizes, Spot siblings) do not apply to it, so ``pools`` leaves it out.
 - ``aws:ec2/launchTemplate:LaunchTemplate`` and ``kubernetes:apps/v1:DaemonSet`` are read by the
   rules directly.
 """
@@ -222,7 +225,7 @@ class Pool:
         return value if isinstance(value, str) else None
 
     def describe(self) -> str:
-        kind = "AKS agent pool" if self.cloud == "aks" else "EKS node group"
+        kind = {"aks": "AKS agent pool", "eks": "EKS node group"}.get(self.cloud, "Karpenter NodePool")
         where = f" ({self.path})" if self.path else ""
         return f"{kind} '{self.name}'{where}"
 
@@ -329,6 +332,42 @@ def pools(resource_type: str, props: Mapping[str, Any], name: str = "") -> list[
     if resource_type == EKS_NODE_GROUP:
         return [_eks_pool(props, name)]
     return []
+
+
+def nodepool_pool(props: Mapping[str, Any], name: str, gpu: bool) -> Pool:
+    """A Karpenter NodePool as a ``Pool`` (cloud ``karpenter``): its name, its template's labels and
+    taints (Kubernetes spellings), Spot when its capacity types allow it. Karpenter adds no taint of
+    its own to the nodes it launches, on EKS or on AKS NAP, so the template's taints are the nodes'."""
+    spec = mapping(props.get("spec"))
+    template = mapping(spec.get("template"))
+    template_spec = mapping(template.get("spec"))
+    raw_taints = template_spec.get("taints")
+    taints_known = not is_unknown(raw_taints) and not any(is_unknown(t) for t in sequence(raw_taints))
+    declared = tuple(t for t in (parse_eks_taint(x) for x in sequence(raw_taints)) if t is not None)
+    capacity = [
+        mapping(r).get("values")
+        for r in sequence(template_spec.get("requirements"))
+        if mapping(r).get("key") == "karpenter.sh/capacity-type"
+    ]
+    metadata_name = mapping(props.get("metadata")).get("name")
+    return Pool(
+        cloud="karpenter",
+        name=metadata_name if isinstance(metadata_name, str) else name,
+        path="",
+        gpu=gpu,
+        spot=any("spot" in sequence(values) for values in capacity),
+        declared_taints=declared,
+        taints=declared,
+        taints_known=taints_known,
+        labels=_string_labels(mapping(template.get("metadata")).get("labels")),
+        autoscaled=None,
+        min_size=None,
+        max_size=None,
+        count_path="",
+        shape=UNKNOWN,
+        cluster=UNKNOWN,
+        raw=props,
+    )
 
 
 def gpu_pools(resource_type: str, props: Mapping[str, Any], name: str = "") -> list[Pool]:
