@@ -378,3 +378,28 @@ def test_long_lists_show_what_was_removed_and_added() -> None:
         '  - `options.dependencies`: removed `"azure-native:containerservice:AgentPool::pool-0"`; '
         'added `"kubernetes:core/v1:ConfigMap::x"`'
     )
+
+
+@pytest.mark.parametrize("stack", ["azure-nap-dev", "aws-karpenter-dev"])
+def test_nodepool_max_size_change_shows_its_limits_as_a_capacity_change(stack: str) -> None:
+    """Under Karpenter ``maxSize`` is the NodePool's ``spec.limits``: the diff shows exactly those
+    fields on exactly that NodePool, flagged as capacity, and adding a NodePool counts as capacity."""
+    config = stack_config(stack)
+    pools = [dict(p) for p in config["gpupools:gpuPools"]]
+    pool = pools[0]
+    pools[0] = {**pool, "maxSize": pool["maxSize"] + 2}
+    old = synthesize(stack).document
+    new = synthesize(stack, overrides={"gpupools:gpuPools": pools}).document
+    diff = diff_documents(old, new, stack)
+    [change] = diff.changed
+    assert change.type == "kubernetes:karpenter.sh/v1:NodePool" and change.name.endswith(f"-{pool['name']}")
+    assert {f.segments[:3] for f in change.fields} == {("inputs", "spec", "limits")}
+    assert all(f.capacity == "spec.limits" and not f.replaces for f in change.fields)
+    nodes = next(f for f in change.fields if f.segments[-1] == "nodes")
+    assert (int(nodes.old), int(nodes.new)) == (pool["maxSize"], pool["maxSize"] + 2)
+    assert diff.capacity_changes == 1
+
+    added = [*pools, {"name": "extra", "instanceTypes": pool["instanceTypes"], "maxSize": 1}]
+    grown = diff_documents(old, synthesize(stack, overrides={"gpupools:gpuPools": added}).document, stack)
+    assert any(r["type"] == "kubernetes:karpenter.sh/v1:NodePool" for r in grown.added)
+    assert grown.capacity_changes >= 1

@@ -176,9 +176,18 @@ POOL_TYPES = frozenset(
         "azure-native:containerservice:ManagedCluster",
         "aws:eks/nodeGroup:NodeGroup",
         "aws:autoscaling/group:Group",
+        "kubernetes:karpenter.sh/v1:NodePool",
     }
 )
 """Resource types whose addition or removal changes capacity (and so cost)."""
+
+NODEPOOL_CAPACITY_PATHS: tuple[tuple[str, ...], ...] = (
+    ("inputs", "spec", "limits"),
+    ("inputs", "spec", "weight"),
+    ("inputs", "spec", "template", "spec", "requirements"),
+)
+"""Where a Karpenter NodePool says what it may buy: its limits (``maxSize``), its weight (which pool
+is preferred) and its requirements (instance types, zones, capacity types)."""
 
 ADDED_REMOVED_DETAIL = ("vmSize", "instanceTypes", "capacityType", "scaleSetPriority", "minCount", "maxCount", "scalingConfig")
 """Inputs shown on the line of an added or removed resource."""
@@ -504,6 +513,16 @@ def capacity_reason(segments: tuple[Segment, ...], old: Any = MISSING, new: Any 
     return inside[0] if inside else ""
 
 
+def nodepool_capacity_reason(resource: Mapping[str, Any], segments: tuple[Segment, ...]) -> str:
+    """For a Karpenter NodePool, the ``NODEPOOL_CAPACITY_PATHS`` entry a change falls under, or ""."""
+    if resource.get("type") != "kubernetes:karpenter.sh/v1:NodePool":
+        return ""
+    for prefix in NODEPOOL_CAPACITY_PATHS:
+        if tuple(segments[: len(prefix)]) == prefix:
+            return ".".join(prefix[1:])
+    return ""
+
+
 def diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceChange | None:
     """The changed fields of one resource (inputs, options, parent, provider, custom), or None."""
     fields: list[FieldChange] = []
@@ -515,7 +534,7 @@ def diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCha
                     old=was,
                     new=now,
                     replaces=replace_reason(new, old, path),
-                    capacity=capacity_reason(path, was, now),
+                    capacity=capacity_reason(path, was, now) or nodepool_capacity_reason(new, path),
                     ignored=ignored_by(new, path),
                 )
             )
