@@ -20,8 +20,7 @@ from __future__ import annotations
 import pulumi
 
 from components import config
-from components.azure import AksCluster, CpuNodePool, GpuNodePool
-from components.azure.nap_nodes import NapNodePools
+from components.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools
 from components.catalog.prices import price_table
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError

@@ -336,3 +336,28 @@ def test_nap_config_fixes_the_system_pool_and_defaults_the_dataplane_to_cilium()
     chosen = config.parse({**stack_config(STACK), "gpupools:network": {"dataplane": "azure"}}, "eastus")
     assert chosen.network.dataplane == "azure"
     assert config.parse(stack_config("azure-dev"), "eastus").network.dataplane is None
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "words"),
+    [
+        ({"minSize": 1}, "pools[0].min_size", "must be 0"),
+        ({"onDemandMaxSize": 2}, "pools[0].on_demand_max_size", "no meaning under NAP"),
+        ({"spotMaxPrice": 0.5}, "pools[0].spot_max_price", "must be -1"),
+        ({"instanceTypes": ["Standard_NC24ads_A100_v4"], "sharing": {"mig": {"profile": "MIG1g"}}}, "pools[0].sharing", "MIG"),
+        ({"labels": {"karpenter.azure.com/x": "y"}}, "pools[0].labels.karpenter.azure.com/x", "Karpenter reserves"),
+    ],
+)
+def test_nap_node_pools_refuse_what_nap_cannot_do_before_registering(change: dict[str, Any], path: str, words: str) -> None:
+    from components.config import parse_pool
+    from components.conventions import Role
+
+    pool = parse_pool({"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4, **change}, Cloud.AZURE, "t4", Role.GPU)
+
+    def program() -> None:
+        NapNodePools("nap", [pool], location="eastus", zones=["1", "2", "3"], consolidate_after="10m")
+
+    result = run_program(program, {}, raise_errors=False)
+    assert isinstance(result.error, ConfigError), result.error
+    assert result.error.path == f"NapNodePools(nap).{path}" and words in str(result.error)
+    assert result.registrations == []

@@ -5,6 +5,8 @@
   kubeconfig as a secret and a Kubernetes provider.
 - ``GpuNodePool``: one ``gpuPools`` entry as standalone ``AgentPool``s on any existing cluster;
   ``CpuNodePool`` the same for a ``cpuPools`` entry.
+- ``NapNodePools``: with ``AksCluster(node_auto_provisioning=True)``, an AKSNodeClass and a Karpenter
+  NodePool per pool for AKS Node Auto Provisioning instead of agent pools.
 
 Pure helpers live beside them: ``naming`` (rotating agent pool names), ``autoscaler_profile``
 (canonical profile strings), ``network`` (subnet layout), ``kubeconfig`` (kubelogin login mode).
@@ -13,6 +15,7 @@ Pure helpers live beside them: ``naming`` (rotating agent pool names), ``autosca
 from components.azure.autoscaler_profile import autoscaler_profile
 from components.azure.cluster import AksCluster
 from components.azure.naming import agent_pool_name, scale_set_regex
+from components.azure.nap_nodes import NapNodePools
 from components.azure.node_pool import CREATE_ONLY_FIELDS, CpuNodePool, GpuNodePool, plan_agent_pools
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "AksCluster",
     "CpuNodePool",
     "GpuNodePool",
+    "NapNodePools",
     "agent_pool_name",
     "autoscaler_profile",
     "plan_agent_pools",

@@ -53,13 +53,14 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import rules
 from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from components.catalog.prices import normalize_region
 from components.errors import ConfigError
 from components.kubernetes.karpenter import nodepool
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
-from components.specs import PoolSpec
+from components.specs import Cloud, PoolSpec, Provisioner, SharingMode
 
 TYPE = "gpupools:index:NapNodePools"
 
@@ -142,6 +143,32 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
+def check_nap_pool(pool: object, zones: Sequence[str], path: str) -> PoolSpec:
+    """A pool handed to ``NapNodePools``: a ``PoolSpec`` that passes the pool rules under Karpenter
+    and uses nothing NAP cannot do (the spec form of ``config.check_provisioner_keys``: no
+    ``minSize`` above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no MIG)."""
+    if not isinstance(pool, PoolSpec):
+        raise ConfigError(
+            path, "must be a PoolSpec (components.config.parse_pool builds one from a mapping)", type(pool).__name__
+        )
+    rules.check_gpu_pool(pool, Cloud.AZURE, path, zones, provisioner=Provisioner.KARPENTER)
+    if pool.min_size != 0:
+        raise ConfigError(f"{path}.min_size", "must be 0: Karpenter keeps no minimum", pool.min_size)
+    if pool.on_demand_max_size is not None:
+        raise ConfigError(
+            f"{path}.on_demand_max_size",
+            "has no meaning under NAP: one NodePool's limits cap both capacity types",
+            pool.on_demand_max_size,
+        )
+    if pool.spot_max_price != -1:
+        raise ConfigError(f"{path}.spot_max_price", "must be -1: NAP buys Spot VMs with a max price of -1", pool.spot_max_price)
+    if pool.sharing.mode is SharingMode.MIG:
+        raise ConfigError(
+            f"{path}.sharing", "must not be MIG under NAP: an AKSNodeClass has no gpuInstanceProfile", pool.sharing.mode.value
+        )
+    return pool
+
+
 class NapNodePools(pulumi.ComponentResource):
     """An AKSNodeClass and a NodePool per pool for AKS Node Auto Provisioning (module docstring).
 
@@ -179,6 +206,7 @@ class NapNodePools(pulumi.ComponentResource):
             raise ConfigError(f"{path}.pools", "must list at least one pool", [])
         if not location:
             raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
+        pools = [check_nap_pool(pool, zones, f"{path}.pools[{index}]") for index, pool in enumerate(pools)]
         shapes = {pool.name: node_shape(pool) for pool in pools}
         preference = list(order) if order is not None else nodepool.default_order(pools, shapes)
         if sorted(preference) != sorted(p.name for p in pools):
