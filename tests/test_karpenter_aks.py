@@ -352,7 +352,9 @@ def test_nap_node_pools_refuse_what_nap_cannot_do_before_registering(change: dic
     from components.config import parse_pool
     from components.conventions import Role
 
-    pool = parse_pool({"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4, **change}, Cloud.AZURE, "t4", Role.GPU)
+    pool = parse_pool(
+        {"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4, **change}, Cloud.AZURE, "t4", Role.GPU
+    )
 
     def program() -> None:
         NapNodePools("nap", [pool], location="eastus", zones=["1", "2", "3"], consolidate_after="10m")
