@@ -40,7 +40,6 @@ from components.aws.karpenter import DISCOVERY_TAG
 from components.aws.launch_template import BOTTLEROCKET_DATA_DEVICE, IMDS_HOP_LIMIT, ROOT_DEVICE, VOLUME_TYPE
 from components.aws.node_group import depends_on_of
 from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.errors import ConfigError
 from components.kubernetes.karpenter import nodepool
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
@@ -159,13 +158,8 @@ class KarpenterNodePools(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"KarpenterNodePools({name})"
-        if not pools:
-            raise ConfigError(f"{path}.pools", "must list at least one pool", [])
         shapes = {pool.name: node_shape(pool) for pool in pools}
-        preference = list(order) if order is not None else nodepool.default_order(pools, shapes)
-        if sorted(preference) != sorted(p.name for p in pools):
-            raise ConfigError(f"{path}.order", "must name every pool exactly once", preference)
-        weights = nodepool.weights(preference, f"{path}.order")
+        weights = nodepool.pool_weights(pools, shapes, order, path)
         plans = {pool.name: node_class_plan(pool) for pool in pools}
 
         super().__init__(TYPE, name, None, opts)

@@ -202,16 +202,11 @@ class NapNodePools(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"NapNodePools({name})"
-        if not pools:
-            raise ConfigError(f"{path}.pools", "must list at least one pool", [])
         if not location:
             raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
         pools = [check_nap_pool(pool, zones, f"{path}.pools[{index}]") for index, pool in enumerate(pools)]
         shapes = {pool.name: node_shape(pool) for pool in pools}
-        preference = list(order) if order is not None else nodepool.default_order(pools, shapes)
-        if sorted(preference) != sorted(p.name for p in pools):
-            raise ConfigError(f"{path}.order", "must name every pool exactly once", preference)
-        weights = nodepool.weights(preference, f"{path}.order")
+        weights = nodepool.pool_weights(pools, shapes, order, path)
         self.node_classes = {
             pool.name: {
                 "apiVersion": NODE_CLASS_API_VERSION,

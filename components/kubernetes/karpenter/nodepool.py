@@ -193,6 +193,22 @@ def weights(order: Sequence[str], path: str = "weights.order") -> dict[str, int]
     return {name: WEIGHT_MAX - index for index, name in enumerate(order)}
 
 
+def pool_weights(
+    pools: Sequence[PoolSpec], shapes: Mapping[str, NodeShape], order: Sequence[str] | None, path: str
+) -> dict[str, int]:
+    """The weight of every pool: ``order`` (most preferred first) when given, else ``default_order``.
+
+    Raises:
+        ConfigError: no pools, or ``order`` does not name every pool exactly once.
+    """
+    if not pools:
+        raise ConfigError(f"{path}.pools", "must list at least one pool", [])
+    preference = list(order) if order is not None else default_order(pools, shapes)
+    if sorted(preference) != sorted(p.name for p in pools):
+        raise ConfigError(f"{path}.order", "must name every pool exactly once", preference)
+    return weights(preference, f"{path}.order")
+
+
 def node_pool(
     name: str,
     pool: PoolSpec,
