@@ -340,3 +340,15 @@ def test_not_actions_subtract_within_their_own_role_only() -> None:
     contributor = Entry(["*"], CONTRIBUTOR_NOT_ACTIONS)
     assert not granted([contributor], write)
     assert granted([contributor, Entry(["Microsoft.Authorization/roleAssignments/*"], [])], write)
+
+
+def test_azure_nap_dev_is_checked_like_the_autoscaler_stack() -> None:
+    """Under NAP each pool may run maxSize nodes of either capacity type, the System pool minSize
+    nodes: the quota needed is the same per-capacity sum as for a Spot pool and its fallback."""
+    config = engine_values("azure-nap-dev", PROJECT_ROOT)
+    target = target_from_values("azure-nap-dev", config, environ={"AZURE_SUBSCRIPTION_ID": SUBSCRIPTION})
+    assert target.spec.node_auto_provisioning
+    checks = run(target, good_subscription(target))
+    assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
+    # The fixed System pool needs 2 x 4 vCPUs of Dsv5, not its autoscaler's maximum.
+    assert needs(target)["standardDSv5Family"] == 2 * 4 + 10 * 8
