@@ -39,8 +39,11 @@ managed component and serves its CRDs; gpupools creates only the custom resource
     max price -1 (``pkg/providers/instance/vminstance.go``) and adds no Spot taint, so the pools
     carry only gpupools' taints.
 
-Both kinds are registered on the cluster's Kubernetes provider, which waits for the cluster (and so
-for NAP and its CRDs) and the deployer's access. No priority expander: NodePool weights order the
+Both kinds are registered on the cluster's Kubernetes provider, which waits for the cluster (AKS
+enables NAP, CRDs included, within the cluster operation: its docs check ``kubectl get crds`` right
+after ``az aks update --node-provisioning-mode Auto``) and for the deployer's access
+(``KubernetesAccessGate``, usually minutes on a new cluster); should a kind still not be served,
+pulumi-kubernetes retries a create that the API answers with NoMatch (``access_gate`` docstring). No priority expander: NodePool weights order the
 pools (price order where every pool is priced, else size facts). ``pools`` describes each NodePool as
 a ``NodePoolInfo`` for the device plugin, smoke tests and outputs.
 """
