@@ -194,13 +194,10 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 weight=weights[pool.name],
             )
             self.manifests[pool.name] = manifest
-            k8s.apiextensions.CustomResource(
+            nodepool.apply(
                 f"{name}-{pool.name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, classes[plan.name]]),
+                manifest,
+                pulumi.ResourceOptions(parent=self, depends_on=[*after, classes[plan.name]]),
             )
             self.pools.append(
                 nodepool.node_pool_info(

@@ -54,7 +54,6 @@ import re
 from typing import Any, Sequence
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components import rules
 from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
@@ -237,22 +236,10 @@ class NapNodePools(pulumi.ComponentResource):
 
         super().__init__(TYPE, name, None, opts)
         for pool in pools:
-            node_class = self.node_classes[pool.name]
-            created = k8s.apiextensions.CustomResource(
-                f"{name}-{pool.name}-class",
-                api_version=node_class["apiVersion"],
-                kind=node_class["kind"],
-                metadata=node_class["metadata"],
-                spec=node_class["spec"],
-                opts=pulumi.ResourceOptions(parent=self),
+            node_class = nodepool.apply(
+                f"{name}-{pool.name}-class", self.node_classes[pool.name], pulumi.ResourceOptions(parent=self)
             )
-            manifest = self.manifests[pool.name]
-            k8s.apiextensions.CustomResource(
-                f"{name}-{pool.name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[created]),
+            nodepool.apply(
+                f"{name}-{pool.name}", self.manifests[pool.name], pulumi.ResourceOptions(parent=self, depends_on=[node_class])
             )
         self.register_outputs({"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes)})

@@ -1,4 +1,4 @@
-"""One gpupools pool as a Karpenter ``karpenter.sh/v1`` NodePool (pure: builds dicts, registers nothing).
+"""One gpupools pool as a Karpenter ``karpenter.sh/v1`` NodePool (builds dicts; only ``apply`` registers one).
 
 What a NodePool says, and why (aws/karpenter-provider-aws ``website/content/en/docs/concepts/nodepools.md``
 and ``disruption.md`` at v1.14.1, the pinned release):
@@ -51,6 +51,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
 
 from components import sharing
 from components.conventions import (
@@ -281,4 +284,16 @@ def node_pool_info(name: str, pool: PoolSpec, shape: NodeShape, zones: Sequence[
         capacity_types=types,
         capacity_label=KARPENTER_CAPACITY_TYPE_LABEL,
         limits=frozen_map(limits(pool, shape)),
+    )
+
+
+def apply(resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
+    """Register a custom resource manifest (a NodePool or a node class) as it is, under ``resource_name``."""
+    return k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=opts,
     )
