@@ -85,9 +85,11 @@ def test_system_pool_has_a_fixed_size_and_no_autoscaler_profile() -> None:
     assert system["count"] == stack_config(STACK)["gpupools:systemPool"]["minSize"] == 2
     assert "minCount" not in system and "maxCount" not in system
     assert "autoScalerProfile" not in inputs
-    # count is ours (no autoscaler changes it), so it is never ignored.
+    # The inline array is ignored whole after create (components.azure.inline_pools); a fixed
+    # System pool's count is ours, so a changed minSize is compared and sent
+    # (tests/test_inline_pools.py::test_a_fixed_system_pool_compares_its_count).
     [cluster] = run().of_type(CLUSTER)
-    assert not cluster.options.get("ignoreChanges")
+    assert cluster.options.get("ignoreChanges") == ["agentPoolProfiles"]
 
 
 def test_network_is_azure_cni_overlay_powered_by_cilium() -> None:

@@ -15,17 +15,13 @@ What it creates (children of the component):
   - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
     ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),
     the gpupools pool labels, autoscaled ``minSize``..``maxSize`` across the cluster zones, no public
-    node IPs, Managed OS disk. ``count`` is ``minSize`` on create; afterwards it is the pool's live
-    count, read at deploy time (``live_capacity.AgentPoolCounts``), because every managed-cluster
-    update is one PUT carrying ``agentPoolProfiles[0].count`` (pulumi-azure-native
-    ``provider.go``, ``Update`` -> ``defaultUpdate``, body from the inputs). When the live count
-    cannot be read (a cluster about to be created, a failed read, or a ``resource_group_name``
-    given as an output) ``count`` is ``minSize`` in ``ignore_changes``
-    (``agentPoolProfiles[0].count``), so Pulumi sends the stored count, which the refresh before
-    every update (``Pulumi.yaml`` ``options.refresh: always``) keeps live: azure-native's ``Read``
-    copies a changed count into the stored inputs. Never add pools here: a managed-cluster PUT with a new inline
-    pool is rejected, and changing an inline pool puts every pool of the cluster into ``Scaling``.
-    GPU pools are standalone ``AgentPool``s (``GpuNodePool``);
+    node IPs, Managed OS disk, ``count`` ``minSize`` on create. What the cluster's
+    ``agentPoolProfiles`` holds after that is ``components.azure.inline_pools``: the whole array is
+    in ``ignore_changes`` (a refresh stores every pool of the cluster there, and the program must
+    not turn that into a PUT), except in an ``up`` that changes the System pool, which sends every
+    pool as AKS lists it with the System pool changed and its live count. Never add pools here: a
+    managed-cluster PUT with a new inline pool is rejected. GPU pools are standalone ``AgentPool``s
+    (``GpuNodePool``);
   - Entra ID (managed AAD) with Azure RBAC for Kubernetes authorization; local accounts disabled
     unless ``cluster.allow_local_accounts`` (for sandboxes only);
   - OIDC issuer and workload identity on (pods get Entra tokens without stored secrets);
@@ -67,8 +63,9 @@ from pulumi_azure_native import authorization, containerservice, managedidentity
 
 from components import rules
 from components.azure.autoscaler_profile import autoscaler_profile
+from components.azure.inline_pools import InlinePoolsPlan, plan_inline_pools, system_pool_changes
 from components.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
-from components.azure.live_capacity import AgentPoolCounts
+from components.azure.live_capacity import AgentPoolCounts, LivePool
 from components.azure.naming import scale_set_regex
 from components.azure.network import create_node_network
 from components.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
@@ -149,37 +146,31 @@ def system_pool_info(system_pool: SystemPoolSpec, zones: tuple[str, ...]) -> Nod
     )
 
 
-SYSTEM_COUNT_IGNORE: tuple[str, ...] = ("agentPoolProfiles[0].count",)
-"""Engine path of the inline System pool's autoscaler-owned count, ignored when its live value is unknown."""
-
-
-def system_pool_profile(
+def system_pool_fields(
     system_pool: SystemPoolSpec,
     zones: tuple[str, ...],
     subnet_id: pulumi.Input[str],
-    live_count: int | None = None,
     fixed: bool = False,
-) -> containerservice.ManagedClusterAgentPoolProfileArgs:
-    """The one inline ``agentPoolProfiles`` entry: the System pool, with ``count`` the pool's live
-    count when known (an existing cluster), else ``minSize`` (see the module docstring). ``fixed``
-    (Node Auto Provisioning): no autoscaling, ``count`` is ``minSize``."""
+) -> dict[str, Any]:
+    """The inline System pool's ``agentPoolProfiles`` entry as snake_case fields (the SDK accepts
+    them as ``ManagedClusterAgentPoolProfileArgs``): autoscaled ``minSize``..``maxSize`` with
+    ``count`` ``minSize`` (sent on create only; see the module docstring), or with ``fixed`` (Node
+    Auto Provisioning) no autoscaling and ``count`` ``minSize``."""
     info = system_pool_info(system_pool, zones)
     if fixed:
-        return containerservice.ManagedClusterAgentPoolProfileArgs(
-            **_system_pool_common(system_pool, info, subnet_id), enable_auto_scaling=False, count=system_pool.min_size
-        )
-    return containerservice.ManagedClusterAgentPoolProfileArgs(
+        return {**_system_pool_common(system_pool, info, subnet_id), "enable_auto_scaling": False, "count": system_pool.min_size}
+    return {
         **_system_pool_common(system_pool, info, subnet_id),
-        enable_auto_scaling=True,
-        min_count=system_pool.min_size,
-        max_count=system_pool.max_size,
-        count=system_pool.min_size if live_count is None else live_count,
-    )
+        "enable_auto_scaling": True,
+        "min_count": system_pool.min_size,
+        "max_count": system_pool.max_size,
+        "count": system_pool.min_size,
+    }
 
 
 def _system_pool_common(system_pool: SystemPoolSpec, info: NodePoolInfo, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
-    """The System pool's arguments that do not depend on who scales it."""
-    return dict(
+    """The System pool's arguments that do not depend on who scales it (None values left out)."""
+    fields = dict(
         name=SYSTEM_POOL_NAME,
         mode=containerservice.AgentPoolMode.SYSTEM,
         type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
@@ -194,6 +185,7 @@ def _system_pool_common(system_pool: SystemPoolSpec, info: NodePoolInfo, subnet_
         enable_node_public_ip=False,
         vnet_subnet_id=subnet_id,
     )
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _require(value: object, kind: type, path: str) -> None:
@@ -256,6 +248,28 @@ class AksCluster(pulumi.ComponentResource):
     """The reader of this cluster's pools' live node counts (pass it to ``GpuNodePool(live_counts=...)``);
     None when the resource group was given as an output (no name to read with)."""
 
+    def _inline_pools(
+        self,
+        system_pool: SystemPoolSpec,
+        zones: tuple[str, ...],
+        subnet_id: pulumi.Input[str],
+        live_system: LivePool | None,
+        fixed: bool,
+    ) -> InlinePoolsPlan:
+        """The ``agentPoolProfiles`` and their ``ignore_changes`` (``components.azure.inline_pools``)."""
+        desired = system_pool_fields(system_pool, zones, subnet_id, fixed=fixed)
+        changed = live_system is not None and bool(system_pool_changes(desired, live_system))
+        # The cluster's pool list is read only when it is about to be sent.
+        profiles = self.live_counts.pool_profiles() if changed and self.live_counts is not None else None
+        plan = plan_inline_pools(desired, live_system, profiles)
+        if plan.system_change and plan.ignore_changes:
+            pulumi.log.warn(
+                f"AKS System pool: {', '.join(plan.system_change)} differ from the cluster's but the cluster's pools could "
+                "not be read, so this update leaves the System pool as it is",
+                resource=self,
+            )
+        return plan
+
     def __init__(
         self,
         name: str,
@@ -311,9 +325,7 @@ class AksCluster(pulumi.ComponentResource):
             rg_name = resource_group_name
             plain_rg = resource_group_name if isinstance(resource_group_name, str) else None
         self.live_counts = None if plain_rg is None else AgentPoolCounts(plain_rg, cluster.name, parent=self)
-        live_system_count = (
-            None if self.live_counts is None or node_auto_provisioning else self.live_counts.count(SYSTEM_POOL_NAME)
-        )
+        live_system = None if self.live_counts is None else self.live_counts.pool(SYSTEM_POOL_NAME)
 
         subnet_id: pulumi.Input[str]
         if network.subnet_id is not None:
@@ -347,6 +359,8 @@ class AksCluster(pulumi.ComponentResource):
         else:
             control_plane_identity = identity_id
 
+        inline = self._inline_pools(system_pool, zones, subnet_id, live_system, node_auto_provisioning)
+        self.inline_pools = inline
         managed_cluster = containerservice.ManagedCluster(
             f"{name}-cluster",
             resource_name_=cluster.name,
@@ -359,9 +373,7 @@ class AksCluster(pulumi.ComponentResource):
                 type=containerservice.ResourceIdentityType.USER_ASSIGNED,
                 user_assigned_identities=[control_plane_identity],
             ),
-            agent_pool_profiles=[
-                system_pool_profile(system_pool, zones, subnet_id, live_system_count, fixed=node_auto_provisioning)
-            ],
+            agent_pool_profiles=inline.profiles,
             enable_rbac=True,
             aad_profile=containerservice.ManagedClusterAADProfileArgs(
                 managed=True,
@@ -392,7 +404,7 @@ class AksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
-                ignore_changes=list(SYSTEM_COUNT_IGNORE) if live_system_count is None and not node_auto_provisioning else None,
+                ignore_changes=inline.ignore_changes or None,
                 delete_before_replace=True,
             ),
         )

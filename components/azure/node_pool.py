@@ -403,7 +403,12 @@ class GpuNodePool(pulumi.ComponentResource):
         for plan in plans:
             suffix = "spot" if plan.capacity is CapacityType.SPOT else "ondemand"
             live = counts.count(plan.name) if counts is not None else None
-            args = dict(plan.args) if live is None else {**plan.args, "count": live}
+            # An existing pool sends the count AKS has when the pool before it has finished.
+            args = (
+                dict(plan.args)
+                if live is None or counts is None
+                else {**plan.args, "count": counts.count_after(plan.name, previous)}
+            )
             agent_pool = containerservice.AgentPool(
                 f"{name}-{suffix}",
                 resource_group_name=resource_group_name,

@@ -169,6 +169,14 @@ def _agent_pool_absent(args: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def _managed_cluster_absent(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``Managed Clusters - Get`` before the cluster exists: ARM's 404, so there is no pool list."""
+    raise InvokeError(
+        f"GET managedClusters/{args.get('resourceName')}: 404 Not Found: ResourceNotFound: the managed cluster "
+        f"{args.get('resourceName')} was not found"
+    )
+
+
 def _azure_client_config(_: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "clientId": fake_uuid("client/deployer"),
@@ -321,6 +329,7 @@ CALLS: dict[str, CallFake] = {
     "azure-native:containerservice:listManagedClusterUserCredentials": _aks_credentials,
     "azure-native:authorization:getClientConfig": _azure_client_config,
     "azure-native:containerservice:getAgentPool": _agent_pool_absent,
+    "azure-native:containerservice:getManagedCluster": _managed_cluster_absent,
     "aws:eks/getClusters:getClusters": _eks_clusters,
     "aws:eks/getAddonVersion:getAddonVersion": _addon_version,
     "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
