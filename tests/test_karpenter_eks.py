@@ -301,6 +301,32 @@ def test_every_custom_resource_is_valid_against_the_pinned_crds() -> None:
         assert validate_custom_resource(custom_resource(reg)) == [], reg.name
 
 
+def minutes(duration: str) -> float:
+    """A Pulumi custom timeout (Go duration: ``30m``, ``1h``, ``90s``) in minutes."""
+    units = {"s": 1 / 60, "m": 1, "h": 60}
+    assert duration[-1] in units and duration[:-1].isdigit(), duration
+    return int(duration[:-1]) * units[duration[-1]]
+
+
+PULUMI_KUBERNETES_DEFAULT_DELETE_MINUTES = 10
+"""pulumi-kubernetes' default wait for a delete (nodepool.DELETE_TIMEOUT's docstring)."""
+
+NODE_CLASS_RECHECK_MINUTES = 10
+"""An EC2NodeClass with NodeClaims left rechecks every 10 minutes (v1.14.1
+``pkg/controllers/nodeclass/controller.go``, ``finalize``: ``RequeueAfter: time.Minute * 10``)."""
+
+
+def test_nodepools_and_node_classes_wait_for_a_gpu_drain_on_delete() -> None:
+    resources = run().of_type(NODEPOOL) + run().of_type(NODECLASS)
+    assert len(resources) == 6
+    for reg in resources:
+        timeouts = reg.options.get("customTimeouts", {})
+        assert set(timeouts) == {"delete"}, reg.name
+        # Longer than the default, and than one node-class recheck plus a drain of a few minutes.
+        assert minutes(timeouts["delete"]) > PULUMI_KUBERNETES_DEFAULT_DELETE_MINUTES, reg.name
+        assert minutes(timeouts["delete"]) >= NODE_CLASS_RECHECK_MINUTES + 15, reg.name
+
+
 def test_custom_resources_wait_for_the_controller_release() -> None:
     controller = next(r for r in run().of_type(RELEASE) if r.inputs["name"] == "karpenter")
     for reg in run().of_type(NODEPOOL) + run().of_type(NODECLASS):
