@@ -90,6 +90,12 @@ EKS_VERSIONS = VersionTable(
         "(columns 'Amazon EKS release' and 'End of standard support', as tabulated at "
         "https://endoflife.date/amazon-eks; an EKS release date for 1.36 could not be confirmed, so it is not listed)"
     ),
+    # 1.36, checked again 2026-11-23 and still not listed: the nodes' side supports it (awslabs/amazon-eks-ami
+    # CHANGELOG.md "AMI Release v20260714": amazon-eks-node-al2023-x86_64-nvidia-1.36-v20260714; Karpenter
+    # v1.14.1 hack/docs/compatibilitymatrix_gen/compatibility.yaml: 1.14.x maxK8sVersion 1.36), but the
+    # stored copies of the EKS release calendar (awsdocs/amazon-eks-user-guide kubernetes-versions.adoc)
+    # predate 1.36, so its release and end-of-standard-support dates have no official source here. Adding
+    # it also makes 1.36 the newest common minor, which moves DEFAULT_KUBERNETES_VERSION (a test pins it).
     checked=date(2026, 11, 23),
     refresh="compare EKS_VERSIONS in components/versions.py with the Amazon EKS Kubernetes release calendar "
     "(or `aws eks describe-cluster-versions`), then set `checked` to today",

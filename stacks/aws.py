@@ -56,6 +56,8 @@ def main() -> None:
         region=region,
         # Karpenter finds the subnets of a created VPC by this tag; brought subnets get aws.ec2.Tag.
         private_subnet_tags={DISCOVERY_TAG: spec.cluster.name} if karpenter else None,
+        # No cluster-autoscaler under Karpenter, so no node-template tags on the system group's ASG.
+        autoscaler_tags=not karpenter,
     )
     if karpenter:
         karpenter_mode(spec, cluster, region)

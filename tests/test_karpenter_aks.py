@@ -124,6 +124,14 @@ def test_autoscaler_stack_is_unchanged_by_nap_support() -> None:
 # --- node classes and NodePools ----------------------------------------------------------------------
 
 
+def test_nap_nodepools_and_node_classes_wait_for_a_gpu_drain_on_delete() -> None:
+    # Karpenter's drain on delete is the same under NAP (components.kubernetes.karpenter.nodepool.DELETE_TIMEOUT).
+    resources = run().of_type(NODEPOOL) + run().of_type(NODECLASS)
+    assert len(resources) == 6
+    for reg in resources:
+        assert reg.options.get("customTimeouts") == {"delete": "30m"}, reg.name
+
+
 def test_every_custom_resource_is_valid_against_the_pinned_azure_crds() -> None:
     objects = [*node_pools().values(), *node_classes().values()]
     assert len(objects) == 6

@@ -18,12 +18,14 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
+from components.aws import karpenter
 from components.conventions import CAPACITY_TYPE_LABEL, GPU_TAINT, KARPENTER_CAPACITY_TYPE_LABEL, Role, Taint, TaintEffect
 from components.kubernetes.karpenter import nodepool
 from components.pools import NodePoolInfo
+from components.rules import CLUSTER_NAME_MAX
 from components.scheduling import gpu_workload
 from components.specs import PoolSpec, SharingMode, SharingSpec
-from components.testing import Registration, Run, run_stack, stack_config
+from components.testing import Registration, Run, fakes, run_stack, stack_config
 from components.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS, KARPENTER_VERSION
 from tests.crd_schema import validate_custom_resource
 from tests.k8s_schema import affinity_matches, untolerated
@@ -62,8 +64,9 @@ def test_no_pool_node_groups_no_asg_tags_no_cluster_autoscaler() -> None:
     groups = result.of_type("aws:eks/nodeGroup:NodeGroup")
     assert [g.inputs["nodeGroupName"] for g in groups] == [g.inputs["nodeGroupName"] for g in groups if "system" in g.name]
     assert len(groups) == 1
-    # Only the system group's scale-from-zero tags remain; no pool has an Auto Scaling group.
-    assert all(t.name.startswith(f"{CLUSTER}-system") for t in result.of_type("aws:autoscaling/tag:Tag"))
+    # No cluster-autoscaler runs, so not even the system group's ASG gets node-template tags.
+    assert result.of_type("aws:autoscaling/tag:Tag") == []
+    assert "k8s.io/cluster-autoscaler" not in json.dumps([r.inputs for r in result.registrations])
     charts = [r.inputs["chart"] for r in result.of_type(RELEASE)]
     assert "cluster-autoscaler" not in charts
     assert not [r for r in result.registrations if "priority-expander" in str(r.inputs.get("metadata", {}).get("name", ""))]
@@ -84,7 +87,7 @@ def test_release_is_the_official_oci_chart_at_the_pinned_version_on_the_system_g
     assert controller.inputs["namespace"] == "kube-system"
     values = controller.inputs["values"]
     assert values["nodeSelector"]["gpupools.io/role"] == Role.SYSTEM.value
-    assert values["settings"] == {"clusterName": CLUSTER, "interruptionQueue": f"{CLUSTER}-karpenter"}
+    assert values["settings"] == {"clusterName": CLUSTER, "interruptionQueue": queue_outputs()["name"]}
     assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/karpenter-controller")
     deps = controller.dependencies
     assert crd.urn in deps and any(run().by_urn(d).type == "aws:eks/nodeGroup:NodeGroup" for d in deps)
@@ -181,7 +184,7 @@ def test_pass_role_only_the_node_role_only_to_ec2_and_queue_access_only_its_own_
     assert passrole["Condition"] == {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}}
     [queue] = policies()["interruption"]["Statement"]
     assert sorted(actions(queue)) == ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
-    assert queue["Resource"] == f"arn:aws:sqs:us-west-2:123456789012:{CLUSTER}-karpenter"
+    assert queue["Resource"] == queue_outputs()["arn"]
     [regional] = [s for s in policies()["resource-discovery"]["Statement"] if s["Sid"] == "AllowRegionalReadActions"]
     assert regional["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-west-2"}}
     [eks] = policies()["eks-integration"]["Statement"]
@@ -218,10 +221,39 @@ def test_queue_is_encrypted_and_accepts_only_eventbridge_over_tls() -> None:
     assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     model = botocore.session.get_session().get_service_model("sqs")
     report = ParamValidator().validate(
-        {"QueueName": queue.inputs["name"], "Attributes": {"MessageRetentionPeriod": "300", "SqsManagedSseEnabled": "true"}},
+        {"QueueName": queue_outputs()["name"], "Attributes": {"MessageRetentionPeriod": "300", "SqsManagedSseEnabled": "true"}},
         model.operation_model("CreateQueue").input_shape,
     )
     assert not report.has_errors(), report.generate_report()
+
+
+def queue_outputs() -> dict[str, Any]:
+    """The interruption queue's ``name`` and ``arn`` as the provider would return them for its inputs
+    (the mock runtime's fake: ``namePrefix`` plus the provider's 26-character unique suffix)."""
+    [queue] = run().of_type("aws:sqs/queue:Queue")
+    return fakes.OUTPUTS["aws:sqs/queue:Queue"](queue.name, queue.inputs)
+
+
+def test_queue_has_no_fixed_name_and_everything_reads_its_name_and_arn_from_its_outputs() -> None:
+    """A fixed name is blocked for 60 s after its queue is deleted (SQS ``DeleteQueue`` API
+    reference), so the queue gets a prefix and a unique suffix; Karpenter's
+    ``settings.interruptionQueue``, the rules' targets, the queue policy and the controller's
+    interruption policy all follow the queue's outputs."""
+    [queue] = run().of_type("aws:sqs/queue:Queue")
+    assert "name" not in queue.inputs
+    assert queue.inputs["namePrefix"] == f"{CLUSTER}-karpenter-"
+    name, arn = queue_outputs()["name"], queue_outputs()["arn"]
+    assert name.startswith(f"{CLUSTER}-karpenter-") and len(name) == len(f"{CLUSTER}-karpenter-") + 26
+    assert len(name) <= 80 and arn.endswith(":" + name)
+    controller = next(r for r in run().of_type(RELEASE) if r.inputs["name"] == "karpenter")
+    assert controller.inputs["values"]["settings"]["interruptionQueue"] == name
+    [policy] = run().of_type("aws:sqs/queuePolicy:QueuePolicy")
+    assert {s["Resource"] for s in json.loads(policy.inputs["policy"])["Statement"]} == {arn}
+    assert policy.inputs["queueUrl"].endswith("/" + name)
+    [interruption] = policies()["interruption"]["Statement"]
+    assert interruption["Resource"] == arn
+    # The longest cluster name the rules allow still fits SQS's 80 characters.
+    assert len(karpenter.queue_name_prefix("a" * CLUSTER_NAME_MAX)) + karpenter.UNIQUE_SUFFIX_LENGTH <= karpenter.QUEUE_NAME_MAX
 
 
 def test_four_rules_with_the_documented_patterns_target_the_queue() -> None:
@@ -233,7 +265,7 @@ def test_four_rules_with_the_documented_patterns_target_the_queue() -> None:
     assert patterns == CLOUDFORMATION_RULES
     targets = result.of_type("aws:cloudwatch/eventTarget:EventTarget")
     assert len(targets) == 4
-    assert all(t.inputs["arn"] == f"arn:aws:sqs:us-west-2:123456789012:{CLUSTER}-karpenter" for t in targets)
+    assert all(t.inputs["arn"] == queue_outputs()["arn"] for t in targets)
     events = botocore.session.get_session().get_service_model("events")
     put_rule = events.operation_model("PutRule").input_shape
     for rule in rules:
@@ -267,6 +299,32 @@ def test_every_custom_resource_is_valid_against_the_pinned_crds() -> None:
     assert len(resources) == 6
     for reg in resources:
         assert validate_custom_resource(custom_resource(reg)) == [], reg.name
+
+
+def minutes(duration: str) -> float:
+    """A Pulumi custom timeout (Go duration: ``30m``, ``1h``, ``90s``) in minutes."""
+    units = {"s": 1 / 60, "m": 1, "h": 60}
+    assert duration[-1] in units and duration[:-1].isdigit(), duration
+    return int(duration[:-1]) * units[duration[-1]]
+
+
+PULUMI_KUBERNETES_DEFAULT_DELETE_MINUTES = 10
+"""pulumi-kubernetes' default wait for a delete (nodepool.DELETE_TIMEOUT's docstring)."""
+
+NODE_CLASS_RECHECK_MINUTES = 10
+"""An EC2NodeClass with NodeClaims left rechecks every 10 minutes (v1.14.1
+``pkg/controllers/nodeclass/controller.go``, ``finalize``: ``RequeueAfter: time.Minute * 10``)."""
+
+
+def test_nodepools_and_node_classes_wait_for_a_gpu_drain_on_delete() -> None:
+    resources = run().of_type(NODEPOOL) + run().of_type(NODECLASS)
+    assert len(resources) == 6
+    for reg in resources:
+        timeouts = reg.options.get("customTimeouts", {})
+        assert set(timeouts) == {"delete"}, reg.name
+        # Longer than the default, and than one node-class recheck plus a drain of a few minutes.
+        assert minutes(timeouts["delete"]) > PULUMI_KUBERNETES_DEFAULT_DELETE_MINUTES, reg.name
+        assert minutes(timeouts["delete"]) >= NODE_CLASS_RECHECK_MINUTES + 15, reg.name
 
 
 def test_custom_resources_wait_for_the_controller_release() -> None:

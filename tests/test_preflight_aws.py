@@ -47,7 +47,7 @@ from components.preflight.cli import main
 from components.preflight.demand import stack_demands
 from components.preflight.report import CheckKind, Status, exit_status
 from components.preflight.stack import Target, engine_values, target_from_values
-from components.testing import PROJECT_ROOT
+from components.testing import PROJECT_ROOT, stack_config
 
 REGION = "us-west-2"
 ACCOUNT = "123456789012"
@@ -64,6 +64,12 @@ def moto_offerings(region: str) -> dict[str, set[str]]:
 
 def aws_dev() -> Target:
     return target_from_values("aws-dev", engine_values("aws-dev", PROJECT_ROOT), environ={})
+
+
+def aws_karpenter_dev(**overrides: Any) -> Target:
+    values = engine_values("aws-karpenter-dev", PROJECT_ROOT)
+    values.update({k: json.dumps(v) for k, v in overrides.items()})
+    return target_from_values("aws-karpenter-dev", values, environ={})
 
 
 def write_stack(root: Path, config: dict[str, Any], stack: str = "probe") -> Path:
@@ -176,6 +182,59 @@ def test_default_zones_are_the_regions_first_three_as_the_stack_resolves_them(mo
     )
     assert zones == sorted(z["ZoneName"] for z in listed["AvailabilityZones"])[:DEFAULT_ZONE_COUNT]
     assert zones == ["us-west-2a", "us-west-2b", "us-west-2c"]
+
+
+# --- the EC2 Spot service-linked role (Karpenter) ---------------------------------------------------
+
+SPOT_ROLE_PATH = "/aws-service-role/spot.amazonaws.com/"
+"""Where IAM puts ``AWSServiceRoleForEC2Spot`` (service-linked roles live under
+``/aws-service-role/<service>/``). moto's ``CreateServiceLinkedRole`` names the role from the
+service principal (``AWSServiceRoleForSpot``), not as EC2 does, so the test creates the role
+under its real name and path with ``CreateRole``."""
+
+
+def test_karpenter_with_spot_pools_and_no_spot_role_fails_with_the_fix(moto_env: str) -> None:
+    target = aws_karpenter_dev()
+    [check] = AwsPreflight(target).spot_role()
+    assert check.check is CheckKind.SPOT_ROLE and check.status is Status.FAILED
+    assert "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com" in check.found
+    assert check.pool == ", ".join(p.name for p in target.spec.pools if p.spot)
+    assert "AWSServiceRoleForEC2Spot" in check.needed
+
+
+def test_karpenter_with_the_spot_role_present_passes(moto_env: str) -> None:
+    iam = boto3.client("iam", region_name=REGION)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "spot.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    }
+    iam.create_role(RoleName="AWSServiceRoleForEC2Spot", Path=SPOT_ROLE_PATH, AssumeRolePolicyDocument=json.dumps(trust))
+    try:
+        [check] = AwsPreflight(aws_karpenter_dev()).spot_role()
+    finally:
+        iam.delete_role(RoleName="AWSServiceRoleForEC2Spot")
+    assert check.status is Status.OK
+    assert SPOT_ROLE_PATH in check.found
+
+
+def test_spot_role_unreadable_is_unknown_not_a_failure() -> None:
+    target = aws_karpenter_dev()
+    with StubbedAws() as aws:
+        aws.stubs["iam"].add_client_error("get_role", service_error_code="AccessDenied", service_message="not authorized")
+        [check] = AwsPreflight(target, clients=aws).spot_role()
+        aws.done()
+    assert check.status is Status.UNKNOWN and "AccessDenied" in check.found
+
+
+def test_no_spot_role_row_without_karpenter_or_without_spot_pools(moto_env: str) -> None:
+    # cluster-autoscaler: EKS managed node groups, no Karpenter Spot launch to fall back silently.
+    assert AwsPreflight(aws_dev()).spot_role() == []
+    config = stack_config("aws-karpenter-dev")
+    on_demand = [{**p, "spot": False, "onDemandFallback": False} for p in config["gpupools:gpuPools"]]
+    cpu_on_demand = [{**p, "spot": False, "onDemandFallback": False} for p in config.get("gpupools:cpuPools", [])]
+    target = aws_karpenter_dev(**{"gpupools:gpuPools": on_demand, "gpupools:cpuPools": cpu_on_demand})
+    assert not any(p.spot for p in target.spec.pools)
+    assert AwsPreflight(target).spot_role() == []
 
 
 # --- Stubber: what moto does not serve ------------------------------------------------------------
@@ -303,8 +362,33 @@ def test_aws_dev_with_an_account_that_has_everything_is_all_green() -> None:
         checks = AwsPreflight(target, clients=aws).run()
         aws.done()
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
-    assert {c.check for c in checks} == set(CheckKind)
+    # Every kind but the Spot service-linked role's, which only Karpenter stacks check.
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE}
     assert exit_status(checks, strict=True) == 0
+
+
+def test_aws_karpenter_dev_with_an_account_that_has_everything_is_all_green() -> None:
+    target = aws_karpenter_dev()
+    with StubbedAws() as aws:
+        good_account(aws, target)
+        aws.stubs["iam"].add_response(
+            "get_role",
+            {
+                "Role": {
+                    **role_body(f"arn:aws:iam::{ACCOUNT}:role{SPOT_ROLE_PATH}AWSServiceRoleForEC2Spot"),
+                    "Path": SPOT_ROLE_PATH,
+                }
+            },
+            {"RoleName": "AWSServiceRoleForEC2Spot"},
+        )
+        checks = AwsPreflight(target, clients=aws).run()
+        aws.done()
+    assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
+    assert {c.check for c in checks} == set(CheckKind)
+    permissions = [c for c in checks if c.check is CheckKind.PERMISSIONS]
+    # The Karpenter resources' services are simulated too (required_actions of the stack).
+    assert {c.needed.split(":")[0] for c in permissions} >= {"sqs", "events", "iam", "ec2"}
+    assert "autoscaling" not in {c.needed.split(":")[0] for c in permissions}
 
 
 def test_quota_exactly_at_the_need_passes_and_one_vcpu_less_fails() -> None:

@@ -155,6 +155,11 @@ class EksCluster(pulumi.ComponentResource):
         region: the stack's region; when given, zones are checked to belong to it.
         private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
             discovery tag); default none. A brought VPC's subnets are not touched here.
+        autoscaler_tags: tag the system group's Auto Scaling group with cluster-autoscaler's
+            ``node-template`` labels (``asg_tags``); default True. Pass False when no
+            cluster-autoscaler runs (``gpupools:provisioner: karpenter``): the tags would only be
+            read by an autoscaler that is not there, and they cost the deployer
+            ``autoscaling:CreateOrUpdateTags``.
         opts: resource options.
 
     Attributes:
@@ -204,6 +209,7 @@ class EksCluster(pulumi.ComponentResource):
         public_access_cidrs: Sequence[str] | None = None,
         region: str | None = None,
         private_subnet_tags: Mapping[str, str] | None = None,
+        autoscaler_tags: bool = True,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"EksCluster({name})"
@@ -328,12 +334,13 @@ class EksCluster(pulumi.ComponentResource):
         self.coredns = create_coredns_addon(
             name, cluster_name, cluster_spec.kubernetes_version, self.system_node_group, parent=self
         )
-        create_asg_tags(
-            f"{name}-system",
-            autoscaling_group_name(self.system_node_group),
-            node_template_tags(labels, (), 0),
-            parent=self,
-        )
+        if autoscaler_tags:
+            create_asg_tags(
+                f"{name}-system",
+                autoscaling_group_name(self.system_node_group),
+                node_template_tags(labels, (), 0),
+                parent=self,
+            )
         self.system_pool = NodePoolInfo(
             name=system_name,
             pool=SYSTEM_POOL,

@@ -1,9 +1,11 @@
 """The IAM policy the identity running ``pulumi up`` on an EKS stack needs, as a real policy document.
 
-Print it with ``python -m components.aws.deployer_policy`` (``--existing-vpc`` without the VPC actions) and attach it to the CI
-role (``AWS_ROLE_ARN``) or a person's role. It covers create, read, update and delete of everything
-the EKS stack registers (``tests/snapshots/aws-dev.json``), so the same policy also lets ``pulumi
-refresh`` and ``pulumi destroy`` finish:
+Print it with ``python -m components.aws.deployer_policy`` (``--existing-vpc`` without the VPC
+actions, ``--provisioner karpenter`` for a stack with ``gpupools:provisioner: karpenter``) and attach
+it to the CI role (``AWS_ROLE_ARN``) or a person's role; ``policy_for(spec)`` picks both from a
+validated stack config. It covers create, read, update and delete of everything the EKS stack
+registers (``tests/snapshots/aws-dev.json``, ``tests/snapshots/aws-karpenter-dev.json``), so the
+same policy also lets ``pulumi refresh`` and ``pulumi destroy`` finish:
 
 * the VPC, subnets, internet and NAT gateways, Elastic IPs and route tables (not needed with
   ``network.vpcId``), and the node launch templates;
@@ -13,7 +15,10 @@ refresh`` and ``pulumi destroy`` finish:
   ``iam:PassRole`` only to EKS and EC2 (``iam:PassedToService``);
 * the service-linked roles EKS, managed node groups, Auto Scaling and Spot create on first use
   (``iam:CreateServiceLinkedRole`` limited by ``iam:AWSServiceName``);
-* the cluster-autoscaler tags on each node group's Auto Scaling group;
+* cluster-autoscaler mode: the node-template tags on each node group's Auto Scaling group;
+* Karpenter mode (``KARPENTER_ACTIONS``, only in that policy): the interruption queue (SQS) and its
+  queue policy, the EventBridge rules and their targets, the controller's customer-managed IAM
+  policies, and the discovery tag on the cluster security group (``ec2:CreateTags``, common);
 * the read-only calls the program and the preflight make (zones, caller identity, node group and
   ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings).
 
@@ -26,9 +31,12 @@ children. ``tests/test_deployer_policy.py`` checks every action against botocore
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
+
+from components.specs import Provisioner, StackSpec
 
 NETWORK_ACTIONS = (
     "ec2:CreateVpc",
@@ -156,6 +164,49 @@ AUTOSCALING_ACTIONS = (
     "autoscaling:DescribeTags",
     "autoscaling:DescribeAutoScalingGroups",
 )
+"""cluster-autoscaler mode. Karpenter mode keeps the reads (``live_capacity`` reads the system
+group's ASG) and ``DeleteTags``: a Karpenter stack deployed before its system group lost the
+node-template tags removes them on its next ``pulumi up``."""
+
+KARPENTER_ACTIONS = (
+    "sqs:CreateQueue",
+    "sqs:DeleteQueue",
+    "sqs:SetQueueAttributes",
+    "sqs:TagQueue",
+    "sqs:UntagQueue",
+    "events:PutRule",
+    "events:DeleteRule",
+    "events:PutTargets",
+    "events:RemoveTargets",
+    "events:TagResource",
+    "events:UntagResource",
+    "iam:CreatePolicy",
+    "iam:DeletePolicy",
+    "iam:CreatePolicyVersion",
+    "iam:DeletePolicyVersion",
+    "iam:TagPolicy",
+    "iam:UntagPolicy",
+)
+"""Karpenter mode's writes (``components.aws.karpenter``): ``aws.sqs.Queue`` (create, then its
+attributes and tags; the queue policy is the ``Policy`` attribute, ``SetQueueAttributes``),
+``aws.cloudwatch.EventRule`` and ``EventTarget``, ``aws.iam.Policy`` (an update is a new default
+version; IAM keeps 5, so the oldest is deleted first; a delete removes the non-default versions,
+then the policy). The Terraform AWS provider's calls for these resources, which pulumi-aws
+bridges: ``internal/service/sqs/queue.go``, ``queue_policy.go``, ``internal/service/events/rule.go``,
+``target.go``, ``internal/service/iam/policy.go``."""
+
+KARPENTER_READ_ACTIONS = (
+    "sqs:GetQueueAttributes",
+    "sqs:GetQueueUrl",
+    "sqs:ListQueueTags",
+    "events:DescribeRule",
+    "events:ListTargetsByRule",
+    "events:ListTagsForResource",
+    "iam:GetPolicy",
+    "iam:GetPolicyVersion",
+    "iam:ListPolicyVersions",
+)
+"""Karpenter mode's reads: the same resources' refresh and the waits after create."""
 
 OTHER_READ_ACTIONS = (
     "sts:GetCallerIdentity",
@@ -178,11 +229,17 @@ SERVICE_LINKED_ROLES = (
 groups' Auto Scaling groups, Spot Instances)."""
 
 
-def deployer_policy(with_network: bool = True) -> dict[str, Any]:
-    """The policy document. ``with_network=False`` for stacks with ``network.vpcId``."""
+def deployer_policy(with_network: bool = True, provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER) -> dict[str, Any]:
+    """The policy document. ``with_network=False`` for stacks with ``network.vpcId``;
+    ``provisioner`` as the stack's ``gpupools:provisioner``: the SQS, EventBridge and IAM policy
+    actions only for Karpenter, the ASG tag writes only for cluster-autoscaler."""
+    karpenter = provisioner is Provisioner.KARPENTER
     writes = [*(NETWORK_ACTIONS if with_network else ()), *EC2_ACTIONS, *EKS_ACTIONS, *IAM_ACTIONS]
-    writes += [a for a in AUTOSCALING_ACTIONS if not a.split(":")[1].startswith("Describe")]
-    reads = [*EC2_READ_ACTIONS, *EKS_READ_ACTIONS, *OTHER_READ_ACTIONS]
+    if karpenter:
+        writes += [*KARPENTER_ACTIONS, "autoscaling:DeleteTags"]
+    else:
+        writes += [a for a in AUTOSCALING_ACTIONS if not a.split(":")[1].startswith("Describe")]
+    reads = [*EC2_READ_ACTIONS, *EKS_READ_ACTIONS, *OTHER_READ_ACTIONS, *(KARPENTER_READ_ACTIONS if karpenter else ())]
     reads += [a for a in AUTOSCALING_ACTIONS if a.split(":")[1].startswith("Describe")]
     return {
         "Version": "2012-10-17",
@@ -216,9 +273,23 @@ def all_actions(document: dict[str, Any]) -> set[str]:
     return found
 
 
+def policy_for(spec: StackSpec) -> dict[str, Any]:
+    """The policy a validated stack config needs (its network and its provisioner)."""
+    return deployer_policy(with_network=not spec.network.bring_your_own, provisioner=spec.provisioner)
+
+
 def main(argv: list[str]) -> int:
-    with_network = "--existing-vpc" not in argv
-    print(json.dumps(deployer_policy(with_network), indent=2))
+    """``[--existing-vpc] [--provisioner cluster-autoscaler|karpenter]``; prints the policy as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m components.aws.deployer_policy", description=__doc__.splitlines()[0])
+    parser.add_argument("--existing-vpc", action="store_true", help="a stack with network.vpcId: no VPC actions")
+    parser.add_argument(
+        "--provisioner",
+        choices=[p.value for p in Provisioner],
+        default=Provisioner.CLUSTER_AUTOSCALER.value,
+        help="the stack's gpupools:provisioner (default: %(default)s)",
+    )
+    args = parser.parse_args(argv)
+    print(json.dumps(deployer_policy(not args.existing_vpc, Provisioner(args.provisioner)), indent=2))
     return 0
 
 

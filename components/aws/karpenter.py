@@ -16,7 +16,8 @@ What it creates, following that release's getting-started guide and CloudFormati
   (``EksCluster``), so nodes Karpenter launches join like the system group's. Karpenter creates
   the instance profile for it from the EC2NodeClass's ``role``.
 * **Interruption queue**: SQS, SQS-managed server-side encryption, 300 s retention (the template's
-  ``KarpenterInterruptionQueue``), a queue policy letting EventBridge send and denying non-TLS
+  ``KarpenterInterruptionQueue``), named ``<cluster>-karpenter-<unique suffix>`` (``queue_name_prefix``:
+  no fixed name), a queue policy letting EventBridge send and denying non-TLS
   access, and four EventBridge rules targeting it: Spot interruption warning, rebalance
   recommendation, AWS Health scheduled change, instance state change
   (``karpenter_iam.INTERRUPTION_EVENTS``). With ``settings.interruptionQueue`` Karpenter cordons
@@ -81,12 +82,32 @@ CONTROLLER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"c
 """The getting-started guide's ``controller.resources`` (``scripts/step08-apply-helm-chart.sh``)."""
 
 
-def queue_name(cluster_name: str) -> str:
-    """``<cluster>-karpenter``: SQS names allow letters, digits, ``-`` and ``_``, at most 80 characters."""
-    return f"{cluster_name}-karpenter"
+QUEUE_NAME_MAX = 80
+"""SQS queue names: letters, digits, ``-`` and ``_``, at most 80 characters (SQS ``CreateQueue`` API
+reference, ``QueueName``)."""
+
+UNIQUE_SUFFIX_LENGTH = 26
+"""What ``name_prefix`` appends: ``id.PrefixedUniqueId`` of hashicorp/terraform-plugin-sdk
+(``helper/id/id.go``: the UTC time as ``20060102150405.0000`` without the dot, 18 digits, then an
+8-hex-digit counter), which the Terraform AWS provider uses and pulumi-aws bridges."""
 
 
-def helm_values(cluster_name: str, region: str, queue: str, role_arn: pulumi.Input[str]) -> dict[str, Any]:
+def queue_name_prefix(cluster_name: str) -> str:
+    """``<cluster>-karpenter-``: the interruption queue's ``name_prefix``, not a fixed name.
+
+    A fixed name cannot be reused for 60 seconds after its queue is deleted ("After you delete a
+    queue, you must wait at least 60 seconds before creating a queue with the same name", SQS
+    ``DeleteQueue`` API reference), so a replacement (Pulumi creates the new queue before deleting
+    the old one) or a destroy followed by an up would fail with ``QueueDeletedRecently``; two
+    stacks of one cluster name in one account and region would collide outright. With a prefix the
+    provider adds a unique suffix, and Karpenter reads the name from the queue's output
+    (``settings.interruptionQueue``), the rules and the controller policy its ARN.
+    """
+    # check_cluster_name allows at most rules.CLUSTER_NAME_MAX (20) characters: 20 + 11 + 26 <= 80.
+    return f"{cluster_name}-karpenter-"
+
+
+def helm_values(cluster_name: str, region: str, queue: pulumi.Input[str], role_arn: pulumi.Input[str]) -> dict[str, Any]:
     """The ``karpenter`` chart values (module docstring); every key exists in the chart's
     ``values.yaml`` at 1.14.1 (a test checks)."""
     return {
@@ -158,7 +179,7 @@ class Karpenter(pulumi.ComponentResource):
 
         self.queue = aws.sqs.Queue(
             f"{name}-interruption",
-            name=queue_name(cluster_name),
+            name_prefix=queue_name_prefix(cluster_name),
             message_retention_seconds=QUEUE_RETENTION_SECONDS,
             sqs_managed_sse_enabled=True,
             opts=child,
@@ -219,7 +240,8 @@ class Karpenter(pulumi.ComponentResource):
                 )
             )
 
-        self.values = helm_values(cluster_name, region, queue_name(cluster_name), self.role.arn)
+        # The queue's name as the provider made it (an output): Karpenter polls this queue.
+        self.values = helm_values(cluster_name, region, self.queue.name, self.role.arn)
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE_NAME,
@@ -241,6 +263,4 @@ class Karpenter(pulumi.ComponentResource):
                 parent=self, depends_on=[*depends_on_of(opts), self.crd_release, self.queue, *attachments]
             ),
         )
-        self.register_outputs(
-            {"roleArn": self.role.arn, "queueName": queue_name(cluster_name), "chartVersion": KARPENTER_VERSION}
-        )
+        self.register_outputs({"roleArn": self.role.arn, "queueName": self.queue.name, "chartVersion": KARPENTER_VERSION})

@@ -169,16 +169,16 @@ class KarpenterNodePools(pulumi.ComponentResource):
         self.node_classes = {}
         for plan in sorted(set(plans.values()), key=lambda p: p.name):
             self.node_classes[plan.name] = plan
-            classes[plan.name] = k8s.apiextensions.CustomResource(
-                f"{name}-{plan.name}",
-                api_version=NODE_CLASS_API_VERSION,
-                kind=NODE_CLASS_KIND,
-                metadata={"name": plan.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
-                spec=pulumi.Output.from_input(node_role_name).apply(
+            manifest = {
+                "apiVersion": NODE_CLASS_API_VERSION,
+                "kind": NODE_CLASS_KIND,
+                "metadata": {"name": plan.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
+                "spec": pulumi.Output.from_input(node_role_name).apply(
                     lambda role, plan=plan: node_class_spec(plan, cluster_name, role)  # type: ignore[misc]
                 ),
-                opts=child,
-            )
+            }
+            # Through nodepool.apply for its delete timeout: an EC2NodeClass waits for its nodes' drain.
+            classes[plan.name] = nodepool.apply(f"{name}-{plan.name}", manifest, child)
         self.manifests = {}
         self.pools = []
         for pool in pools:

@@ -13,7 +13,15 @@ quota          Service Quotas ``GetServiceQuota`` (``GetAWSDefaultServiceQuota``
                the sum over pools of max nodes x vCPUs (``ec2:DescribeInstanceTypes``).
 version        ``eks:DescribeClusterVersions``: the minor is listed, and not ``UNSUPPORTED``.
 permissions    ``iam:SimulatePrincipalPolicy`` for the caller (``sts:GetCallerIdentity``; an
-               assumed role is simulated as its role) on the actions ``pulumi up`` starts with.
+               assumed role is simulated as its role) on the actions ``pulumi up`` starts with,
+               those of the stack's provisioner included (``required_actions``).
+spot-role      ``gpupools:provisioner: karpenter`` with a Spot pool only: ``iam:GetRole`` of
+               ``AWSServiceRoleForEC2Spot``. Without it Karpenter's Spot launches fail with
+               ``ServiceLinkedRoleCreationNotPermitted`` (its controller policy may not create
+               the role), and Karpenter then marks Spot unavailable and buys on-demand without
+               an error (aws/karpenter-provider-aws v1.14.1 ``pkg/providers/instance/instance.go``:
+               ``MarkCapacityTypeUnavailable(karpv1.CapacityTypeSpot)``; ``troubleshooting.md``,
+               "Missing Service Linked Role"). The ✗ row names the fix.
 =============  ================================================================================
 
 A call the endpoint cannot answer (access denied, an API it lacks, no credentials) gives ``?`` rows
@@ -32,7 +40,7 @@ from components.preflight.demand import PoolDemand, stack_demands, zone_pairs
 from components.preflight.report import NO_POOL, NO_ZONE, Check, CheckKind, Status, unknown
 from components.preflight.sdk import AWS_MODULES, require
 from components.preflight.stack import Target
-from components.specs import StackSpec
+from components.specs import Provisioner, StackSpec
 from components.versions import minor
 
 ClientFactory = Callable[[str], Any]
@@ -153,16 +161,41 @@ DEPLOY_ACTIONS = (
     "iam:PutRolePolicy",
     "iam:PassRole",
     "iam:CreateOpenIDConnectProvider",
-    "autoscaling:CreateOrUpdateTags",
 )
-"""The first call of each resource type the stack creates (``tests/snapshots/aws-dev.json``): launch
-templates, the cluster (pulumi-eks, with its OIDC provider for IRSA and its add-ons), node groups,
-the node role's access entry, the IAM roles and policies, and the cluster-autoscaler ASG tags.
-``iam:PassRole`` because CreateCluster and CreateNodegroup hand roles to EKS."""
+"""The first call of each resource type every EKS stack creates (``tests/snapshots/aws-dev.json``):
+launch templates, the cluster (pulumi-eks, with its OIDC provider for IRSA and its add-ons), the
+system node group, the node role's access entry, the IAM roles and policies. ``iam:PassRole``
+because CreateCluster and CreateNodegroup hand roles to EKS."""
+
+AUTOSCALER_ACTIONS = ("autoscaling:CreateOrUpdateTags",)
+"""``gpupools:provisioner: cluster-autoscaler``: the node-template tags on the groups' ASGs."""
+
+KARPENTER_ACTIONS = (
+    "ec2:CreateTags",
+    "sqs:CreateQueue",
+    "sqs:SetQueueAttributes",
+    "events:PutRule",
+    "events:PutTargets",
+    "iam:CreatePolicy",
+)
+"""``gpupools:provisioner: karpenter`` (``tests/snapshots/aws-karpenter-dev.json``): the discovery
+tag on the cluster security group, the interruption queue and its policy, the EventBridge rules and
+their targets, the controller's managed policies."""
 
 
 def required_actions(spec: StackSpec) -> tuple[str, ...]:
-    return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS)
+    """The actions the permission rows simulate for ``spec``: its network, the common EKS
+    resources and those of its provisioner."""
+    provisioner = KARPENTER_ACTIONS if spec.provisioner is Provisioner.KARPENTER else AUTOSCALER_ACTIONS
+    return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner)
+
+
+SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
+"""The EC2 Spot service-linked role's name (EC2 user guide, "Service-linked role for Spot Instance
+requests"), made by ``spot.amazonaws.com``."""
+
+SPOT_ROLE_FIX = "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"
+"""Karpenter's fix (v1.14.1 ``website/content/en/docs/troubleshooting.md``, "Missing Service Linked Role")."""
 
 
 def principal_arn(caller_arn: str, role_arn: Callable[[str], str | None]) -> str | None:
@@ -227,6 +260,7 @@ class AwsPreflight:
         checks += self.quotas(demands)
         checks += self.version()
         checks += self.permissions()
+        checks += self.spot_role()
         return checks
 
     # zones and offerings
@@ -434,6 +468,26 @@ class AwsPreflight:
             status = Status.FAILED if denied else Status.OK
             checks.append(Check(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, found, needed(service), status))
         return checks
+
+    # the Spot service-linked role (Karpenter)
+
+    def spot_role(self) -> list[Check]:
+        """One ``spot-role`` row when Karpenter provisions and a pool allows Spot, else none."""
+        spec = self.target.spec
+        spot_pools = [p.name for p in spec.pools if p.spot]
+        if spec.provisioner is not Provisioner.KARPENTER or not spot_pools:
+            return []
+        pools = ", ".join(spot_pools)
+        needed = f"{SPOT_SERVICE_LINKED_ROLE} (Karpenter buys Spot)"
+        client = self.clients("iam")
+        try:
+            role = client.get_role(RoleName=SPOT_SERVICE_LINKED_ROLE)["Role"]
+        except client.exceptions.NoSuchEntityException:
+            found = f"missing: Karpenter would buy on-demand only; create it: {SPOT_ROLE_FIX}"
+            return [Check(CheckKind.SPOT_ROLE, pools, NO_ZONE, found, needed, Status.FAILED)]
+        except self.errors as error:
+            return [unknown(CheckKind.SPOT_ROLE, pools, NO_ZONE, needed, reason(error))]
+        return [Check(CheckKind.SPOT_ROLE, pools, NO_ZONE, f"present ({role.get('Path', '/')})", needed, Status.OK)]
 
 
 def _version_key(version: str) -> tuple[int, ...]:

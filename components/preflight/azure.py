@@ -218,7 +218,7 @@ class AzurePreflight:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
-            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in CheckKind]
+            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in CheckKind if kind is not CheckKind.SPOT_ROLE]
         checks: list[Check] = []
         skus: dict[str, Any] | None = None
         try:

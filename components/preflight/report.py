@@ -5,7 +5,8 @@ column       meaning
 ===========  ==================================================================================
 CHECK        ``offered`` (size/type offered in the zone), ``quota`` (regional vCPU quota),
              ``version`` (Kubernetes version offered in the region), ``permissions`` (the
-             deployer's rights)
+             deployer's rights), ``spot-role`` (EKS with Karpenter and Spot pools: the
+             account's EC2 Spot service-linked role)
 POOL         the ``gpuPools`` entry, ``system``, or ``-`` for the whole stack
 ZONE         the zone checked, or ``-`` for a regional check
 FOUND        what the cloud answered (for ``?``: why it could not answer)
@@ -43,6 +44,7 @@ class CheckKind(str, Enum):
     QUOTA = "quota"
     VERSION = "version"
     PERMISSIONS = "permissions"
+    SPOT_ROLE = "spot-role"
 
 
 NO_POOL = "-"

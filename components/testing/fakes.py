@@ -247,8 +247,11 @@ def _ec2_id(prefix: str) -> OutputFake:
 
 
 def _sqs_queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    queue = inputs.get("name") or name
+    # namePrefix: the provider appends a 26-character unique suffix (an 18-digit timestamp, 8 hex digits);
+    # here a fixed one, so two runs give identical documents.
+    queue = inputs.get("name") or (inputs["namePrefix"] + "202601010000000000" + "00000001" if inputs.get("namePrefix") else name)
     return {
+        "name": queue,
         "arn": _arn("sqs", queue),
         "url": f"https://sqs.us-west-2.amazonaws.com/{ACCOUNT}/{queue}",
         "__id": f"https://sqs.us-west-2.amazonaws.com/{ACCOUNT}/{queue}",

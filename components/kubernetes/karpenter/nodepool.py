@@ -287,13 +287,42 @@ def node_pool_info(name: str, pool: PoolSpec, shape: NodeShape, zones: Sequence[
     )
 
 
+DELETE_TIMEOUT = "30m"
+"""How long ``pulumi destroy`` (or removing a pool) waits for a NodePool or node class to go: 30
+minutes instead of pulumi-kubernetes' default wait (10 minutes), which a GPU node's drain can outlast.
+
+Why deletes take that long: pulumi-kubernetes deletes with foreground propagation (its default,
+overridable with the ``pulumi.com/deletionPropagationPolicy`` annotation), so a NodePool stays
+until the NodeClaims it owns are gone, and Karpenter's termination finalizer removes a NodeClaim
+only after it has tainted and drained the node, evicting pods through the Eviction API (PDBs and
+each pod's ``terminationGracePeriodSeconds`` respected), and the instance is terminated
+(aws/karpenter-provider-aws v1.14.1 ``website/content/en/docs/concepts/disruption.md``,
+"Termination Controller"). GPU pods drain slowly: a training job writes its checkpoint, an
+inference server finishes its requests, and the replacement node (when the pool stays) pulls
+multi-GB images first. A node class waits until no NodeClaim uses it and then rechecks only
+every 10 minutes (``pkg/controllers/nodeclass/controller.go``, ``finalize``: ``RequeueAfter:
+time.Minute * 10``), so its delete can take a drain plus 10 minutes. 30 minutes covers a drain of
+up to about 15 minutes, the node class's recheck and the instance's termination; a delete that
+finishes sooner returns sooner (the timeout only bounds the wait). A drain blocked for longer (a
+``karpenter.sh/do-not-disrupt`` pod, a PDB that allows no eviction) makes the delete fail with a
+timeout, and a second ``pulumi destroy`` continues the wait; Pulumi never removes the finalizer.
+
+The same value for AKS Node Auto Provisioning: its NodePools are Karpenter's (the same core
+NodePool/NodeClaim termination); the ``AKSNodeClass`` finalizer of karpenter-provider-azure was not
+checked here and gets the same bound."""
+
+
 def apply(resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
-    """Register a custom resource manifest (a NodePool or a node class) as it is, under ``resource_name``."""
+    """Register a custom resource manifest (a NodePool or a node class) as it is, under
+    ``resource_name``, with a delete timeout of ``DELETE_TIMEOUT``. ``manifest["spec"]`` may be an
+    output (an EC2NodeClass names the node role)."""
     return k8s.apiextensions.CustomResource(
         resource_name,
         api_version=manifest["apiVersion"],
         kind=manifest["kind"],
         metadata=manifest["metadata"],
         spec=manifest["spec"],
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT))
+        ),
     )
