@@ -29,6 +29,7 @@ from components.specs import (
     CostSpec,
     DevicePluginSpec,
     GpuPoolSpec,
+    MaintenanceSpec,
     NetworkSpec,
     PoolSpec,
     Provisioner,
@@ -36,7 +37,6 @@ from components.specs import (
     SharingSpec,
     SmokeTestSpec,
     StackSpec,
-    MaintenanceSpec,
     SystemPoolSpec,
     WeekDay,
     frozen_map,
@@ -595,7 +595,9 @@ def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:
     default = MaintenanceSpec()
     start_time = section.get("startTime")
     if isinstance(start_time, int) and not isinstance(start_time, bool):
-        raise ConfigError(f"{path}.startTime", 'must be a quoted "HH:MM" string (YAML reads an unquoted 02:00 as a number)', start_time)
+        raise ConfigError(
+            f"{path}.startTime", 'must be a quoted "HH:MM" string (YAML reads an unquoted 02:00 as a number)', start_time
+        )
     return MaintenanceSpec(
         day=_enum(section, "day", path, WeekDay, [d.value for d in WeekDay], default.day),
         start_time=_str(section, "startTime", path, default.start_time),

@@ -62,7 +62,7 @@ def start_minute_utc(spec: MaintenanceSpec) -> int:
     match = START_TIME.match(spec.start_time)
     if match is None:
         raise ValueError(f"not a start time: {spec.start_time!r}")
-    local = spec.day.index * MINUTES_PER_DAY + int(match.group(1)) * 60 + int(match.group(2))
+    local = spec.day.cron_day * MINUTES_PER_DAY + int(match.group(1)) * 60 + int(match.group(2))
     return (local - offset_minutes(spec.utc_offset)) % MINUTES_PER_WEEK
 
 

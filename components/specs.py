@@ -286,7 +286,7 @@ class SmokeTestSpec:
 
 class WeekDay(str, Enum):
     """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
-    keeps the two equal). ``index`` is the cron day-of-week (0 = Sunday)."""
+    keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
 
     SUNDAY = "Sunday"
     MONDAY = "Monday"
@@ -297,7 +297,7 @@ class WeekDay(str, Enum):
     SATURDAY = "Saturday"
 
     @property
-    def index(self) -> int:
+    def cron_day(self) -> int:
         return list(WeekDay).index(self)
 
 
