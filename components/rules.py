@@ -751,12 +751,12 @@ def check_maintenance(spec: MaintenanceSpec, path: str) -> None:
     if hours < MAINTENANCE_MIN_HOURS:
         fail(
             f"{path}.durationHours",
-            f"must be >= {MAINTENANCE_MIN_HOURS} (the shortest AKS maintenance window, and AKS's advice for node image "
-            "roll-outs)",
+            f"must be >= {MAINTENANCE_MIN_HOURS}",
             hours,
+            "the shortest AKS maintenance window, and AKS's advice for node image roll-outs",
         )
     if hours > MAINTENANCE_MAX_HOURS:
-        fail(f"{path}.durationHours", f"must be <= {MAINTENANCE_MAX_HOURS} (the longest AKS maintenance window)", hours)
+        fail(f"{path}.durationHours", f"must be <= {MAINTENANCE_MAX_HOURS}", hours, "the longest AKS maintenance window")
     if not maintenance.UTC_OFFSET.match(spec.utc_offset) or int(spec.utc_offset[4:6]) > 59:
         fail(f"{path}.utcOffset", 'must be "+HH:MM" or "-HH:MM", like +00:00, +05:30 or -07:00', spec.utc_offset)
     low, high = UTC_OFFSET_RANGE

@@ -318,3 +318,25 @@ def test_overlay_builder_counts_every_gpu_of_a_multi_gpu_node() -> None:
     manifest = overlay.node_overlay("big", pool, node_shape(pool))
     assert manifest["spec"]["capacity"] == {"nvidia.com/gpu": "12"}
     assert validate_custom_resource(manifest) == []
+
+
+@pytest.mark.parametrize("component", ["nap", "eks"])
+def test_nodepool_components_refuse_a_bad_window_before_registering(component: str) -> None:
+    from components.aws.karpenter_nodes import KarpenterNodePools
+    from components.azure import NapNodePools
+
+    cloud = config.Cloud.AZURE if component == "nap" else config.Cloud.AWS
+    size = "Standard_NC4as_T4_v3" if component == "nap" else "g4dn.xlarge"
+    pool = config.parse_gpu_pool({"name": "t4", "instanceTypes": [size], "maxSize": 2}, cloud, "p")
+    bad = MaintenanceSpec(termination_grace_period="2d")
+
+    def program() -> None:
+        if component == "nap":
+            NapNodePools("np", [pool], location="eastus", zones=["1"], consolidate_after="10m", maintenance=bad)
+        else:
+            KarpenterNodePools("np", [pool], "ml", "role", ["us-west-2a"], "10m", maintenance=bad)
+
+    result = run_program(program, {}, raise_errors=False)
+    assert isinstance(result.error, ConfigError), result.error
+    assert result.error.path.endswith("(np).maintenance.terminationGracePeriod")
+    assert result.registrations == []
