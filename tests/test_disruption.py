@@ -234,7 +234,7 @@ def test_do_not_disrupt_annotates_a_job_template_that_validates() -> None:
 
 @pytest.mark.parametrize("bad", ["", "1d", "30", "true", "h5"])
 def test_do_not_disrupt_rejects_what_karpenter_cannot_parse(bad: str) -> None:
-    with pytest.raises(ConfigError, match="do_not_disrupt.duration"):
+    with pytest.raises(ConfigError, match=r"do_not_disrupt\.duration"):
         do_not_disrupt(bad)
 
 
