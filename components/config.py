@@ -29,6 +29,7 @@ from components.specs import (
     CostSpec,
     DevicePluginSpec,
     GpuPoolSpec,
+    MaintenanceSpec,
     NetworkSpec,
     PoolSpec,
     Provisioner,
@@ -37,6 +38,7 @@ from components.specs import (
     SmokeTestSpec,
     StackSpec,
     SystemPoolSpec,
+    WeekDay,
     frozen_map,
 )
 from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
@@ -55,6 +57,7 @@ TOP_LEVEL_KEYS = (
     "autoscaler",
     "smokeTest",
     "cost",
+    "maintenance",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
@@ -88,6 +91,7 @@ DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour")
+MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
 
 AZURE_ONLY_KEYS = {
     "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
@@ -417,6 +421,15 @@ NAP_MEANINGLESS_POOL_KEYS = {
 }
 """Pool keys without a meaning under AKS Node Auto Provisioning only."""
 
+NAP_SHARING_RULE = (
+    "is not available with provisioner karpenter on azure: Karpenter plans a node's physical GPUs, not the "
+    "replicas the device plugin advertises (kubernetes-sigs/karpenter #729), so k pending pods of a shared pool buy "
+    "k nodes that spreading keeps non-empty; the fix, a NodeOverlay declaring the shared capacity, needs Karpenter's "
+    "alpha NodeOverlay feature gate, which AKS sets for its managed Karpenter and gpupools can neither enable nor "
+    "confirm; use cluster-autoscaler for shared GPUs on AKS (or Karpenter on EKS)"
+)
+"""Why ``sharing`` (time-slicing, MPS) is refused under AKS Node Auto Provisioning."""
+
 MEANINGFUL_DEFAULTS: dict[str, Any] = {"minSize": 0, "spotMaxPrice": -1}
 """The values of those keys that say what Karpenter does anyway, so they are accepted."""
 
@@ -449,6 +462,14 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
     ``systemPool.maxSize`` other than ``minSize`` (``NAP_MEANINGLESS_POOL_KEYS``, ``check_nap_system_pool``).
     """
     if provisioner is not Provisioner.KARPENTER:
+        if "maintenance" in ours:
+            raise ConfigError(
+                f"{NAMESPACE}:maintenance",
+                "has no meaning with provisioner cluster-autoscaler: it is the window in which Karpenter and AKS Node Auto "
+                "Provisioning may replace nodes for a new image (NodePool budgets, the AKS aksManagedNodeOSUpgradeSchedule); "
+                "leave it out, or set gpupools:provisioner: karpenter",
+                ours["maintenance"],
+            )
         return
     pool_keys = {**KARPENTER_MEANINGLESS_POOL_KEYS, **(NAP_MEANINGLESS_POOL_KEYS if cloud is Cloud.AZURE else {})}
     for section in ("gpuPools", "cpuPools"):
@@ -466,10 +487,11 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
                 raise ConfigError(
                     f"{NAMESPACE}:{section}[{index}].sharing.mig",
                     "is not available with provisioner karpenter on azure: MIG is an agent pool's gpuInstanceProfile, and "
-                    "an AKSNodeClass has no such field (karpenter.azure.com/v1beta1); use timeSlicing or mps, or "
-                    "cluster-autoscaler",
+                    "an AKSNodeClass has no such field (karpenter.azure.com/v1beta1); use cluster-autoscaler",
                     sharing["mig"],
                 )
+            if cloud is Cloud.AZURE and isinstance(sharing, Mapping) and sharing:
+                raise ConfigError(f"{NAMESPACE}:{section}[{index}].sharing", NAP_SHARING_RULE, dict(sharing))
     autoscaler = ours.get("autoscaler")
     if isinstance(autoscaler, Mapping):
         for key, why in KARPENTER_MEANINGLESS_AUTOSCALER_KEYS.items():
@@ -549,6 +571,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
+        maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
     )
     rules.check_stack(spec, region)
     check_budget(spec, region)
@@ -562,6 +585,25 @@ def parse_cost(raw: Any, path: str) -> CostSpec:
         gpu_hours_per_month=_get(section, "gpuHoursPerMonth", path, float, None, "a number of hours"),
         spot_share=_get(section, "spotShare", path, float, CostSpec.spot_share, "a number from 0 to 1"),
         budget_per_hour=_get(section, "budgetPerHour", path, float, None, "a number (USD per hour)"),
+    )
+
+
+def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:
+    """``gpupools:maintenance``: optional; every key has a default (``MaintenanceSpec``). Forms and
+    ranges in ``rules.check_maintenance``."""
+    section = _section(raw, MAINTENANCE_KEYS, path)
+    default = MaintenanceSpec()
+    start_time = section.get("startTime")
+    if isinstance(start_time, int) and not isinstance(start_time, bool):
+        raise ConfigError(
+            f"{path}.startTime", 'must be a quoted "HH:MM" string (YAML reads an unquoted 02:00 as a number)', start_time
+        )
+    return MaintenanceSpec(
+        day=_enum(section, "day", path, WeekDay, [d.value for d in WeekDay], default.day),
+        start_time=_str(section, "startTime", path, default.start_time),
+        duration_hours=_int(section, "durationHours", path, default.duration_hours),
+        utc_offset=_str(section, "utcOffset", path, default.utc_offset),
+        termination_grace_period=_str(section, "terminationGracePeriod", path, default.termination_grace_period),
     )
 
 

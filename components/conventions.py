@@ -121,6 +121,11 @@ KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
 """Set by Karpenter on every node it launches (the NodePool's name). Karpenter's own chart keeps
 the controller off such nodes with ``karpenter.sh/nodepool DoesNotExist``."""
 
+DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"
+"""Pod annotation: Karpenter does not voluntarily disrupt the pod's node while it runs ("true"), or for
+a duration after it starts ("30m"); aws/karpenter-provider-aws v1.14.1 ``concepts/disruption.md``,
+"Pod-Level Controls". Set through ``scheduling.do_not_disrupt()``."""
+
 CA_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template"
 """Prefix of the cluster-autoscaler scale-from-zero ASG tags on EKS."""
 

@@ -23,6 +23,7 @@ from components.specs import (
     CostSpec,
     DevicePluginSpec,
     GpuPoolSpec,
+    MaintenanceSpec,
     NetworkSpec,
     PoolSpec,
     Provisioner,
@@ -709,6 +710,7 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
     check_cost(spec.cost, "gpupools:cost")
+    check_maintenance(spec.maintenance, "gpupools:maintenance")
 
 
 def check_cost(cost: CostSpec, path: str) -> None:
@@ -719,3 +721,59 @@ def check_cost(cost: CostSpec, path: str) -> None:
         fail(f"{path}.spotShare", "must be from 0 to 1 (the share of GPU hours served by Spot)", cost.spot_share)
     if cost.budget_per_hour is not None and cost.budget_per_hour <= 0:
         fail(f"{path}.budgetPerHour", "must be > 0 (USD per hour)", cost.budget_per_hour)
+
+
+MAINTENANCE_MIN_HOURS = 4
+MAINTENANCE_MAX_HOURS = 24
+"""AKS maintenance windows last 4 to 24 hours (pulumi-azure-native ``containerservice.MaintenanceWindowArgs``
+``duration_hours``: "Length of maintenance window range from 4 to 24 hours"), and AKS recommends "a maintenance
+window of four hours or more" for NAP (``node-auto-provisioning-upgrade-image.md``); EKS uses the same bounds."""
+
+UTC_OFFSET_RANGE = (-12 * 60, 14 * 60)
+"""UTC offsets in use run from -12:00 to +14:00."""
+
+GRACE_PERIOD = re.compile(r"^([1-9]\d*)(m|h)$")
+GRACE_PERIOD_MAX_HOURS = 7 * 24
+"""``terminationGracePeriod``: whole minutes or hours (the NodePool CRD takes ``^([0-9]+(s|m|h))+$``), at most a
+week, so a node replaced in one weekly window is gone before the next one opens."""
+
+
+def check_maintenance(spec: MaintenanceSpec, path: str) -> None:
+    """``gpupools:maintenance``: a weekly window AKS accepts (``HH:MM``, 4-24 hours, ``+HH:MM`` offset) and a
+    grace period the NodePool CRD accepts."""
+    from components import maintenance
+
+    if not maintenance.START_TIME.match(spec.start_time):
+        fail(f"{path}.startTime", 'must be a time of day "HH:MM" from 00:00 to 23:59', spec.start_time)
+    hours = spec.duration_hours
+    if isinstance(hours, bool) or not isinstance(hours, int):
+        fail(f"{path}.durationHours", "must be an integer", hours)
+    if hours < MAINTENANCE_MIN_HOURS:
+        fail(
+            f"{path}.durationHours",
+            f"must be >= {MAINTENANCE_MIN_HOURS}",
+            hours,
+            "the shortest AKS maintenance window, and AKS's advice for node image roll-outs",
+        )
+    if hours > MAINTENANCE_MAX_HOURS:
+        fail(f"{path}.durationHours", f"must be <= {MAINTENANCE_MAX_HOURS}", hours, "the longest AKS maintenance window")
+    if not maintenance.UTC_OFFSET.match(spec.utc_offset) or int(spec.utc_offset[4:6]) > 59:
+        fail(f"{path}.utcOffset", 'must be "+HH:MM" or "-HH:MM", like +00:00, +05:30 or -07:00', spec.utc_offset)
+    low, high = UTC_OFFSET_RANGE
+    if not low <= maintenance.offset_minutes(spec.utc_offset) <= high:
+        fail(f"{path}.utcOffset", "must be from -12:00 to +14:00", spec.utc_offset)
+    match = GRACE_PERIOD.match(spec.termination_grace_period)
+    if match is None:
+        fail(
+            f"{path}.terminationGracePeriod",
+            "must be whole minutes or hours, written like 90m or 24h",
+            spec.termination_grace_period,
+        )
+        return
+    minutes = int(match.group(1)) * (60 if match.group(2) == "h" else 1)
+    if minutes > GRACE_PERIOD_MAX_HOURS * 60:
+        fail(
+            f"{path}.terminationGracePeriod",
+            f"must be at most {GRACE_PERIOD_MAX_HOURS}h (a week: a node replaced in one window must be gone before the next)",
+            spec.termination_grace_period,
+        )

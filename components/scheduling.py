@@ -11,13 +11,18 @@ Three placements cover what a GPU platform's users ask for:
 * ``cpu_only()``: "CPU only, never on GPU nodes". Requires a node that is not a gpupools GPU node
   and carries no ``nvidia.com/gpu.present`` label, and tolerates nothing GPU-related.
 
+And one for pod metadata:
+
+* ``do_not_disrupt()``: the ``karpenter.sh/do-not-disrupt`` annotation, for pods on Karpenter / NAP
+  nodes that must not be moved while they run (a training job without checkpoints).
+
 The dicts use the Kubernetes field names (camelCase), so they drop into any pulumi-kubernetes pod
 spec given as a dict. Everything derives from ``components.conventions``; nothing here registers a
 resource. Example, a training Job on the ``t4`` pool::
 
     import pulumi
     import pulumi_kubernetes as k8s
-    from components.scheduling import gpu_workload
+    from components.scheduling import do_not_disrupt, gpu_workload
 
     k8s.batch.v1.Job(
         "train",
@@ -25,6 +30,7 @@ resource. Example, a training Job on the ``t4`` pool::
         spec={
             "backoffLimit": 2,
             "template": {
+                "metadata": {"annotations": do_not_disrupt()},   # Karpenter/NAP: keep the node
                 "spec": {
                     "restartPolicy": "Never",
                     "containers": [{
@@ -46,12 +52,14 @@ run. On AKS a CPU-only pod needs a user pool without taints; the system pool's
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from components import rules
 from components.conventions import (
     AKS_SPOT_TAINT,
     CAPACITY_TYPE_LABEL,
+    DO_NOT_DISRUPT_ANNOTATION,
     GPU_PRESENT_LABEL,
     GPU_TAINT,
     KARPENTER_CAPACITY_TYPE_LABEL,
@@ -61,6 +69,7 @@ from components.conventions import (
     Role,
     Taint,
 )
+from components.errors import ConfigError
 
 SPOT_PREFERENCE_WEIGHT = 100
 """Weight of the "prefer Spot" term: the maximum (1-100), so it outweighs any other preference the
@@ -196,3 +205,40 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
     if prefer_spot:
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = spot_preferences()
     return {"tolerations": tolerations([AKS_SPOT_TAINT, *extra_taints]), "affinity": {"nodeAffinity": node_affinity}}
+
+
+GO_DURATION = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")
+"""The durations ``do_not_disrupt`` accepts: hours, minutes, seconds (``90m``, ``2h30m``), a subset of Go's
+``time.ParseDuration`` that Karpenter reads the annotation with."""
+
+
+def do_not_disrupt(duration: str | None = None) -> dict[str, str]:
+    """Pod annotations that keep Karpenter (EKS, AKS NAP) from voluntarily disrupting the pod's node.
+
+    Merge the result into the pod template's ``metadata.annotations`` (it is metadata, so it is not
+    part of what ``gpu_workload()`` returns for the pod spec). What it does, from aws/karpenter-provider-aws
+    v1.14.1 ``concepts/disruption.md`` ("Pod-Level Controls", "TerminationGracePeriod"):
+
+    * consolidation never removes the node while the pod runs (gpupools' ``WhenEmpty`` already
+      keeps nodes with running pods; the annotation also covers DaemonSet-like leftovers);
+    * drift (a new node image) starts only inside ``gpupools:maintenance``'s window, and then the
+      node is tainted but waits for the pod up to the NodePool's ``terminationGracePeriod``
+      (default 24h) before the pod is deleted;
+    * it does not stop Spot interruptions (2 minutes' notice on EC2, 30 seconds on Azure), node
+      repair, manual deletion, or NAP's forced update of images older than 90 days.
+
+    Args:
+        duration: None (default) for ``"true"``, protection for as long as the pod runs; or a
+            duration like ``30m`` or ``6h``: protection for that long after the pod starts.
+
+    Returns:
+        ``{"karpenter.sh/do-not-disrupt": "true"}`` (or the duration).
+
+    Raises:
+        ConfigError: ``duration`` is not like ``90m``, ``6h`` or ``2h30m``.
+    """
+    if duration is None:
+        return {DO_NOT_DISRUPT_ANNOTATION: "true"}
+    if not isinstance(duration, str) or not GO_DURATION.match(duration):
+        raise ConfigError("do_not_disrupt.duration", "must be a duration like 90m, 6h or 2h30m", duration)
+    return {DO_NOT_DISRUPT_ANNOTATION: duration}

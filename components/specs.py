@@ -284,6 +284,49 @@ class SmokeTestSpec:
     enabled: bool = False
 
 
+class WeekDay(str, Enum):
+    """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
+    keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
+
+    SUNDAY = "Sunday"
+    MONDAY = "Monday"
+    TUESDAY = "Tuesday"
+    WEDNESDAY = "Wednesday"
+    THURSDAY = "Thursday"
+    FRIDAY = "Friday"
+    SATURDAY = "Saturday"
+
+    @property
+    def cron_day(self) -> int:
+        return list(WeekDay).index(self)
+
+
+@dataclass(frozen=True)
+class MaintenanceSpec:
+    """``gpupools:maintenance``: the weekly window in which the platform may replace nodes for a new
+    node image, and how long a replaced node waits for its pods. Used under ``provisioner:
+    karpenter`` (EKS Karpenter and AKS Node Auto Provisioning); see ``components.maintenance``.
+
+    Attributes:
+        day: the day the window starts on; default Sunday (the AKS docs' recommended weekly
+            cadence for NAP nodes, "Every week on Sunday").
+        start_time: ``HH:MM`` in ``utc_offset``; default ``02:00``.
+        duration_hours: 4-24; default 4 (AKS: "a maintenance window of four hours or more for
+            reliable operation"; the API accepts 4 to 24).
+        utc_offset: ``+HH:MM`` or ``-HH:MM``; default ``+00:00``. Karpenter's budget schedules are
+            always UTC, so gpupools converts the window to UTC for them.
+        termination_grace_period: the NodePools' ``terminationGracePeriod``, a duration like ``24h``
+            (default): how long a node being replaced waits for pods that block their eviction
+            (``karpenter.sh/do-not-disrupt``, PDBs) before they are deleted.
+    """
+
+    day: WeekDay = WeekDay.SUNDAY
+    start_time: str = "02:00"
+    duration_hours: int = 4
+    utc_offset: str = "+00:00"
+    termination_grace_period: str = "24h"
+
+
 @dataclass(frozen=True)
 class StackSpec:
     """The whole validated stack configuration."""
@@ -299,6 +342,7 @@ class StackSpec:
     cpu_pools: tuple[PoolSpec, ...] = ()
     cost: CostSpec = CostSpec()
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
+    maintenance: MaintenanceSpec = MaintenanceSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

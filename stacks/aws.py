@@ -14,7 +14,8 @@ nor cluster-autoscaler exist:
 
     EksCluster                          the same (system node group, node role + access entry)
     Karpenter                           IRSA role, interruption queue + rules, discovery tags, CRD + controller charts
-    KarpenterNodePools                  EC2NodeClasses, one NodePool per gpuPools/cpuPools entry
+    KarpenterNodePools                  EC2NodeClasses, one NodePool per gpuPools/cpuPools entry (Drifted only in
+                                        the gpupools:maintenance window), a NodeOverlay per shared GPU pool
     NvidiaDevicePlugin                  on the GPU NodePools' nodes whose AMI lacks a plugin
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
 
@@ -33,6 +34,7 @@ from components.aws.karpenter_nodes import KarpenterNodePools
 from components.catalog.prices import price_table
 from components.conventions import CapacityType, Role
 from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from components.kubernetes.karpenter import overlay
 from components.pools import NodePoolInfo
 from components.pricing.estimate import price_order, stack_costs
 from components.specs import Provisioner, StackSpec
@@ -77,6 +79,8 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         subnet_ids=list(cluster.private_subnet_ids_by_zone.values()),
         security_group_id=cluster.eks_cluster.cluster_security_group_id,
         tag_subnets=spec.network.bring_your_own,
+        # Shared GPU pools get a NodeOverlay, which Karpenter reads only with its alpha gate on.
+        node_overlay=overlay.any_overlay(spec.pools),
         # The controller's pods need the system node group to schedule on.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )
@@ -89,6 +93,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         consolidate_after=spec.autoscaler.scale_down_unneeded_time,
         # Cheapest node-hour first where the price catalog knows every pool (else size facts).
         order=price_order(spec.pools, price_table(spec.cloud), region),
+        maintenance=spec.maintenance,
         # Custom resources after the release that installs their CRDs and the controller.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[karpenter.release]),
     )

@@ -10,7 +10,9 @@ With ``gpupools:provisioner: karpenter`` the cluster runs Node Auto Provisioning
 are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
 
     AksCluster                          nodeProvisioningProfile mode Auto, fixed-size System pool, Cilium
-    NapNodePools                        an AKSNodeClass and a NodePool per gpuPools/cpuPools entry
+    NodeImageMaintenance                aksManagedNodeOSUpgradeSchedule from gpupools:maintenance
+    NapNodePools                        an AKSNodeClass and a NodePool per gpuPools/cpuPools entry,
+                                        Drifted disruptions only inside the same window
     NvidiaDevicePlugin                  on the GPU NodePools' nodes (NAP installs the driver, not the plugin)
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import pulumi
 
 from components import config
-from components.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools
+from components.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, NodeImageMaintenance
 from components.catalog.prices import price_table
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError
@@ -66,7 +68,15 @@ def main() -> None:
 
 
 def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
-    """An AKSNodeClass and a NodePool per pool; the device plugin and smoke tests on them."""
+    """The node-image maintenance window, an AKSNodeClass and a NodePool per pool; the device plugin
+    and smoke tests on them."""
+    # When NAP may pick up a new node image; the NodePools' budgets say when it may replace nodes.
+    NodeImageMaintenance(
+        f"{spec.cluster.name}-maintenance",
+        resource_group_name=cluster.resource_group_name,
+        cluster_name=cluster.name,
+        maintenance=spec.maintenance,
+    )
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     node_pools = NapNodePools(
         "nodepools",
@@ -76,6 +86,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         consolidate_after=spec.autoscaler.scale_down_unneeded_time,
         # Cheapest node-hour first where the price catalog knows every pool (else size facts).
         order=price_order(spec.pools, price_table(spec.cloud), location),
+        maintenance=spec.maintenance,
         opts=on_cluster,
     )
     served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]

@@ -6,8 +6,8 @@
 committed under ``tests/crds/`` with their source (repository, path, tag, commit, date read) by
 ``scripts/update-crd-schemas``; ``tests/crds/README.md`` says what is pinned and why.
 
-* ``karpenter-provider-aws/``: aws/karpenter-provider-aws v1.14.1, ``karpenter.sh/v1`` NodePool and
-  ``karpenter.k8s.aws/v1`` EC2NodeClass (Karpenter on EKS).
+* ``karpenter-provider-aws/``: aws/karpenter-provider-aws v1.14.1, ``karpenter.sh/v1`` NodePool,
+  ``karpenter.k8s.aws/v1`` EC2NodeClass and ``karpenter.sh/v1alpha1`` NodeOverlay (Karpenter on EKS).
 * ``karpenter-provider-azure/``: Azure/karpenter-provider-azure v1.14.2, ``karpenter.sh/v1`` NodePool
   (its copy carries the Azure label-domain rules) and ``karpenter.azure.com/v1beta1`` (and
   ``v1alpha2``) AKSNodeClass (AKS Node Auto Provisioning).

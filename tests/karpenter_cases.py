@@ -120,3 +120,43 @@ KARPENTER_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "already on-demand",
     ),
 ]
+
+
+def window(**changes: Any) -> dict[str, Any]:
+    """The aws-karpenter-dev config with ``gpupools:maintenance`` keys replaced."""
+    return karpenter(maintenance={**KARPENTER["gpupools:maintenance"], **changes})
+
+
+MAINTENANCE_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    ("maintenance-short", window(durationHours=2), "gpupools:maintenance.durationHours", "must be >= 4, got 2"),
+    ("maintenance-long", window(durationHours=25), "gpupools:maintenance.durationHours", "must be <= 24"),
+    ("maintenance-hours-string", window(durationHours="4"), "gpupools:maintenance.durationHours", "must be an integer"),
+    ("maintenance-day", window(day="Sun"), "gpupools:maintenance.day", "did you mean 'Sunday'"),
+    ("maintenance-start", window(startTime="2:00"), "gpupools:maintenance.startTime", '"HH:MM"'),
+    ("maintenance-start-number", window(startTime=120), "gpupools:maintenance.startTime", "quoted"),
+    ("maintenance-offset", window(utcOffset="UTC"), "gpupools:maintenance.utcOffset", '"+HH:MM"'),
+    ("maintenance-offset-range", window(utcOffset="+15:00"), "gpupools:maintenance.utcOffset", "-12:00 to +14:00"),
+    ("maintenance-grace-days", window(terminationGracePeriod="1d"), "gpupools:maintenance.terminationGracePeriod", "24h"),
+    (
+        "maintenance-grace-long",
+        window(terminationGracePeriod="200h"),
+        "gpupools:maintenance.terminationGracePeriod",
+        "at most 168h",
+    ),
+    ("maintenance-typo", window(duration=4), "gpupools:maintenance.duration", "did you mean 'durationHours'"),
+    (
+        "maintenance-under-cluster-autoscaler",
+        {**stack_config("aws-dev"), "gpupools:maintenance": {"day": "Sunday"}},
+        "gpupools:maintenance",
+        "no meaning with provisioner cluster-autoscaler",
+    ),
+    ("nap-maintenance-short", nap(maintenance={"durationHours": 3}), "gpupools:maintenance.durationHours", "must be >= 4"),
+    (
+        "nap-time-slicing",
+        nap_pool(0, sharing={"timeSlicing": {"replicas": 2}}),
+        "gpupools:gpuPools[0].sharing",
+        "NodeOverlay feature gate",
+    ),
+    ("nap-mps", nap_pool(1, sharing={"mps": {"replicas": 4}}), "gpupools:gpuPools[1].sharing", "k pending pods"),
+]
+"""Invalid ``gpupools:maintenance`` windows, and GPU sharing under AKS NAP (issue 18, items 3 and 5)."""

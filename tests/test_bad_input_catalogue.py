@@ -28,7 +28,7 @@ from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpa
 from components.pools import NodePoolInfo
 from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from components.testing import PROJECT_ROOT, Run, run_program
-from tests.karpenter_cases import KARPENTER_INVALID, NAP_INVALID
+from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
@@ -43,7 +43,7 @@ def run_main(config: dict[str, Any]) -> Run:
     return run_program(lambda: runpy.run_path(MAIN, run_name="__main__"), config, raise_errors=False)
 
 
-STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID
+STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID
 
 
 @pytest.mark.parametrize(("case", "raw", "path", "rule"), STACK_CASES, ids=[c[0] for c in STACK_CASES])

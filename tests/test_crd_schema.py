@@ -123,6 +123,7 @@ def test_pinned_releases_and_served_versions() -> None:
     assert served == {
         ("aws", "karpenter.sh/v1", "NodePool"),
         ("aws", "karpenter.k8s.aws/v1", "EC2NodeClass"),
+        ("aws", "karpenter.sh/v1alpha1", "NodeOverlay"),
         ("azure", "karpenter.sh/v1", "NodePool"),
         ("azure", "karpenter.azure.com/v1beta1", "AKSNodeClass"),
         ("azure", "karpenter.azure.com/v1alpha2", "AKSNodeClass"),
@@ -131,7 +132,7 @@ def test_pinned_releases_and_served_versions() -> None:
 
 def test_every_schema_file_names_its_source() -> None:
     files = sorted(CRD_DIR.glob("*/*.yaml"))
-    assert len(files) == 4
+    assert len(files) == 5
     for path in files:
         text = path.read_text()
         source = yaml.safe_load(text)["source"]

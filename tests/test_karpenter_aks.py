@@ -235,13 +235,12 @@ def test_labels_taints_limits_and_disruption() -> None:
         "gpupools.io/pool": "t4",
         "gpupools.io/role": "gpu",
         "nvidia.com/gpu.present": "true",
-        "nvidia.com/device-plugin.config": "time-slicing-2",
         "team": "vision",
     }
     assert [t["key"] for t in a100["template"]["spec"]["taints"]] == ["nvidia.com/gpu", "dedicated"]
     assert general["template"]["spec"]["taints"] == []
-    # 8 x NC4as_T4_v3 (4 vCPUs, 1 T4 advertised twice); 4 x NC24ads_A100_v4 (24 vCPUs, 1 GPU).
-    assert t4["limits"] == {"cpu": "32", "nodes": "8", "nvidia.com/gpu": "16"}
+    # 8 x NC4as_T4_v3 (4 vCPUs, 1 T4; no sharing under NAP); 4 x NC24ads_A100_v4 (24 vCPUs, 1 GPU).
+    assert t4["limits"] == {"cpu": "32", "nodes": "8", "nvidia.com/gpu": "8"}
     assert a100["limits"] == {"cpu": "96", "nodes": "4", "nvidia.com/gpu": "4"}
     assert general["limits"] == {"cpu": "80", "nodes": "10"}
     for spec in (t4, a100, general):
@@ -282,7 +281,7 @@ def test_node_pools_and_cost_outputs() -> None:
     outputs = {p["name"]: p for p in run().outputs["nodePools"]}
     assert outputs["system"]["minSize"] == outputs["system"]["maxSize"] == 2
     assert outputs["t4"]["capacityTypes"] == ["spot", "on-demand"]
-    assert outputs["t4"]["limits"] == {"cpu": "32", "nodes": "8", "nvidia.com/gpu": "16"}
+    assert outputs["t4"]["limits"] == {"cpu": "32", "nodes": "8", "nvidia.com/gpu": "8"}
     assert run().outputs["cost"]["idlePerHour"] == pytest.approx(2 * outputs["system"]["pricePerNodeHour"])
 
 
@@ -356,6 +355,8 @@ def test_nap_config_fixes_the_system_pool_and_defaults_the_dataplane_to_cilium()
         ({"spotMaxPrice": 0.5}, "pools[0].spot_max_price", "must be -1"),
         ({"instanceTypes": ["Standard_NC24ads_A100_v4"], "sharing": {"mig": {"profile": "MIG1g"}}}, "pools[0].sharing", "MIG"),
         ({"labels": {"karpenter.azure.com/x": "y"}}, "pools[0].labels.karpenter.azure.com/x", "Karpenter reserves"),
+        ({"sharing": {"timeSlicing": {"replicas": 2}}}, "pools[0].sharing", "NodeOverlay feature gate"),
+        ({"sharing": {"mps": {"replicas": 4}}}, "pools[0].sharing", "k pending pods buy k nodes"),
     ],
 )
 def test_nap_node_pools_refuse_what_nap_cannot_do_before_registering(change: dict[str, Any], path: str, words: str) -> None:

@@ -87,7 +87,12 @@ def test_release_is_the_official_oci_chart_at_the_pinned_version_on_the_system_g
     assert controller.inputs["namespace"] == "kube-system"
     values = controller.inputs["values"]
     assert values["nodeSelector"]["gpupools.io/role"] == Role.SYSTEM.value
-    assert values["settings"] == {"clusterName": CLUSTER, "interruptionQueue": queue_outputs()["name"]}
+    # The example's gpu1 pool is time-sliced: its NodeOverlay needs the alpha NodeOverlay gate.
+    assert values["settings"] == {
+        "clusterName": CLUSTER,
+        "interruptionQueue": queue_outputs()["name"],
+        "featureGates": {"nodeOverlay": True},
+    }
     assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/karpenter-controller")
     deps = controller.dependencies
     assert crd.urn in deps and any(run().by_urn(d).type == "aws:eks/nodeGroup:NodeGroup" for d in deps)
@@ -97,6 +102,7 @@ def test_release_is_the_official_oci_chart_at_the_pinned_version_on_the_system_g
 CHART_VALUE_PATHS = {
     "settings.clusterName",
     "settings.interruptionQueue",
+    "settings.featureGates.nodeOverlay",
     "serviceAccount.create",
     "serviceAccount.name",
     "serviceAccount.annotations",
@@ -107,6 +113,7 @@ CHART_VALUE_PATHS = {
 }
 """Paths that exist in aws/karpenter-provider-aws ``charts/karpenter/values.yaml`` as released for
 chart 1.14.1 (commit 1d927085): ``settings.{clusterName,interruptionQueue}``,
+``settings.featureGates.nodeOverlay`` (boolean, default false: "nodeOverlay is ALPHA and is disabled by default"),
 ``serviceAccount.{create,name,annotations}``, ``replicas``, ``nodeSelector`` (map, default
 ``kubernetes.io/os: linux``), ``controller.resources`` and ``controller.env`` (list). Maps and
 lists end a path: their content is free-form."""
@@ -520,7 +527,6 @@ def test_karpenter_lifts_the_per_zone_node_group_rules() -> None:
     pools = [dict(p) for p in stack_config(STACK)["gpupools:gpuPools"]]
     pools[1]["maxSize"] = 1  # fewer nodes than zones: an error for per-zone node groups, fine for a NodePool
     config.parse({**stack_config(STACK), "gpupools:gpuPools": pools}, "us-west-2")
+    autoscaler = {k: v for k, v in stack_config(STACK).items() if k != "gpupools:maintenance"}  # a Karpenter-only key
     with pytest.raises(Exception, match="number of zones"):
-        config.parse(
-            {**stack_config(STACK), "gpupools:gpuPools": pools, "gpupools:provisioner": "cluster-autoscaler"}, "us-west-2"
-        )
+        config.parse({**autoscaler, "gpupools:gpuPools": pools, "gpupools:provisioner": "cluster-autoscaler"}, "us-west-2")

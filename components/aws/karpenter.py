@@ -40,6 +40,9 @@ What it creates, following that release's getting-started guide and CloudFormati
   node it may remove; 2 replicas (chart default, spread by its hostname anti-affinity over the
   system group's 2+ nodes), requests and limits of 1 CPU and 1 GiB (the getting-started values),
   ``AWS_REGION`` set (the system nodes' IMDS hop limit of 1 keeps pods off IMDS).
+* **Feature gates**: the chart's defaults, except ``settings.featureGates.nodeOverlay: true`` with
+  ``node_overlay=True`` (a stack with a time-sliced or MPS pool; see
+  ``components.kubernetes.karpenter.overlay``). The gate is alpha in 1.14.1 (``values.yaml``).
 """
 
 from __future__ import annotations
@@ -107,11 +110,16 @@ def queue_name_prefix(cluster_name: str) -> str:
     return f"{cluster_name}-karpenter-"
 
 
-def helm_values(cluster_name: str, region: str, queue: pulumi.Input[str], role_arn: pulumi.Input[str]) -> dict[str, Any]:
+def helm_values(
+    cluster_name: str, region: str, queue: pulumi.Input[str], role_arn: pulumi.Input[str], node_overlay: bool = False
+) -> dict[str, Any]:
     """The ``karpenter`` chart values (module docstring); every key exists in the chart's
     ``values.yaml`` at 1.14.1 (a test checks)."""
+    settings: dict[str, Any] = {"clusterName": cluster_name, "interruptionQueue": queue}
+    if node_overlay:
+        settings["featureGates"] = {"nodeOverlay": True}
     return {
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue},
+        "settings": settings,
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}},
         "replicas": REPLICAS,
         "nodeSelector": {"kubernetes.io/os": "linux", ROLE_LABEL: Role.SYSTEM.value},
@@ -136,6 +144,8 @@ class Karpenter(pulumi.ComponentResource):
             (``EksCluster(private_subnet_tags=...)``): an ``aws.ec2.Tag`` on a subnet whose tags a
             Pulumi ``aws.ec2.Subnet`` manages would fight it on every update (pulumi-aws ``ec2.Tag``
             docs: not for resources whose tags the program also manages).
+        node_overlay: turn on the alpha ``NodeOverlay`` feature gate; default False. Needed by the
+            NodeOverlays of shared GPU pools (``KarpenterNodePools``).
         opts: resource options.
 
     Attributes:
@@ -162,6 +172,7 @@ class Karpenter(pulumi.ComponentResource):
         subnet_ids: Sequence[pulumi.Input[str]],
         security_group_id: pulumi.Input[str],
         tag_subnets: bool = True,
+        node_overlay: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"Karpenter({name})"
@@ -241,7 +252,7 @@ class Karpenter(pulumi.ComponentResource):
             )
 
         # The queue's name as the provider made it (an output): Karpenter polls this queue.
-        self.values = helm_values(cluster_name, region, self.queue.name, self.role.arn)
+        self.values = helm_values(cluster_name, region, self.queue.name, self.role.arn, node_overlay)
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE_NAME,

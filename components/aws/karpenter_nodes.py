@@ -20,7 +20,13 @@
     ``karpenter.sh/discovery=<cluster>``.
 
 * **NodePool** per pool (``components.kubernetes.karpenter.nodepool``: requirements, labels,
-  taints, limits, disruption, weight), named after the pool, referencing its node class.
+  taints, limits, disruption, weight), named after the pool, referencing its node class; its
+  ``Drifted`` budgets and ``terminationGracePeriod`` from ``gpupools:maintenance`` (the window in UTC).
+
+* **NodeOverlay** (``karpenter.sh/v1alpha1``) per time-sliced or MPS pool
+  (``components.kubernetes.karpenter.overlay``): ``nvidia.com/gpu`` = GPUs x replicas, so Karpenter
+  buys ceil(pods / slots per node) nodes for pending pods, not one per pod. It takes effect only
+  with the ``NodeOverlay`` feature gate, which ``Karpenter(node_overlay=True)`` sets.
 
 Both are registered after the Karpenter release (``opts.depends_on``), so their CRDs exist, and
 deleted before it on destroy, so the controller is still there to drain and terminate the nodes.
@@ -36,14 +42,15 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import rules
 from components.aws.karpenter import DISCOVERY_TAG
 from components.aws.launch_template import BOTTLEROCKET_DATA_DEVICE, IMDS_HOP_LIMIT, ROOT_DEVICE, VOLUME_TYPE
 from components.aws.node_group import depends_on_of
 from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.kubernetes.karpenter import nodepool
+from components.kubernetes.karpenter import nodepool, overlay
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
-from components.specs import AmiType, PoolSpec
+from components.specs import AmiType, MaintenanceSpec, PoolSpec
 from components.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS
 
 TYPE = "gpupools:index:KarpenterNodePools"
@@ -135,16 +142,20 @@ class KarpenterNodePools(pulumi.ComponentResource):
         consolidate_after: ``disruption.consolidateAfter`` (``autoscaler.scaleDownUnneededTime``).
         order: pool names, most preferred first, for the NodePools' weights; default
             ``nodepool.default_order`` (by size facts). Pass a price order to prefer the cheapest.
+        maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
+            ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
         opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
 
     Attributes:
         pools: one ``NodePoolInfo`` per NodePool. manifests: the NodePool manifests by pool name.
-        node_classes: the EC2NodeClass plans by name.
+        node_classes: the EC2NodeClass plans by name. overlays: the NodeOverlay manifests of the
+        shared GPU pools, by pool name.
     """
 
     pools: list[NodePoolInfo]
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, NodeClassPlan]
+    overlays: dict[str, dict[str, Any]]
 
     def __init__(
         self,
@@ -155,9 +166,12 @@ class KarpenterNodePools(pulumi.ComponentResource):
         zones: Sequence[str],
         consolidate_after: str,
         order: Sequence[str] | None = None,
+        maintenance: MaintenanceSpec | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"KarpenterNodePools({name})"
+        window = maintenance if maintenance is not None else MaintenanceSpec()
+        rules.check_maintenance(window, f"{path}.maintenance")
         shapes = {pool.name: node_shape(pool) for pool in pools}
         weights = nodepool.pool_weights(pools, shapes, order, path)
         plans = {pool.name: node_class_plan(pool) for pool in pools}
@@ -180,6 +194,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
             # Through nodepool.apply for its delete timeout: an EC2NodeClass waits for its nodes' drain.
             classes[plan.name] = nodepool.apply(f"{name}-{plan.name}", manifest, child)
         self.manifests = {}
+        self.overlays = {}
         self.pools = []
         for pool in pools:
             zones_of_pool = pool.zones or tuple(zones)
@@ -192,6 +207,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 zones=zones_of_pool,
                 consolidate_after=consolidate_after,
                 weight=weights[pool.name],
+                window=window,
             )
             self.manifests[pool.name] = manifest
             nodepool.apply(
@@ -199,9 +215,14 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 manifest,
                 pulumi.ResourceOptions(parent=self, depends_on=[*after, classes[plan.name]]),
             )
+            if overlay.needs_overlay(pool):
+                self.overlays[pool.name] = overlay.node_overlay(pool.name, pool, shapes[pool.name])
+                nodepool.apply(f"{name}-{pool.name}-overlay", self.overlays[pool.name], child)
             self.pools.append(
                 nodepool.node_pool_info(
                     pool.name, pool, shapes[pool.name], zones_of_pool, needs_device_plugin=not pool.ami_type.ships_device_plugin
                 )
             )
-        self.register_outputs({"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes)})
+        self.register_outputs(
+            {"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes), "nodeOverlays": sorted(self.overlays)}
+        )

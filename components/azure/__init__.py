@@ -7,6 +7,7 @@
   ``CpuNodePool`` the same for a ``cpuPools`` entry.
 - ``NapNodePools``: with ``AksCluster(node_auto_provisioning=True)``, an AKSNodeClass and a Karpenter
   NodePool per pool for AKS Node Auto Provisioning instead of agent pools.
+- ``NodeImageMaintenance``: the ``aksManagedNodeOSUpgradeSchedule`` maintenance window of a NAP cluster.
 
 Pure helpers live beside them: ``naming`` (rotating agent pool names), ``autoscaler_profile``
 (canonical profile strings), ``network`` (subnet layout), ``kubeconfig`` (kubelogin login mode).
@@ -14,6 +15,7 @@ Pure helpers live beside them: ``naming`` (rotating agent pool names), ``autosca
 
 from components.azure.autoscaler_profile import autoscaler_profile
 from components.azure.cluster import AksCluster
+from components.azure.maintenance import NodeImageMaintenance
 from components.azure.naming import agent_pool_name, scale_set_regex
 from components.azure.nap_nodes import NapNodePools
 from components.azure.node_pool import CREATE_ONLY_FIELDS, CpuNodePool, GpuNodePool, plan_agent_pools
@@ -24,6 +26,7 @@ __all__ = [
     "CpuNodePool",
     "GpuNodePool",
     "NapNodePools",
+    "NodeImageMaintenance",
     "agent_pool_name",
     "autoscaler_profile",
     "plan_agent_pools",

@@ -62,7 +62,7 @@ from components.errors import ConfigError
 from components.kubernetes.karpenter import nodepool
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
-from components.specs import Cloud, PoolSpec, Provisioner, SharingMode
+from components.specs import Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
 
 TYPE = "gpupools:index:NapNodePools"
 
@@ -81,6 +81,13 @@ SKU_GPU_NAME_LABEL = "karpenter.azure.com/sku-gpu-name"
 """Azure/karpenter-provider-azure ``pkg/apis/v1beta1/labels.go`` (v1.14.2)."""
 
 NVIDIA = "nvidia"
+
+NAP_SHARING_WHY = (
+    "Karpenter plans a node's physical GPUs, not the replicas the device plugin advertises "
+    "(kubernetes-sigs/karpenter #729), so k pending pods buy k nodes; the NodeOverlay that fixes it on EKS needs "
+    "Karpenter's alpha NodeOverlay feature gate, which AKS sets for NAP and gpupools cannot confirm"
+)
+"""Why NAP pools carry no time-slicing or MPS (``config.NAP_SHARING_RULE`` says the same for the config)."""
 
 _ACCELERATOR = re.compile(r"^Standard_[A-Z][A-Za-z]*\d+[a-z]*_([A-Z]\d+)_v\d+$")
 _FAMILY = re.compile(r"^Standard_([A-Z])")
@@ -148,7 +155,7 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
 def check_nap_pool(pool: object, zones: Sequence[str], path: str) -> PoolSpec:
     """A pool handed to ``NapNodePools``: a ``PoolSpec`` that passes the pool rules under Karpenter
     and uses nothing NAP cannot do (the spec form of ``config.check_provisioner_keys``: no
-    ``minSize`` above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no MIG)."""
+    ``minSize`` above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no sharing)."""
     if not isinstance(pool, PoolSpec):
         raise ConfigError(
             path, "must be a PoolSpec (components.config.parse_pool builds one from a mapping)", type(pool).__name__
@@ -168,6 +175,8 @@ def check_nap_pool(pool: object, zones: Sequence[str], path: str) -> PoolSpec:
         raise ConfigError(
             f"{path}.sharing", "must not be MIG under NAP: an AKSNodeClass has no gpuInstanceProfile", pool.sharing.mode.value
         )
+    if pool.sharing.shared:
+        raise ConfigError(f"{path}.sharing", "must be none under NAP: " + NAP_SHARING_WHY, pool.sharing.mode.value)
     return pool
 
 
@@ -182,6 +191,8 @@ class NapNodePools(pulumi.ComponentResource):
             for a regional cluster (no zone requirement).
         consolidate_after: ``disruption.consolidateAfter`` (``autoscaler.scaleDownUnneededTime``).
         order: pool names, most preferred first, for the weights; default ``nodepool.default_order``.
+        maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
+            ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
         opts: ``provider`` the cluster's Kubernetes provider.
 
     Attributes:
@@ -201,9 +212,12 @@ class NapNodePools(pulumi.ComponentResource):
         zones: Sequence[str],
         consolidate_after: str,
         order: Sequence[str] | None = None,
+        maintenance: MaintenanceSpec | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"NapNodePools({name})"
+        window = maintenance if maintenance is not None else MaintenanceSpec()
+        rules.check_maintenance(window, f"{path}.maintenance")
         if not location:
             raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
         pools = [check_nap_pool(pool, zones, f"{path}.pools[{index}]") for index, pool in enumerate(pools)]
@@ -230,6 +244,7 @@ class NapNodePools(pulumi.ComponentResource):
                 zones=pool_zones,
                 consolidate_after=consolidate_after,
                 weight=weights[pool.name],
+                window=window,
                 extra_requirements=sku_requirements(pool, shapes[pool.name]),
             )
             self.pools.append(nodepool.node_pool_info(pool.name, pool, shapes[pool.name], pool_zones or (), True))

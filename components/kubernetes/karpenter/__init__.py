@@ -4,7 +4,9 @@
 manifest and the ``NodePoolInfo`` the Kubernetes side derives from. It is pure (no resources) and
 takes everything cloud-specific as arguments (the node class reference, the zone values, the node
 shape and extra requirements), so EKS (``EC2NodeClass``) and AKS Node Auto Provisioning
-(``AKSNodeClass``) build their NodePools with the same function. Importing registers nothing.
+(``AKSNodeClass``) build their NodePools with the same function. ``overlay`` builds the NodeOverlay
+that tells Karpenter how many GPU slots a node of a shared pool advertises (EKS). Importing
+registers nothing.
 """
 
 from components.kubernetes.karpenter.nodepool import (

@@ -31,20 +31,33 @@ and ``disruption.md`` at v1.14.1, the pinned release):
   consolidation that contain no workload pods"), so a GPU node with a running pod is never
   consolidated; ``consolidateAfter`` from ``gpupools:autoscaler.scaleDownUnneededTime`` (how long
   an empty node lives, the same meaning); budgets ``nodes: 10%`` (Karpenter's default, stated) and
-  ``nodes: 1`` for ``Drifted``, so an AMI pin change rolls one node of a pool at a time.
+  the ``Drifted`` budgets of ``gpupools:maintenance`` (``components.maintenance.drift_budgets``):
+  ``nodes: 1`` always, so a new image rolls one node of a pool at a time, and ``nodes: 0`` from the
+  window's end for the rest of the week, so drift (a new image, an AMI pin change, any template
+  change) replaces nodes only inside the window. Drift ignores ``WhenEmpty``: it is its own
+  disruption method, run before consolidation (``disruption.md``, "Automated Graceful Methods").
   ``expireAfter: Never``: a node that has a running training job is not force-expired after 720h
-  (Karpenter's default); nodes go when empty, or are replaced on drift when their AMI pin moves.
+  (Karpenter's default); nodes go when empty, or are replaced on drift inside the window.
+* **terminationGracePeriod** (``spec.template.spec``) from ``gpupools:maintenance.terminationGracePeriod``
+  (default ``24h``): once a node is being replaced, pods that block eviction (a ``karpenter.sh/do-not-disrupt``
+  annotation, a PDB) get this long before they are deleted. "If left undefined, the controller will wait
+  indefinitely for pods to be drained" (the NodePool CRD), so one stuck pod could hold a drifted GPU node,
+  and a security image, forever. With it set, drift may start on a node with such pods ("When
+  configured, a node may be disrupted via drift even if there are pods with blocking PDBs or the
+  ``karpenter.sh/do-not-disrupt`` annotation", ``disruption.md``, "TerminationGracePeriod"): the node is
+  tainted so nothing new lands, and the running job gets the grace period to finish. Consolidation
+  still never touches a node with such a pod. Changing it drifts existing nodes (``disruption.md``),
+  which the window then schedules.
 * **weight**: higher is preferred when a pod fits several NodePools (``gpu_workload()`` without a
   pool fits every GPU pool). ``weights(order)`` turns an explicit preference order into weights
   100, 99, ...; ``default_order`` orders by size facts (fewest GPUs, then fewest vCPUs, then name:
   the smallest node that fits), and a price order from the cost catalog can replace it.
 
 Sharing: a NodePool sees physical GPUs. Karpenter simulates scheduling against the instance type's
-``nvidia.com/gpu`` count, so for a time-sliced or MPS pool it plans one pod per physical GPU until
-the node has registered and the device plugin advertises the replicas; pods pending at that
-moment may get an extra node, which ``WhenEmpty`` removes again. Karpenter's NodeOverlay (alpha,
-feature gate ``nodeOverlay``) can declare the shared capacity up front; gpupools does not enable
-alpha features.
+``nvidia.com/gpu`` count, so for a time-sliced or MPS pool it would plan one pod per physical GPU
+(kubernetes-sigs/karpenter #729, aws/karpenter-provider-aws #3376). On EKS a NodeOverlay per shared
+pool declares the advertised slots (``components.kubernetes.karpenter.overlay``); under AKS NAP,
+whose feature gates gpupools cannot set, shared pools are refused.
 """
 
 from __future__ import annotations
@@ -55,7 +68,7 @@ from typing import Any, Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import sharing
+from components import maintenance, sharing
 from components.conventions import (
     CAPACITY_TYPE_LABEL,
     GPU_RESOURCE,
@@ -67,7 +80,7 @@ from components.conventions import (
 )
 from components.errors import ConfigError
 from components.pools import NodePoolInfo
-from components.specs import PoolSpec, frozen_map
+from components.specs import MaintenanceSpec, PoolSpec, frozen_map
 
 API_VERSION = "karpenter.sh/v1"
 KIND = "NodePool"
@@ -82,8 +95,9 @@ ARCHITECTURES = {"x86_64": "amd64", "arm64": "arm64"}
 
 CONSOLIDATION_POLICY = "WhenEmpty"
 EXPIRE_AFTER = "Never"
-BUDGETS: tuple[dict[str, Any], ...] = ({"nodes": "10%"}, {"nodes": "1", "reasons": ["Drifted"]})
-"""Disruption budgets (see the module docstring)."""
+BUDGETS: tuple[dict[str, Any], ...] = ({"nodes": "10%"},)
+"""The budget of every reason (Karpenter's default, stated); the ``Drifted`` ones come from the
+maintenance window (module docstring)."""
 
 WEIGHT_MAX = 100
 """``spec.weight`` range is 1-100 in the NodePool CRD."""
@@ -150,12 +164,13 @@ def limits(pool: PoolSpec, shape: NodeShape) -> dict[str, str]:
     return result
 
 
-def disruption(consolidate_after: str) -> dict[str, Any]:
-    """``spec.disruption``: empty nodes only, after ``consolidate_after`` (a duration like ``10m``)."""
+def disruption(consolidate_after: str, window: MaintenanceSpec = MaintenanceSpec()) -> dict[str, Any]:
+    """``spec.disruption``: empty nodes only, after ``consolidate_after`` (a duration like ``10m``);
+    drifted nodes only inside ``window``, one at a time."""
     return {
         "consolidationPolicy": CONSOLIDATION_POLICY,
         "consolidateAfter": consolidate_after,
-        "budgets": [dict(b) for b in BUDGETS],
+        "budgets": [*(dict(b) for b in BUDGETS), *maintenance.drift_budgets(window)],
     }
 
 
@@ -222,6 +237,7 @@ def node_pool(
     consolidate_after: str,
     weight: int,
     extra_requirements: Sequence[Mapping[str, Any]] = (),
+    window: MaintenanceSpec = MaintenanceSpec(),
 ) -> dict[str, Any]:
     """The NodePool manifest of one pool.
 
@@ -235,6 +251,8 @@ def node_pool(
         consolidate_after: ``disruption.consolidateAfter``.
         weight: 1-100, from ``weights``.
         extra_requirements: appended (e.g. AKS SKU selector labels).
+        window: ``gpupools:maintenance``: the drift window and ``terminationGracePeriod``;
+            default ``MaintenanceSpec()`` (Sunday 02:00 UTC for 4 hours, 24h).
     """
     if not 1 <= weight <= WEIGHT_MAX:
         raise ConfigError(f"node_pool({name}).weight", f"must be from 1 to {WEIGHT_MAX}", weight)
@@ -253,9 +271,10 @@ def node_pool(
                     "requirements": requirements(pool, shape, zones, extra_requirements),
                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in template_taints(pool)],
                     "expireAfter": EXPIRE_AFTER,
+                    "terminationGracePeriod": window.termination_grace_period,
                 },
             },
-            "disruption": disruption(consolidate_after),
+            "disruption": disruption(consolidate_after, window),
             "limits": limits(pool, shape),
         },
     }
