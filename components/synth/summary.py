@@ -308,7 +308,9 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
     lines += ["", "Node pools:"]
     if isinstance(node_pools, list) and node_pools:
         rows = pool_rows(node_pools)
-        lines += ["  " + line for line in format_table(rows, footer=totals(node_pools, cost if isinstance(cost, Mapping) else None))]
+        lines += [
+            "  " + line for line in format_table(rows, footer=totals(node_pools, cost if isinstance(cost, Mapping) else None))
+        ]
         lines += [
             "",
             "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
@@ -356,9 +358,7 @@ def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = ()) -> d
             "components": len(resources) - custom,
             "kubernetes": kubernetes,
         },
-        "nodePools": [
-            {**pool, "fallback": fallback} for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True)
-        ],
+        "nodePools": [{**pool, "fallback": fallback} for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True)],
         "total": fleet_total(node_pools, cost),
         "cost": cost,
         "files": list(files),
