@@ -210,11 +210,13 @@ def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any]
     def gpus(pool: Mapping[str, Any], key: str) -> int:
         return int(pool.get("gpusPerNode", 0) or 0) * int(pool.get(key, 0) or 0)
 
+    dollars: Any
     if isinstance(cost, Mapping) and "spotAtMaxPerHour" in cost:
         dollars = cost.get("spotAtMaxPerHour")
     else:
         costs = [p.get("costPerHourAtMax") for p in at_max]
-        dollars = None if any(c is None for c in costs) else round(sum(float(c) for c in costs), 4)
+        known = [float(c) for c in costs if c is not None]
+        dollars = round(sum(known), 4) if len(known) == len(costs) else None
     return {
         "meaning": TOTAL_MEANING,
         "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
