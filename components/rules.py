@@ -12,6 +12,7 @@ import re
 from typing import Mapping, Sequence
 
 from components import conventions, sharing, versions
+from components.catalog import regions
 from components.catalog.aws_instance_types import INSTANCE_TYPES
 from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES, MIG_INSTANCES_PER_GPU, RETIRED_SIZES
 from components.errors import ConfigError
@@ -699,8 +700,18 @@ def check_cpu_pools(
     check_unique([p.name for p in pools], path, "pool names")
 
 
+def check_region(cloud: Cloud, region: str | None) -> None:
+    """``aws:region`` / ``azure-native:location``: a public region of the cloud
+    (``components.catalog.regions``), with the nearest one suggested. ``None`` (not set) passes:
+    Azure requires it where the stack reads it, AWS falls back to the provider's default region."""
+    if region is not None and not regions.is_known(cloud, region):
+        fail(regions.REGION_KEYS[cloud], regions.unknown_region_rule(cloud, region), region)
+
+
 def check_stack(spec: StackSpec, region: str | None = None) -> None:
-    """Every rule for a whole stack, paths in ``gpupools:`` config form."""
+    """Every rule for a whole stack, paths in ``gpupools:`` config form; the region first, since
+    the zone rules compare zones with it."""
+    check_region(spec.cloud, region)
     check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region)
     check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
     zones = spec.cluster.zones

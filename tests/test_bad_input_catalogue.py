@@ -43,7 +43,39 @@ def run_main(config: dict[str, Any]) -> Run:
     return run_program(lambda: runpy.run_path(MAIN, run_name="__main__"), config, raise_errors=False)
 
 
-STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID
+def example_stack(stack: str, **changes: Any) -> dict[str, Any]:
+    """A committed example stack's config with ``changes`` (full keys, e.g. ``aws:region``)."""
+    import yaml
+
+    values = yaml.safe_load((Path(PROJECT_ROOT) / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {**values, **changes}
+
+
+# An unknown region used to be accepted (Azure) or to fail on an internal argument after dozens of
+# resources were registered (AWS): now one ConfigError naming the provider key, before anything.
+REGION_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    ("aws-region-unknown", example_stack("aws-dev", **{"aws:region": "eu-west-9"}), "aws:region", "did you mean eu-west-1?"),
+    (
+        "aws-karpenter-region-unknown",
+        example_stack("aws-karpenter-dev", **{"aws:region": "us-west-9"}),
+        "aws:region",
+        "must be a known AWS region",
+    ),
+    (
+        "azure-location-unknown",
+        example_stack("azure-dev", **{"azure-native:location": "eastus9"}),
+        "azure-native:location",
+        "did you mean eastus?",
+    ),
+    (
+        "azure-nap-location-unknown",
+        example_stack("azure-nap-dev", **{"azure-native:location": "westeuorpe"}),
+        "azure-native:location",
+        "did you mean westeurope?",
+    ),
+]
+
+STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID + REGION_INVALID
 
 
 @pytest.mark.parametrize(("case", "raw", "path", "rule"), STACK_CASES, ids=[c[0] for c in STACK_CASES])

@@ -167,6 +167,9 @@ def checks(*statuses: Status) -> list[Check]:
         ((Status.OK, Status.OK), 0, 0),
         ((Status.OK, Status.UNKNOWN), 0, 1),
         ((Status.OK, Status.FAILED), 1, 1),
+        ((Status.UNKNOWN, Status.FAILED), 1, 1),
+        # Nothing answered (no credentials): a failure of its own, --strict or not.
+        ((Status.UNKNOWN, Status.UNKNOWN), 4, 4),
         ((), 0, 0),
     ],
 )

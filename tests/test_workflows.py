@@ -65,3 +65,16 @@ def test_the_job_may_request_oidc_tokens(name: str) -> None:
     workflow = yaml.safe_load(Path(PROJECT_ROOT, ".github/workflows", name).read_text())
     permissions = {**workflow.get("permissions", {}), **workflow["jobs"][WORKFLOWS[name]].get("permissions", {})}
     assert permissions.get("id-token") == "write"
+
+
+def test_preflight_gates_the_preview_and_nothing_swallows_its_exit_status() -> None:
+    """A preflight that could ask nothing (a broken CI credential) exits 4: the step must fail the job."""
+    all_steps = steps("preview.yml")
+    i = index_of(all_steps, lambda s: "components.preflight" in str(s.get("run", "")))
+    step = all_steps[i]
+    assert not step.get("continue-on-error") and "if" not in step
+    [command] = [line for line in step["run"].splitlines() if "components.preflight" in line]
+    assert not re.search(r"\|\||; *true|set \+e", step["run"]), step["run"]
+    assert command.strip().startswith("venv/bin/python -m components.preflight")
+    pulumi = index_of(all_steps, lambda s: str(s.get("uses", "")).startswith("pulumi/actions@"))
+    assert i < pulumi

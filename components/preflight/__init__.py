@@ -12,7 +12,8 @@ the caller's own credentials and read-only calls only:
 
 It prints one table (``components.preflight.report``) and exits 1 on any ✗. A check the cloud cannot
 answer (no permission, an API the endpoint lacks) is ``?`` with the reason, and fails the run only
-with ``--strict``. A bad stack config exits 2 with the one-line ``ConfigError`` synth prints.
+with ``--strict``; when no check could run at all (every row ``?``: no credentials, no subscription)
+it exits 4 with one line saying why (``components.preflight.credentials``). A bad stack config exits 2 with the one-line ``ConfigError`` synth prints.
 
 The cloud SDKs are the optional extra ``gpupools[preflight]`` (boto3; azure-identity,
 azure-mgmt-compute, azure-mgmt-containerservice, azure-mgmt-authorization).

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from components.conventions import CapacityType
 from components.preflight.demand import PoolDemand, stack_demands, zone_pairs
@@ -150,6 +152,26 @@ def object_id(token: str) -> str | None:
     return str(oid) if oid else None
 
 
+SDK_LOGGERS = ("azure",)
+"""The Azure SDK's logger tree. ``DefaultAzureCredential`` logs every credential it tried, at WARNING,
+on each failed token request: with no logging configured Python prints those records to stderr,
+dozens of lines per run. The rows already carry the reason, one line per check."""
+
+
+@contextmanager
+def quiet_sdk_logs(names: Sequence[str] = SDK_LOGGERS) -> Iterator[None]:
+    """Drop the SDK's log records inside the block (levels restored after)."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
 def reason(error: BaseException) -> str:
     """A one-line reason for a ``?`` row."""
     code = getattr(getattr(error, "error", None), "code", None) or getattr(error, "status_code", None)
@@ -204,7 +226,8 @@ class AzurePreflight:
         self.target = target
         self.location = target.region
         self.subscription = target.subscription_id
-        self.credential = credential or modules["azure.identity"].DefaultAzureCredential()
+        with quiet_sdk_logs():
+            self.credential = credential or modules["azure.identity"].DefaultAzureCredential()
         self.options = client_options
         self.modules = modules
         from azure.core.exceptions import AzureError
@@ -215,6 +238,11 @@ class AzurePreflight:
         return getattr(self.modules[module], name)(self.credential, self.subscription, **self.options)
 
     def run(self) -> list[Check]:
+        """Every check; the SDK's own log output is silenced (``quiet_sdk_logs``), the rows say why."""
+        with quiet_sdk_logs():
+            return self._run()
+
+    def _run(self) -> list[Check]:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"

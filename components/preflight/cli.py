@@ -2,7 +2,8 @@
 
 Exit status: 0 every check ✓ (``?`` allowed unless ``--strict``); 1 a check ✗ (or ``?`` with
 ``--strict``); 2 a bad stack config or a missing stack file (the same line and status as
-``python -m components.synth``); 3 a cloud SDK is not installed (the message says how to install it).
+``python -m components.synth``); 3 a cloud SDK is not installed (the message says how to install it);
+4 no check could run (every row ``?``, e.g. no credentials), with one line on stderr saying why.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Sequence
 
 from components.preflight import run_checks
-from components.preflight.report import exit_status, render
+from components.preflight.credentials import why_nothing_ran
+from components.preflight.report import EXIT_NO_ANSWER, exit_status, render
 from components.preflight.sdk import MissingSdkError
 from components.preflight.stack import load_target
 
@@ -58,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"preflight {target.stack}: {target.cloud.value}, {where}{target.region}")
     sys.stdout.write(render(checks))
     status = exit_status(checks, strict=args.strict)
-    if status:
+    if status == EXIT_NO_ANSWER:
+        print(why_nothing_ran(checks), file=sys.stderr)
+    elif status:
         print("fix the ✗ rows before `pulumi up`" + (" (--strict: ? fails too)" if args.strict else ""), file=sys.stderr)
     return status

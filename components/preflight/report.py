@@ -15,7 +15,9 @@ NEEDED       what the stack needs
 ===========  ==================================================================================
 
 The exit status is 0 when every row is ``✓`` (or ``?`` without ``--strict``), 1 on any ``✗`` (and,
-with ``--strict``, on any ``?``).
+with ``--strict``, on any ``?``), and 4 when no check could run at all (every row ``?``: no
+credentials, no subscription, no network), with or without ``--strict``: a preflight that asked
+nothing must not pass a gate.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Iterable, Sequence
 EXIT_OK = 0
 EXIT_FAILED = 1
 """A check failed (or, with ``--strict``, could not be answered)."""
+EXIT_NO_ANSWER = 4
+"""No check could run: every row is ``?`` (``credentials.why_nothing_ran`` says why in one line)."""
 
 
 class Status(str, Enum):
@@ -94,7 +98,14 @@ def tally(checks: Iterable[Check]) -> str:
     return "  ".join(f"{statuses.count(s)} {s.value}" for s in Status)
 
 
-def exit_status(checks: Iterable[Check], *, strict: bool = False) -> int:
-    """1 on any ✗ (or, with ``strict``, any ?), else 0."""
+def nothing_ran(checks: Sequence[Check]) -> bool:
+    """True when there are checks and the cloud answered none of them (every row ``?``)."""
+    return bool(checks) and all(c.status is Status.UNKNOWN for c in checks)
+
+
+def exit_status(checks: Sequence[Check], *, strict: bool = False) -> int:
+    """4 when no check could run; else 1 on any ✗ (or, with ``strict``, any ?); else 0."""
+    if nothing_ran(checks):
+        return EXIT_NO_ANSWER
     failing = {Status.FAILED, Status.UNKNOWN} if strict else {Status.FAILED}
     return EXIT_FAILED if any(c.status in failing for c in checks) else EXIT_OK

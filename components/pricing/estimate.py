@@ -99,11 +99,21 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
     return groups
 
 
+def fallback_flags(groups: Sequence[tuple[str, CapacityType]]) -> list[bool]:
+    """For each created group, as ``(pool, capacity)``: True for an on-demand fallback, i.e. an
+    on-demand group of a pool that also has a Spot group. A Karpenter NodePool is one group whose
+    capacity is its preferred type (Spot), so it is never a fallback. The synth table's TOTAL and
+    ``groups_of_pools`` both decide it here."""
+    spot_pools = {pool for pool, capacity in groups if capacity is CapacityType.SPOT}
+    return [capacity is CapacityType.ON_DEMAND and pool in spot_pools for pool, capacity in groups]
+
+
 def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
     """The capacity groups of created pools: per-zone groups of one pool and capacity added up."""
-    spot_pools = {p.pool for p in pools if p.capacity is CapacityType.SPOT}
+    pools = list(pools)
+    fallbacks = fallback_flags([(p.pool, p.capacity) for p in pools])
     totals: dict[tuple[str, CapacityType], CapacityGroup] = {}
-    for info in pools:
+    for info, is_fallback in zip(pools, fallbacks, strict=True):
         if len(info.capacity_types) > 1:
             # One Karpenter NodePool, Spot first, on-demand under the same limit.
             spot, *others = info.capacity_types
@@ -124,7 +134,7 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
             instance_types=info.instance_types,
             min_size=info.min_size + (seen.min_size if seen else 0),
             max_size=info.max_size + (seen.max_size if seen else 0),
-            fallback=info.capacity is CapacityType.ON_DEMAND and info.pool in spot_pools,
+            fallback=is_fallback,
         )
     return list(totals.values())
 

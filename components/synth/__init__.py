@@ -10,8 +10,9 @@ default:
 * ``kubernetes.yaml``: the Kubernetes objects as one multi-document YAML, ready for
   ``kubectl diff -f`` or a schema check;
 
-and prints a summary: the resource tree and the node-pool table (``components.synth.summary``).
-A bad config exits with status 2 and the one-line ``ConfigError`` message ``pulumi up`` would show.
+and prints a summary: the resource tree and the node-pool table (``components.synth.summary``);
+with ``--json`` the same summary as JSON on stdout and nothing else (``--quiet``: nothing at all;
+the two exclude each other). A bad config exits with status 2 and the one-line ``ConfigError`` message ``pulumi up`` would show.
 
 ``python -m components.synth diff OLD.json NEW.json`` (or ``--git-base <ref>``) compares documents
 as Markdown for a pull-request comment (``components.synth.diff``).
@@ -194,7 +195,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", type=Path, help="project directory (default: the current one if it has Pulumi.yaml)")
     parser.add_argument("--out", type=Path, help="output directory (default: <root>/synth/<stack>)")
     parser.add_argument("--no-tree", action="store_true", help="leave the resource tree out of the summary")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on stdout instead of the table (pools, prices, fleet figures, files written)",
+    )
     parser.add_argument("--list", action="store_true", help="print the committed stacks (stack, cloud, region) as JSON and exit")
     return parser
 
@@ -227,10 +234,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG_ERROR
     out_dir = args.out or root / "synth" / args.stack
     files = write(synthesis, out_dir)
-    if not args.quiet:
+    shown = [str(_relative(f)) for f in files]
+    if args.json:
+        from components.synth.summary import summary_data
+
+        sys.stdout.write(json.dumps(summary_data(synthesis.document, files=shown), indent=2, sort_keys=True) + "\n")
+    elif not args.quiet:
         from components.synth.summary import render
 
-        shown = [str(_relative(f)) for f in files]
         sys.stdout.write(render(synthesis.document, files=shown, tree=not args.no_tree))
     return 0
 

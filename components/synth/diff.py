@@ -585,12 +585,14 @@ FLEET_COLUMNS = {"max nodes": "MAX", "GPUs at max": "GPUS AT MAX", "idle GPUs": 
 
 
 def fleet_totals(document: Mapping[str, Any] | None) -> dict[str, int]:
-    """Max nodes, GPUs at max and idle GPUs over every pool of the document's ``nodePools`` output."""
-    from components.synth.summary import pool_rows, totals
+    """Max nodes, GPUs at max and idle GPUs over every pool of the document's ``nodePools`` output,
+    on-demand fallbacks included: every node group at its max, so a change to any of them shows
+    (the synth table's TOTAL, at max on Spot, leaves the fallbacks out)."""
+    from components.synth.summary import pool_rows
 
     pools = ((document or {}).get("outputs") or {}).get("nodePools") or []
-    total = totals(pool_rows(pools if isinstance(pools, list) else []))
-    return {label: int(total[column]) for label, column in FLEET_COLUMNS.items()}
+    rows = pool_rows(pools if isinstance(pools, list) else [])
+    return {label: sum(int(row[column]) for row in rows) for label, column in FLEET_COLUMNS.items()}
 
 
 # --- Markdown -------------------------------------------------------------------------------------

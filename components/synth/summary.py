@@ -12,7 +12,8 @@ column             meaning
 POOL               the ``gpuPools`` entry (``system`` for the system pool)
 NODE POOL/GROUP    the cloud's name for the pool or node group
 ROLE               system or gpu
-CAPACITY           spot or on-demand; for a Karpenter NodePool the allowed types, preferred first
+CAPACITY           spot, on-demand, or ``on-demand fallback`` (the on-demand group of a pool that
+                   has a Spot group); for a Karpenter NodePool the allowed types, preferred first
                    (``spot>on-demand``)
 ZONES              the zones it spans
 INSTANCE TYPES     VM sizes / instance types
@@ -28,9 +29,19 @@ $/NODE-H           USD per node-hour of the pool's capacity type in the stack's 
 $/H AT MAX         MAX x $/NODE-H
 =================  ===========================================================================
 
+The TOTAL row is the fleet **at max on Spot**, on every provisioner (``TOTAL_MEANING``): every row
+at MAX except the on-demand fallbacks, which stay idle; a Karpenter/NAP NodePool counts once, at
+its limit and its Spot price. MAX and GPUS AT MAX add up those rows, MIN and IDLE GPUS add up every
+row, and $/H AT MAX is the ``cost`` output's "at max all Spot" (``components.pricing.estimate``),
+so the same pools give the same TOTAL under cluster-autoscaler and Karpenter/NAP.
+
 Under the table, the stack's ``cost`` output: the fleet at max all Spot, at max with on-demand
 fallbacks instead, the ceiling (every group at max), idle, and with ``gpupools:cost`` the monthly
 estimate and its savings; then where the prices come from and how to refresh them.
+
+``summary_data`` is the same summary as plain data (``python -m components.synth <stack> --json``):
+the ``nodePools`` and ``cost`` outputs as the stack exports them, each pool marked ``fallback``,
+and the TOTAL figures.
 """
 
 from __future__ import annotations
@@ -70,6 +81,14 @@ NUMERIC_COLUMNS = frozenset(
     }
 )
 UNKNOWN_PRICE = "?"
+FALLBACK = "on-demand fallback"
+"""CAPACITY of an on-demand fallback row (``estimate.fallback_flags``)."""
+
+TOTAL_MEANING = (
+    "the fleet at max on Spot: every pool at maxSize, Spot where the pool has Spot, on-demand "
+    "fallbacks idle (0 nodes); a Karpenter/NAP NodePool counts once, at its limit and Spot price"
+)
+"""What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner."""
 
 
 def money(value: Any, digits: int = 2) -> str:
@@ -96,22 +115,37 @@ def resource_tree(document: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def fallbacks(node_pools: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """For each ``nodePools`` entry, True if it is an on-demand fallback (``estimate.fallback_flags``)."""
+    from components.conventions import CapacityType
+    from components.pricing.estimate import fallback_flags
+
+    def capacity(pool: Mapping[str, Any]) -> CapacityType:
+        value = pool.get("capacityType", "")
+        return CapacityType(value) if value in {c.value for c in CapacityType} else CapacityType.ON_DEMAND
+
+    return fallback_flags([(str(p.get("pool", "")), capacity(p)) for p in node_pools])
+
+
 def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The table rows (column -> value) for the ``nodePools`` output, sorted by role, pool, capacity, name."""
     rows = []
-    for pool in node_pools:
+    for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True):
         gpus = int(pool.get("gpusPerNode", 0) or 0)
         # Documents written before sharing existed have no gpuSlotsPerNode: one slot per GPU.
         slots = int(pool.get("gpuSlotsPerNode", gpus) or 0)
         min_size = int(pool.get("minSize", 0))
         max_size = int(pool.get("maxSize", 0))
+        capacity = pool.get("capacityType", "")
         rows.append(
             {
                 "POOL": pool.get("pool", ""),
                 "NODE POOL/GROUP": pool.get("name", ""),
                 "ROLE": pool.get("role", ""),
                 # A Karpenter NodePool allows several capacity types, preferred first.
-                "CAPACITY": ">".join(pool["capacityTypes"]) if pool.get("capacityTypes") else pool.get("capacityType", ""),
+                "CAPACITY": ">".join(pool["capacityTypes"])
+                if pool.get("capacityTypes")
+                else (FALLBACK if fallback else capacity),
                 "ZONES": ",".join(pool.get("zones", [])) or "-",
                 "INSTANCE TYPES": ",".join(pool.get("instanceTypes", [])),
                 "MIN": min_size,
@@ -127,7 +161,7 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     role_rank = {"system": 0, "gpu": 1, "cpu": 2}
-    capacity_rank = {"spot": 0, "on-demand": 1}
+    capacity_rank = {"spot": 0, "on-demand": 1, FALLBACK: 1}
     rows.sort(
         key=lambda r: (
             role_rank.get(r["ROLE"], 2),
@@ -163,15 +197,46 @@ def limit_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["POOL"])
 
 
-def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The TOTAL row: sums of the numeric columns (per-node columns are left blank, they do not add up)."""
+def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The TOTAL figures (``TOTAL_MEANING``) of a ``nodePools`` output, as numbers.
+
+    ``minSize`` and ``idleGpus`` add up every entry; ``maxSize`` and ``gpusAtMax`` every entry but
+    the on-demand fallbacks; ``costPerHourAtMax`` is the ``cost`` output's ``spotAtMaxPerHour``
+    (one computation, in ``components.pricing.estimate``), or, for a document without a ``cost``
+    output, the sum of those entries' ``costPerHourAtMax`` (``None`` when one is unknown).
+    """
+    at_max = [p for p, fallback in zip(node_pools, fallbacks(node_pools), strict=True) if not fallback]
+
+    def gpus(pool: Mapping[str, Any], key: str) -> int:
+        return int(pool.get("gpusPerNode", 0) or 0) * int(pool.get(key, 0) or 0)
+
+    dollars: Any
+    if isinstance(cost, Mapping) and "spotAtMaxPerHour" in cost:
+        dollars = cost.get("spotAtMaxPerHour")
+    else:
+        costs = [p.get("costPerHourAtMax") for p in at_max]
+        known = [float(c) for c in costs if c is not None]
+        dollars = round(sum(known), 4) if len(known) == len(costs) else None
+    return {
+        "meaning": TOTAL_MEANING,
+        "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
+        "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in at_max),
+        "gpusAtMax": sum(gpus(p, "maxSize") for p in at_max),
+        "idleGpus": sum(gpus(p, "minSize") for p in node_pools),
+        "costPerHourAtMax": dollars,
+    }
+
+
+def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The TOTAL row of the table (``fleet_total``); per-node columns are blank, they do not add up."""
+    figures = fleet_total(node_pools, cost)
     total: dict[str, Any] = dict.fromkeys(POOL_COLUMNS, "")
     total["POOL"] = "TOTAL"
-    for column in ("MIN", "MAX", "GPUS AT MAX", "IDLE GPUS"):
-        total[column] = sum(int(r[column]) for r in rows)
-    # Every group at max at once: the ceiling of the cost output.
-    at_max = [r["$/H AT MAX"] for r in rows]
-    total["$/H AT MAX"] = UNKNOWN_PRICE if UNKNOWN_PRICE in at_max else money(sum(float(v.replace(",", "")) for v in at_max))
+    total["MIN"] = figures["minSize"]
+    total["MAX"] = figures["maxSize"]
+    total["GPUS AT MAX"] = figures["gpusAtMax"]
+    total["IDLE GPUS"] = figures["idleGpus"]
+    total["$/H AT MAX"] = money(figures["costPerHourAtMax"])
     return total
 
 
@@ -241,20 +306,25 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
         lines += ["", "Resources:"]
         lines += ["  " + line for line in resource_tree(document)]
     node_pools = outputs.get("nodePools")
+    cost = outputs.get("cost")
     lines += ["", "Node pools:"]
     if isinstance(node_pools, list) and node_pools:
         rows = pool_rows(node_pools)
-        lines += ["  " + line for line in format_table(rows, footer=totals(rows))]
+        lines += [
+            "  " + line for line in format_table(rows, footer=totals(node_pools, cost if isinstance(cost, Mapping) else None))
+        ]
         lines += [
             "",
             "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
             "  SLOTS/NODE = nvidia.com/gpu per node with the pool's SHARING (what the autoscaler is told).",
+            "  TOTAL = the fleet at max on Spot, on every provisioner: MAX, GPUS AT MAX and $/H AT MAX add up every",
+            f"  row but the {FALLBACK}s (idle, 0 nodes); a Karpenter/NAP NodePool counts once, at its limit and",
+            "  Spot price; $/H AT MAX is 'at max all Spot' below. MIN and IDLE GPUS add up every row.",
         ]
         limited = limit_rows(node_pools)
         if limited:
             lines += ["", "Karpenter NodePools (spec.limits enforce MAX; CAPACITY in order of preference):"]
             lines += ["  " + line for line in format_table(limited, LIMIT_COLUMNS)]
-        cost = outputs.get("cost")
         if isinstance(cost, Mapping):
             lines += [""] + ["  " + line for line in cost_lines(cost)]
     else:
@@ -262,3 +332,36 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
     if files:
         lines += ["", "Wrote:"] + [f"  {f}" for f in files]
     return "\n".join(lines) + "\n"
+
+
+def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = ()) -> dict[str, Any]:
+    """The summary as plain data (``--json``), from the same document as ``render``.
+
+    Keys: ``stack``, ``clusterName``, ``resources`` (counts), ``nodePools`` (the stack output as
+    exported: one entry per node group, agent pool or Karpenter NodePool, with ``pricePerNodeHour``
+    and ``costPerHourAtMax``, plus ``fallback``), ``total`` (``fleet_total``), ``cost`` (the stack's
+    ``cost`` output: ``idlePerHour``, ``spotAtMaxPerHour``, ``onDemandInsteadAtMaxPerHour``,
+    ``ceilingPerHour``, ``monthly``, ...; ``null`` without one) and ``files`` written.
+    """
+    resources = document.get("resources", [])
+    outputs = document.get("outputs", {})
+    custom = sum(1 for r in resources if r.get("custom"))
+    kubernetes = sum(1 for r in resources if str(r.get("type", "")).startswith("kubernetes:") and r.get("custom"))
+    node_pools = outputs.get("nodePools")
+    node_pools = node_pools if isinstance(node_pools, list) else []
+    cost = outputs.get("cost")
+    cost = dict(cost) if isinstance(cost, Mapping) else None
+    return {
+        "stack": document.get("stack"),
+        "clusterName": outputs.get("clusterName"),
+        "resources": {
+            "total": len(resources),
+            "custom": custom,
+            "components": len(resources) - custom,
+            "kubernetes": kubernetes,
+        },
+        "nodePools": [{**pool, "fallback": fallback} for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True)],
+        "total": fleet_total(node_pools, cost),
+        "cost": cost,
+        "files": list(files),
+    }

@@ -1,0 +1,123 @@
+"""The pinned region lists (``components.catalog.regions``) and the region rule of the config.
+
+The AWS list is compared with the ``endpoints.json`` of the installed botocore (a model nobody here
+wrote); the Azure list cannot be checked offline, so it is checked against what the project itself
+relies on: every region the price catalog prices must be in it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components import config
+from components.catalog import regions
+from components.catalog.prices import price_table
+from components.errors import ConfigError
+from components.specs import Cloud
+from tests.test_config import AWS, AZURE, with_key
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def botocore_ec2_regions() -> set[str]:
+    """The regions of the commercial partition that have an EC2 endpoint, from botocore's own data."""
+    import botocore.loaders
+
+    endpoints = botocore.loaders.create_loader().load_data("endpoints")
+    [aws] = [p for p in endpoints["partitions"] if p["partition"] == "aws"]
+    return {name for name in aws["services"]["ec2"]["endpoints"] if name in aws["regions"]}
+
+
+def test_aws_list_is_botocores_commercial_ec2_regions() -> None:
+    found = botocore_ec2_regions()
+    assert found, "botocore lists no EC2 region: its endpoints data changed shape"
+    missing, extra = sorted(found - regions.AWS_REGIONS), sorted(regions.AWS_REGIONS - found)
+    assert not missing, f"botocore knows regions missing from components/catalog/regions.py: add {missing}"
+    assert not extra, f"components/catalog/regions.py lists regions botocore does not: {extra}"
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_every_priced_region_is_a_known_region(cloud: Cloud) -> None:
+    data = json.loads((ROOT / "components" / "catalog" / f"prices_{cloud.value}.json").read_text())
+    assert data["regions"]
+    for region in data["regions"]:
+        assert regions.is_known(cloud, region), f"{cloud.value}: the price catalog prices {region}, the region list lacks it"
+    assert set(data["regions"]) == set(price_table(cloud).prices)
+
+
+def test_every_example_stack_names_a_known_region() -> None:
+    import yaml
+
+    for path in sorted(ROOT.glob("Pulumi.*.yaml")):
+        values = yaml.safe_load(path.read_text())["config"]
+        cloud = Cloud(values["gpupools:cloud"])
+        assert regions.is_known(cloud, values[regions.REGION_KEYS[cloud]]), path.name
+
+
+def test_lists_hold_programmatic_names_only() -> None:
+    assert all(r == r.lower() and " " not in r for r in regions.AZURE_REGIONS)
+    assert all(r.count("-") == 2 and r.split("-")[-1].isdigit() for r in regions.AWS_REGIONS)
+    # Other partitions and clouds are not in the lists.
+    assert not regions.is_known(Cloud.AWS, "us-gov-west-1") and not regions.is_known(Cloud.AWS, "cn-north-1")
+    assert not regions.is_known(Cloud.AZURE, "usgovvirginia") and not regions.is_known(Cloud.AZURE, "chinanorth")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            with_key(AWS, "aws:region", "eu-west-9"),
+            "aws:region: must be a known AWS region (did you mean eu-west-1?), got 'eu-west-9'",
+        ),
+        (
+            with_key(AWS, "aws:region", "us-wset-2"),
+            "aws:region: must be a known AWS region (did you mean us-west-2?), got 'us-wset-2'",
+        ),
+        (
+            with_key(AZURE, "azure-native:location", "eastus9"),
+            "azure-native:location: must be a known Azure region (did you mean eastus?), got 'eastus9'",
+        ),
+        (
+            with_key(AZURE, "azure-native:location", "Wast Europe"),
+            "azure-native:location: must be a known Azure region (did you mean westeurope?), got 'Wast Europe'",
+        ),
+        (with_key(AWS, "aws:region", "mars"), "aws:region: must be a known AWS region (e.g. us-west-2), got 'mars'"),
+    ],
+)
+def test_unknown_region_is_one_config_error_naming_the_key(raw: dict[str, object], message: str) -> None:
+    region = raw.get("aws:region") or raw.get("azure-native:location")
+    with pytest.raises(ConfigError) as caught:
+        config.parse(raw, region=str(region))
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("raw", "region"),
+    [
+        # Real regions the price catalog does not price: valid, their estimates show "?".
+        (AWS, "ap-southeast-7"),
+        (AWS, "mx-central-1"),
+        (AZURE, "swedencentral"),
+        (AZURE, "newzealandnorth"),
+        # Azure takes display names in any case and spacing.
+        (AZURE, "East US 2"),
+    ],
+)
+def test_real_but_unpriced_regions_are_accepted(raw: dict[str, object], region: str) -> None:
+    cloud = Cloud(str(raw["gpupools:cloud"]))
+    assert price_table(cloud).prices.get(regions.normalize(cloud, region)) is None
+    changed = dict(raw)
+    if cloud is Cloud.AWS:
+        zone_prefix = region
+        changed["gpupools:cluster"] = {"name": "ml-dev", "zones": [f"{zone_prefix}a", f"{zone_prefix}b"]}
+    changed[regions.REGION_KEYS[cloud]] = region
+    spec = config.parse(changed, region=region)
+    assert spec.cloud is cloud
+
+
+def test_no_region_is_not_checked_here() -> None:
+    # AWS falls back to the provider's region; Azure requires the location where the stack reads it.
+    assert config.parse(AWS, region=None).cloud is Cloud.AWS

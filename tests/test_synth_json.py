@@ -1,0 +1,206 @@
+"""``python -m components.synth <stack> --json`` and the TOTAL row, on every committed example stack.
+
+Expected values come from the stack files (``Pulumi.<stack>.yaml``), the price catalog
+(``prices_<cloud>.json`` through ``PriceTable``) and the size catalogs, never from the summary
+code under test: a pool's price is recomputed here as the dearest of its instance types for its
+capacity type, and the TOTAL from the config's ``maxSize``/``minSize`` and GPUs per size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.catalog.prices import price_table
+from components.catalog.sizes import size_facts
+from components.specs import Cloud
+from components.synth import committed_stacks, main
+from components.testing import PROJECT_ROOT
+
+STACKS = committed_stacks(PROJECT_ROOT)
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    return dict(yaml.safe_load((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
+def region_of(config: dict[str, Any]) -> str:
+    return str(config.get("aws:region") or config.get("azure-native:location"))
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], str]]:
+    """Per stack: the parsed ``--json`` output and the table printed without it (same synth twice)."""
+    import contextlib
+    import io
+
+    found = {}
+    for stack in STACKS:
+        out = tmp_path_factory.mktemp(stack)
+        as_json, as_table = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(as_json):
+            assert main([stack, "--root", str(PROJECT_ROOT), "--out", str(out), "--json"]) == 0
+        with contextlib.redirect_stdout(as_table):
+            assert main([stack, "--root", str(PROJECT_ROOT), "--out", str(out), "--no-tree"]) == 0
+        # stdout is the JSON document and nothing else: json.loads of the whole of it.
+        found[stack] = (json.loads(as_json.getvalue()), as_table.getvalue())
+    return found
+
+
+def catalog_price(cloud: Cloud, region: str, instance_types: list[str], capacity: str) -> float | None:
+    """USD per node-hour straight from the catalog: the dearest type (a node may be any of them)."""
+    table = price_table(cloud)
+    values = []
+    for size in instance_types:
+        price = table.price(region, size)
+        value = None if price is None else (price.spot if capacity == "spot" else price.on_demand)
+        if value is None:
+            return None
+        values.append(value)
+    return max(values)
+
+
+def table_rows(text: str) -> dict[str, dict[str, str]]:
+    """The node-pool table's rows by NODE POOL/GROUP, and the TOTAL row under the key TOTAL."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("POOL "))
+    header = re.split(r"\s{2,}", lines[start].strip())
+    rows: dict[str, dict[str, str]] = {}
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        if line.strip().startswith("---"):
+            continue
+        if line.strip().startswith("TOTAL"):
+            numbers = line.split()[1:]  # MIN, MAX, GPUS AT MAX, IDLE GPUS, $/H AT MAX (blank columns skipped)
+            rows["TOTAL"] = dict(zip(["MIN", "MAX", "GPUS AT MAX", "IDLE GPUS", "$/H AT MAX"], numbers, strict=True))
+            continue
+        cells = re.split(r"\s{2,}", line.strip())
+        assert len(cells) == len(header), line
+        row = dict(zip(header, cells, strict=True))
+        rows[row["NODE POOL/GROUP"]] = row
+    return rows
+
+
+def test_the_example_stacks_cover_both_provisioners_on_both_clouds() -> None:
+    kinds = {(c["gpupools:cloud"], c.get("gpupools:provisioner", "cluster-autoscaler")) for c in map(stack_config, STACKS)}
+    assert kinds >= {("aws", "cluster-autoscaler"), ("aws", "karpenter"), ("azure", "cluster-autoscaler"), ("azure", "karpenter")}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_json_per_pool_prices_are_the_catalogs_and_the_tables(stack: str, outputs: dict[str, Any]) -> None:
+    data, text = outputs[stack]
+    config = stack_config(stack)
+    cloud, region = Cloud(config["gpupools:cloud"]), region_of(config)
+    rows = table_rows(text)
+    assert data["stack"] == stack and data["nodePools"]
+    assert {p["name"] for p in data["nodePools"]} == set(rows) - {"TOTAL"}
+    for pool in data["nodePools"]:
+        expected = catalog_price(cloud, region, pool["instanceTypes"], pool["capacityType"])
+        assert expected is not None, f"{stack}: the catalog prices every example pool"
+        assert pool["pricePerNodeHour"] == pytest.approx(expected, abs=5e-5), pool["name"]
+        assert pool["costPerHourAtMax"] == pytest.approx(expected * pool["maxSize"], abs=5e-4), pool["name"]
+        row = rows[pool["name"]]
+        assert row["$/NODE-H"] == f"{expected:.4f}"
+        assert float(row["$/H AT MAX"]) == pytest.approx(expected * pool["maxSize"], abs=0.005 + 1e-9)
+        assert int(row["MAX"]) == pool["maxSize"] and int(row["MIN"]) == pool["minSize"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_total_is_the_fleet_at_max_on_spot_on_every_provisioner(stack: str, outputs: dict[str, Any]) -> None:
+    data, text = outputs[stack]
+    config = stack_config(stack)
+    cloud, region = Cloud(config["gpupools:cloud"]), region_of(config)
+    system = config["gpupools:systemPool"]
+    pools = list(config.get("gpupools:gpuPools", [])) + list(config.get("gpupools:cpuPools", []))
+
+    def gpus(pool: dict[str, Any]) -> int:
+        facts = size_facts(pool["instanceTypes"][0])
+        assert facts is not None
+        return facts[0]
+
+    # At max on Spot, from the config alone: the system pool at its max (a fixed NAP System pool:
+    # its min), every pool at maxSize (the Spot side; every example pool buys Spot), fallbacks at 0.
+    assert all(p.get("spot", True) for p in pools)
+    system_max = system.get("maxSize", system["minSize"])
+    expected_max = system_max + sum(p["maxSize"] for p in pools)
+    expected_gpus = sum(p["maxSize"] * gpus(p) for p in pools)
+    expected_idle_gpus = sum(p.get("minSize", 0) * gpus(p) for p in pools)
+    system_price = catalog_price(cloud, region, system["instanceTypes"], "on-demand")
+    assert system_price is not None
+    spot_prices = [catalog_price(cloud, region, p["instanceTypes"], "spot") for p in pools]
+    assert None not in spot_prices
+    expected_cost = system_max * system_price + sum(
+        p["maxSize"] * price for p, price in zip(pools, spot_prices, strict=True) if price is not None
+    )
+
+    total = data["total"]
+    assert (total["maxSize"], total["gpusAtMax"], total["idleGpus"]) == (expected_max, expected_gpus, expected_idle_gpus)
+    assert total["minSize"] == system["minSize"] + sum(p.get("minSize", 0) for p in pools)
+    assert total["costPerHourAtMax"] == pytest.approx(expected_cost, abs=1e-3)
+    # One source: the TOTAL's dollars are the cost output's "at max all Spot", below the ceiling
+    # wherever a fallback or a shared limit could add on-demand nodes.
+    assert total["costPerHourAtMax"] == data["cost"]["spotAtMaxPerHour"]
+    assert data["cost"]["ceilingPerHour"] > total["costPerHourAtMax"]
+    # The table's TOTAL row says the same, and its legend says what it means.
+    row = table_rows(text)["TOTAL"]
+    assert [int(row[c]) for c in ("MIN", "MAX", "GPUS AT MAX", "IDLE GPUS")] == [
+        total["minSize"],
+        expected_max,
+        expected_gpus,
+        expected_idle_gpus,
+    ]
+    assert row["$/H AT MAX"] == f"{expected_cost:,.2f}"
+    assert "TOTAL = the fleet at max on Spot, on every provisioner" in text
+    # Fallback rows are marked, in the table and in the JSON, and are exactly what TOTAL leaves out.
+    fallback = {p["name"] for p in data["nodePools"] if p["fallback"]}
+    assert fallback == {name for name, r in table_rows(text).items() if r.get("CAPACITY") == "on-demand fallback"}
+    karpenter = config.get("gpupools:provisioner") == "karpenter"
+    assert bool(fallback) is not karpenter  # NodePools allow both capacity types under one limit
+    assert sum(p["maxSize"] for p in data["nodePools"] if not p["fallback"]) == expected_max
+
+
+def test_same_pools_same_total_under_cluster_autoscaler_and_karpenter(outputs: dict[str, Any]) -> None:
+    autoscaled, karpenter = outputs["aws-dev"][0]["total"], outputs["aws-karpenter-dev"][0]["total"]
+    config = stack_config("aws-dev")
+    karpenter_config = stack_config("aws-karpenter-dev")
+    same = ("gpupools:systemPool", "gpupools:cpuPools")
+    assert all(config[k] == karpenter_config[k] for k in same)
+    assert [(p["instanceTypes"], p["maxSize"]) for p in config["gpupools:gpuPools"]] == [
+        (p["instanceTypes"], p["maxSize"]) for p in karpenter_config["gpupools:gpuPools"]
+    ]
+    assert autoscaled == karpenter
+
+
+def test_json_lists_the_fleet_figures_and_the_files_written(outputs: dict[str, Any]) -> None:
+    data, _ = outputs["azure-dev"]
+    for key in ("idlePerHour", "spotAtMaxPerHour", "onDemandInsteadAtMaxPerHour", "ceilingPerHour", "monthly"):
+        assert key in data["cost"]
+    assert [Path(f).name for f in data["files"]] == ["desired-state.json", "kubernetes.yaml"]
+    assert all(Path(f).exists() for f in data["files"])
+    assert data["resources"]["total"] == data["resources"]["custom"] + data["resources"]["components"]
+
+
+def test_json_and_quiet_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["aws-dev", "--root", str(PROJECT_ROOT), "--json", "--quiet"])
+    assert exited.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "not allowed with argument" in captured.err
+
+
+def test_json_with_a_bad_config_prints_nothing_on_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = stack_config("aws-dev")
+    config["aws:region"] = "eu-west-9"
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT_ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "__main__.py").write_text((PROJECT_ROOT / "__main__.py").read_text())
+    (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
+    assert main(["bad", "--root", str(tmp_path), "--json", "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "aws:region: must be a known AWS region (did you mean eu-west-1?), got 'eu-west-9'\n"
