@@ -59,6 +59,7 @@ from components import rules
 from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from components.catalog.prices import normalize_region
 from components.errors import ConfigError
+from components.kubernetes.access_gate import KubernetesKind
 from components.kubernetes.karpenter import nodepool
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
@@ -69,6 +70,12 @@ TYPE = "gpupools:index:NapNodePools"
 NODE_CLASS_API_VERSION = "karpenter.azure.com/v1beta1"
 NODE_CLASS_KIND = "AKSNodeClass"
 NODE_CLASS_GROUP = "karpenter.azure.com"
+AKS_NODE_CLASS = KubernetesKind(NODE_CLASS_GROUP, "v1beta1", NODE_CLASS_KIND, "aksnodeclasses", namespaced=False)
+"""Cluster-scoped, resource ``aksnodeclasses`` (the provider's ``karpenter.azure.com_aksnodeclasses.yaml``,
+``tests/crds``)."""
+
+KINDS = (nodepool.NODE_POOL, AKS_NODE_CLASS)
+"""What it creates (``KubernetesAccessGate`` checks them, and waits until AKS serves them)."""
 
 IMAGE_FAMILY = "Ubuntu"
 GPU_MODE = "Driver"
