@@ -41,9 +41,10 @@ managed component and serves its CRDs; gpupools creates only the custom resource
 
 Both kinds are registered on the cluster's Kubernetes provider, which waits for the cluster (AKS
 enables NAP, CRDs included, within the cluster operation: its docs check ``kubectl get crds`` right
-after ``az aks update --node-provisioning-mode Auto``) and for the deployer's access
-(``KubernetesAccessGate``, usually minutes on a new cluster); should a kind still not be served,
-pulumi-kubernetes retries a create that the API answers with NoMatch (``access_gate`` docstring). No priority expander: NodePool weights order the
+after ``az aks update --node-provisioning-mode Auto``) and for the ``KubernetesAccessGate``, which
+waits (bounded) until the deployer may create both kinds and the API server serves both (``KINDS``
+below; ``components.azure.kubernetes_access``), since pulumi-kubernetes retries a create that meets
+NoMatch only a few times (``access_gate`` docstring). No priority expander: NodePool weights order the
 pools (price order where every pool is priced, else size facts). ``pools`` describes each NodePool as
 a ``NodePoolInfo`` for the device plugin, smoke tests and outputs.
 """
