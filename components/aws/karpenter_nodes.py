@@ -47,6 +47,7 @@ from components.aws.karpenter import DISCOVERY_TAG
 from components.aws.launch_template import BOTTLEROCKET_DATA_DEVICE, IMDS_HOP_LIMIT, ROOT_DEVICE, VOLUME_TYPE
 from components.aws.node_group import depends_on_of
 from components.catalog.aws_instance_types import INSTANCE_TYPES
+from components.kubernetes.access_gate import KubernetesKind
 from components.kubernetes.karpenter import nodepool, overlay
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
@@ -58,6 +59,11 @@ TYPE = "gpupools:index:KarpenterNodePools"
 NODE_CLASS_API_VERSION = "karpenter.k8s.aws/v1"
 NODE_CLASS_KIND = "EC2NodeClass"
 NODE_CLASS_GROUP = "karpenter.k8s.aws"
+EC2_NODE_CLASS = KubernetesKind(NODE_CLASS_GROUP, "v1", NODE_CLASS_KIND, "ec2nodeclasses", namespaced=False)
+"""Cluster-scoped, resource ``ec2nodeclasses`` (``karpenter.k8s.aws_ec2nodeclasses.yaml``, ``tests/crds``)."""
+
+KINDS = (nodepool.NODE_POOL, EC2_NODE_CLASS, overlay.NODE_OVERLAY)
+"""What it creates."""
 
 BOTTLEROCKET_OS_VOLUME = "4Gi"
 """Karpenter's default Bottlerocket OS volume size, kept (only the data volume is sized from config)."""

@@ -40,7 +40,9 @@ What it creates (children of the component):
   Kubernetes permissions until granted, and Pulumi itself creates Kubernetes objects (device plugin,
   priority expander). The assignment takes minutes to reach the cluster, so the Kubernetes provider
   depends on a ``KubernetesAccessGate`` that polls ``SelfSubjectAccessReview`` until the deployer may
-  create those objects (bounded; only on create or when the cluster or assignment is replaced);
+  create those objects, cluster-scoped ones included, and with NAP until its CRDs are served
+  (``components.azure.kubernetes_access``; bounded; only on create, when the cluster or assignment
+  is replaced, or when what it checks changes);
 - the user kubeconfig (``format=exec``, switched to kubelogin's ``azurecli`` login so ``pulumi up``
   never waits on a device-code prompt; ``components.azure.kubeconfig``) as a SECRET output, and a
   ``pulumi_kubernetes.Provider`` built from it with ``cluster_identifier`` set to the cluster's
@@ -62,6 +64,7 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, managedidentity, resources
 
 from components import rules
+from components.azure import kubernetes_access
 from components.azure.autoscaler_profile import autoscaler_profile
 from components.azure.inline_pools import InlinePoolsPlan, plan_inline_pools, system_pool_changes
 from components.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
@@ -435,6 +438,8 @@ class AksCluster(pulumi.ComponentResource):
             kubeconfig=kubeconfig,
             triggers={"clusterId": managed_cluster.id, "roleAssignmentId": deployer_admin.id},
             identity=client.object_id,
+            permissions=kubernetes_access.gate_permissions(node_auto_provisioning),
+            served=kubernetes_access.gate_served(node_auto_provisioning),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
         )
         provider = k8s.Provider(

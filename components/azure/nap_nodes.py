@@ -41,9 +41,10 @@ managed component and serves its CRDs; gpupools creates only the custom resource
 
 Both kinds are registered on the cluster's Kubernetes provider, which waits for the cluster (AKS
 enables NAP, CRDs included, within the cluster operation: its docs check ``kubectl get crds`` right
-after ``az aks update --node-provisioning-mode Auto``) and for the deployer's access
-(``KubernetesAccessGate``, usually minutes on a new cluster); should a kind still not be served,
-pulumi-kubernetes retries a create that the API answers with NoMatch (``access_gate`` docstring). No priority expander: NodePool weights order the
+after ``az aks update --node-provisioning-mode Auto``) and for the ``KubernetesAccessGate``, which
+waits (bounded) until the deployer may create both kinds and the API server serves both (``KINDS``
+below; ``components.azure.kubernetes_access``), since pulumi-kubernetes retries a create that meets
+NoMatch only a few times (``access_gate`` docstring). No priority expander: NodePool weights order the
 pools (price order where every pool is priced, else size facts). ``pools`` describes each NodePool as
 a ``NodePoolInfo`` for the device plugin, smoke tests and outputs.
 """
@@ -59,6 +60,7 @@ from components import rules
 from components.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from components.catalog.prices import normalize_region
 from components.errors import ConfigError
+from components.kubernetes.access_gate import KubernetesKind
 from components.kubernetes.karpenter import nodepool
 from components.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from components.pools import NodePoolInfo
@@ -69,6 +71,12 @@ TYPE = "gpupools:index:NapNodePools"
 NODE_CLASS_API_VERSION = "karpenter.azure.com/v1beta1"
 NODE_CLASS_KIND = "AKSNodeClass"
 NODE_CLASS_GROUP = "karpenter.azure.com"
+AKS_NODE_CLASS = KubernetesKind(NODE_CLASS_GROUP, "v1beta1", NODE_CLASS_KIND, "aksnodeclasses", namespaced=False)
+"""Cluster-scoped, resource ``aksnodeclasses`` (the provider's ``karpenter.azure.com_aksnodeclasses.yaml``,
+``tests/crds``)."""
+
+KINDS = (nodepool.NODE_POOL, AKS_NODE_CLASS)
+"""What it creates (``KubernetesAccessGate`` checks them, and waits until AKS serves them)."""
 
 IMAGE_FAMILY = "Ubuntu"
 GPU_MODE = "Driver"

@@ -12,16 +12,30 @@ provider depends on this gate, which depends on the role assignment.
 
 What it does: on create, it asks the API server, as the deployer, whether each permission in
 ``permissions`` is granted (a ``SelfSubjectAccessReview`` per permission, which any authenticated
-user may create: Kubernetes' ``system:basic-user`` ClusterRole), and polls until all are, or until
-``timeout_seconds`` (default 600: twice the documented propagation time) pass; then it fails the
-update with an error naming the identity, what is still denied, and what to check. It
-authenticates exactly as the Kubernetes provider will: from the same kubeconfig, by running its
-exec credential plugin (kubelogin on AKS), so a pass means the provider's own requests will pass.
+user may create: Kubernetes' ``system:basic-user`` ClusterRole), and whether each resource in
+``served`` is served (its group version's discovery document lists it), and polls until all pass,
+or until ``timeout_seconds`` (default 600: twice the documented propagation time) pass; then it
+fails the update with an error naming the identity, what is still denied, what is still not
+served, and what to check. It authenticates exactly as the Kubernetes provider will: from the same
+kubeconfig, by running its exec credential plugin (kubelogin on AKS), so a pass means the
+provider's own requests will pass.
+
+What it checks: a ``create`` for every kind the stack creates, in the namespace it creates it in,
+and without a namespace for cluster-scoped kinds (the device plugin's ClusterRole and
+ClusterRoleBinding with GPU sharing, NAP's NodePool and AKSNodeClass). The list is not written
+here: each component that creates Kubernetes objects declares its kinds (``KINDS``, a
+``KubernetesKind`` each), and the cluster builds the gate from the declarations of the components
+its stack composes (``components.azure.kubernetes_access``). With Node Auto Provisioning the gate
+also waits until NodePool and AKSNodeClass are served: AKS installs their CRDs itself, and
+pulumi-kubernetes retries a create that meets NoMatch only a few times with backoff
+(pulumi/pulumi-kubernetes#262, "some maximum retry threshold"; #1446 asks for more), so a CRD that is
+late by minutes would still fail the first ``pulumi up``.
 
 When it runs: only on create, and again only when its ``triggers`` change (the cluster's and the
-role assignment's IDs, so a new cluster or a re-created assignment waits again). A kubeconfig that
-changes (token format, FQDN) is an in-place update that does not poll. A steady-state ``pulumi up``
-costs nothing.
+role assignment's IDs, so a new cluster or a re-created assignment waits again) or its checks do (a
+kind added to the stack may be one the deployer cannot create yet, or one not served yet). A
+kubeconfig that changes (token format, FQDN) is an in-place update that does not poll. A
+steady-state ``pulumi up`` costs nothing.
 
 Why a Pulumi dynamic resource, not pulumi-command or pulumi-time: a dynamic resource runs in the
 program's own Python process, so it needs no extra provider plugin and no ``kubectl`` on the
@@ -31,7 +45,7 @@ unlike ``pulumi-time``'s fixed sleep it waits exactly as long as propagation tak
 reason when it does not happen. Its cost: the provider is serialized into the state, so this module
 must stay importable under its name (it is part of the package).
 
-The polling (``wait_for_access``) takes its clock, sleep and review call as arguments, so it is
+The polling (``wait_for_access``) takes its clock, sleep and check call as arguments, so it is
 tested without a cluster (``tests/test_access_gate.py``).
 """
 
@@ -64,42 +78,120 @@ POLL_SECONDS = 10
 
 @dataclass(frozen=True, order=True)
 class Permission:
-    """One thing the deployer must be allowed to do: ``verb`` on ``resource`` of API ``group`` in ``namespace``."""
+    """One thing the deployer must be allowed to do: ``verb`` on ``resource`` of API ``group`` in
+    ``namespace``; ``namespace`` empty for a cluster-scoped resource (ClusterRole, NodePool)."""
 
     group: str
     resource: str
-    namespace: str
+    namespace: str = ""
     verb: str = "create"
 
     def attributes(self) -> dict[str, str]:
-        """The ``SelfSubjectAccessReview`` ``spec.resourceAttributes``."""
-        return {"group": self.group, "resource": self.resource, "namespace": self.namespace, "verb": self.verb}
+        """The ``SelfSubjectAccessReview`` ``spec.resourceAttributes``. A cluster-scoped resource has no
+        namespace: '"" (empty) is empty for cluster-scoped resources' (Kubernetes API reference,
+        ``ResourceAttributes`` of ``authorization.k8s.io/v1``), so none is sent."""
+        attributes = {"group": self.group, "resource": self.resource, "verb": self.verb}
+        if self.namespace:
+            attributes["namespace"] = self.namespace
+        return attributes
 
     def __str__(self) -> str:
         kind = f"{self.resource}.{self.group}" if self.group else self.resource
-        return f"{self.verb} {kind} in {self.namespace}"
+        return f"{self.verb} {kind} in {self.namespace}" if self.namespace else f"{self.verb} {kind}"
 
 
-STACK_PERMISSIONS: tuple[Permission, ...] = (
-    Permission("", "serviceaccounts", "kube-system"),
-    Permission("apps", "daemonsets", "kube-system"),
-    Permission("", "configmaps", "kube-system"),
-    Permission("batch", "jobs", "default"),
+@dataclass(frozen=True, order=True)
+class ServedResource:
+    """A resource the API server must serve before the stack creates one: ``resource`` (plural) in
+    ``group``/``version``, as API discovery lists it. For a custom resource that means its CRD exists,
+    serves ``version`` and is ``Established``: the CRD discovery controller skips CRDs that are not
+    Established and versions that are not served (kubernetes/kubernetes
+    ``staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_discovery_controller.go``,
+    ``sync``), and pulumi-kubernetes maps a kind to its resource through the same discovery (a kind
+    missing there is its "no matches for kind" NoMatch error)."""
+
+    group: str
+    version: str
+    resource: str
+
+    @property
+    def path(self) -> str:
+        """The discovery document: ``/apis/<group>/<version>`` (``/api/v1`` for the core group)."""
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    def attributes(self) -> dict[str, str]:
+        return {"group": self.group, "version": self.version, "resource": self.resource}
+
+    def __str__(self) -> str:
+        return f"{self.resource}.{self.group}/{self.version}" if self.group else f"{self.resource}/{self.version}"
+
+
+@dataclass(frozen=True, order=True)
+class KubernetesKind:
+    """A kind of Kubernetes object a component creates: API ``group`` (empty for core), ``version``,
+    ``kind``, its ``resource`` (the plural the API paths and RBAC use) and whether it is namespaced.
+
+    Each component that creates Kubernetes objects declares these (``KINDS`` beside its ``TYPE``),
+    and the gate's checks are derived from the declarations (``components.azure.kubernetes_access``),
+    so a kind added to a component is checked without a second list to remember."""
+
+    group: str
+    version: str
+    kind: str
+    resource: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def create(self, namespace: str) -> Permission:
+        """The permission to create one in ``namespace`` (ignored for a cluster-scoped kind)."""
+        return Permission(self.group, self.resource, namespace if self.namespaced else "")
+
+    def served(self) -> ServedResource:
+        return ServedResource(self.group, self.version, self.resource)
+
+
+SERVICE_ACCOUNT = KubernetesKind("", "v1", "ServiceAccount", "serviceaccounts", namespaced=True)
+CONFIG_MAP = KubernetesKind("", "v1", "ConfigMap", "configmaps", namespaced=True)
+DAEMON_SET = KubernetesKind("apps", "v1", "DaemonSet", "daemonsets", namespaced=True)
+JOB = KubernetesKind("batch", "v1", "Job", "jobs", namespaced=True)
+CLUSTER_ROLE = KubernetesKind("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False)
+CLUSTER_ROLE_BINDING = KubernetesKind(
+    "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False
 )
-"""What the AKS stack creates: the device plugin's ServiceAccount and DaemonSet, the priority
-expander's ConfigMap (all in ``kube-system``) and the optional smoke-test Job (``default``)."""
+"""The built-in kinds gpupools creates, with their resource names and scope as the Kubernetes API
+reference gives them (``/api/v1/namespaces/{namespace}/serviceaccounts``,
+``/apis/rbac.authorization.k8s.io/v1/clusterroles``, ...)."""
+
+
+Check = Permission | ServedResource
+"""What the gate waits for: a permission granted, or a resource served."""
 
 
 class AccessNotGrantedError(Exception):
-    """The permissions were still denied when the gate gave up."""
+    """A permission was still denied, or a resource still not served, when the gate gave up."""
 
 
-Review = Callable[[Permission], bool]
-"""Asks the API server whether the deployer may do one thing; raises ``OSError`` when it cannot tell yet."""
+Review = Callable[[Check], bool]
+"""Asks the API server whether the deployer may do one thing (a ``Permission``) or whether it serves
+a resource (a ``ServedResource``); raises ``OSError`` when it cannot tell yet."""
+
+RBAC_HINT = (
+    "Azure role assignments usually reach AKS within five minutes: check that the 'Azure Kubernetes "
+    "Service RBAC Cluster Admin' assignment on the cluster exists for this identity (az role assignment "
+    "list --scope <cluster id>)"
+)
+CRD_HINT = (
+    "a custom resource is served once its CustomResourceDefinition is Established: check `kubectl get crds` "
+    "(on AKS, Node Auto Provisioning's come with nodeProvisioningProfile mode Auto, and its docs check them "
+    "right after enabling it)"
+)
 
 
 def wait_for_access(
-    permissions: Sequence[Permission],
+    checks: Sequence[Check],
     review: Review,
     timeout_seconds: float,
     who: str,
@@ -107,43 +199,53 @@ def wait_for_access(
     sleep: Callable[[float], None] = time.sleep,
     poll_seconds: float = POLL_SECONDS,
 ) -> int:
-    """Review every permission until all are allowed; returns the number of rounds it took.
+    """Check every permission and served resource until all pass; returns the number of rounds it took.
 
-    A permission once allowed is not asked again. A review that cannot be made (the API server not
-    reachable yet, a token that cannot be had yet, an HTTP error) counts as "not yet", with the
-    reason kept for the final message.
+    A check once passed is not made again. A check that cannot be made (the API server not reachable
+    yet, a token that cannot be had yet, an HTTP error) counts as "not yet", with the reason kept for
+    the final message.
 
     Raises:
-        AccessNotGrantedError: after ``timeout_seconds``, naming ``who``, what is still denied and why.
+        AccessNotGrantedError: after ``timeout_seconds``, naming ``who``, what is still denied, what is
+            still not served, and why.
     """
-    pending = sorted(set(permissions))
+    pending: list[Check] = [
+        *sorted({c for c in checks if isinstance(c, Permission)}),
+        *sorted({c for c in checks if isinstance(c, ServedResource)}),
+    ]
     deadline = clock() + timeout_seconds
     rounds = 0
-    reasons: dict[Permission, str] = {}
+    reasons: dict[Check, str] = {}
     while True:
         rounds += 1
         still = []
-        for permission in pending:
+        for check in pending:
             try:
-                if review(permission):
-                    reasons.pop(permission, None)
+                if review(check):
+                    reasons.pop(check, None)
                     continue
-                reasons[permission] = "denied"
+                reasons[check] = "denied" if isinstance(check, Permission) else "not served"
             except OSError as error:
-                reasons[permission] = f"not reviewable yet: {error}"
-            still.append(permission)
+                reasons[check] = f"not {'reviewable' if isinstance(check, Permission) else 'checkable'} yet: {error}"
+            still.append(check)
         pending = still
         if not pending:
             return rounds
         if clock() + poll_seconds > deadline:
-            denied = "; ".join(f"{p} ({reasons[p]})" for p in pending)
-            raise AccessNotGrantedError(
-                f"{who} still may not {denied} after {timeout_seconds:.0f} s ({rounds} rounds of SelfSubjectAccessReview). "
-                "Azure role assignments usually reach AKS within five minutes: check that the 'Azure Kubernetes "
-                "Service RBAC Cluster Admin' assignment on the cluster exists for this identity (az role assignment "
-                "list --scope <cluster id>), then run `pulumi up` again; nothing Kubernetes was created."
-            )
+            raise AccessNotGrantedError(_give_up_message(pending, reasons, who, timeout_seconds, rounds))
         sleep(poll_seconds)
+
+
+def _give_up_message(pending: Sequence[Check], reasons: Mapping[Check, str], who: str, timeout: float, rounds: int) -> str:
+    denied = "; ".join(f"{c} ({reasons[c]})" for c in pending if isinstance(c, Permission))
+    unserved = "; ".join(f"{c} ({reasons[c]})" for c in pending if isinstance(c, ServedResource))
+    what = [f"{who} still may not {denied}"] if denied else []
+    what += [f"the API server still does not serve {unserved}"] if unserved else []
+    hints = ([RBAC_HINT] if denied else []) + ([CRD_HINT] if unserved else [])
+    return (
+        f"{', and '.join(what)} after {timeout:.0f} s ({rounds} rounds of checks). "
+        f"{'; '.join(hints)}; then run `pulumi up` again. Nothing Kubernetes was created."
+    )
 
 
 # --- talking to the API server as the kubeconfig's user -------------------------------------------
@@ -212,35 +314,71 @@ class ApiServer:
             "kind": "SelfSubjectAccessReview",
             "spec": {"resourceAttributes": permission.attributes()},
         }
+        answer = self._request("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body)
+        return bool(answer.get("status", {}).get("allowed"))
+
+    def serves(self, resource: ServedResource) -> bool:
+        """Whether the discovery document of the resource's group version (an ``APIResourceList``)
+        lists it. A group version not served at all is a 404 there, so "not served" too. Discovery
+        is open to every authenticated user (Kubernetes' ``system:discovery`` ClusterRole)."""
+        try:
+            answer = self._request(resource.path)
+        except _NotFoundError:
+            return False
+        return any(item.get("name") == resource.resource for item in answer.get("resources") or [])
+
+    def check(self, check: Check) -> bool:
+        """``review`` for a permission, ``serves`` for a served resource."""
+        return self.review(check) if isinstance(check, Permission) else self.serves(check)
+
+    def _request(self, path: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """GET ``path`` (or POST ``body`` to it) as the kubeconfig's user; the decoded JSON answer."""
         request = urllib.request.Request(
-            f"{self.server}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-            data=json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {self.bearer_token()}", "Content-Type": "application/json"},
-            method="POST",
+            f"{self.server}{path}",
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={
+                "Authorization": f"Bearer {self.bearer_token()}",
+                "Accept": "application/json",
+                **({"Content-Type": "application/json"} if body is not None else {}),
+            },
+            method="POST" if body is not None else "GET",
         )
         context = ssl.create_default_context(cadata=self.ca_pem) if self.ca_pem else ssl.create_default_context()
         try:
             with urllib.request.urlopen(request, timeout=30, context=context) as response:
-                return bool(json.load(response).get("status", {}).get("allowed"))
+                return dict(json.load(response))
         except urllib.error.HTTPError as error:
+            if error.code == 404:
+                raise _NotFoundError(path) from error
             raise OSError(f"HTTP {error.code} from the API server") from error
         except urllib.error.URLError as error:
             raise OSError(str(error.reason)) from error
 
 
+class _NotFoundError(OSError):
+    """The API server answered 404 (for a discovery document: the group version is not served)."""
+
+
 # --- the dynamic resource -------------------------------------------------------------------------
 
 TRIGGERS = "triggers"
+PERMISSIONS = "permissions"
+SERVED = "servedResources"
+REPLACING = (TRIGGERS, PERMISSIONS, SERVED)
+"""Inputs whose change replaces the gate, so it waits again: a new cluster or role assignment, or a
+check added (a component that now creates a new kind, a CRD the stack now needs)."""
 
 
 class _AccessGateProvider(pulumi.dynamic.ResourceProvider):
-    """Create polls; a change of ``triggers`` replaces (polls again); anything else updates in place."""
+    """Create waits; a change of ``triggers``, ``permissions`` or ``servedResources`` replaces (waits
+    again); anything else updates in place."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        permissions = [Permission(**p) for p in props["permissions"]]
+        checks: list[Check] = [Permission(**p) for p in props[PERMISSIONS]]
+        checks += [ServedResource(**r) for r in props.get(SERVED) or []]
         rounds = wait_for_access(
-            permissions,
-            ApiServer.from_kubeconfig(props["kubeconfig"]).review,
+            checks,
+            ApiServer.from_kubeconfig(props["kubeconfig"]).check,
             float(props["timeoutSeconds"]),
             who=str(props.get("identity") or "the deploying identity"),
         )
@@ -248,7 +386,9 @@ class _AccessGateProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.CreateResult(id_=f"access-{digest}", outs={**props, "rounds": rounds})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        replaces = [key for key in (TRIGGERS, "permissions") if olds.get(key) != news.get(key)]
+        # ``or []``: a gate created before ``servedResources`` existed has none in its state, which
+        # is the same as an empty list (no reason to wait again).
+        replaces = [key for key in REPLACING if (olds.get(key) or []) != (news.get(key) or [])]
         changed = bool(replaces) or any(olds.get(k) != news.get(k) for k in ("kubeconfig", "timeoutSeconds", "identity"))
         return pulumi.dynamic.DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
@@ -257,15 +397,19 @@ class _AccessGateProvider(pulumi.dynamic.ResourceProvider):
 
 
 class KubernetesAccessGate(pulumi.dynamic.Resource, module="gpupools", name="KubernetesAccessGate"):
-    """A resource that exists once the kubeconfig's user may do every one of ``permissions``.
+    """A resource that exists once the kubeconfig's user may do every one of ``permissions`` and the
+    API server serves every one of ``served``.
 
     Args:
         name: the resource name.
         kubeconfig: the kubeconfig the Kubernetes provider will use (a secret stays one).
         triggers: values whose change means "wait again" (cluster ID, role assignment ID).
         identity: who is waiting, for the error message (an object ID); optional.
-        permissions: default ``STACK_PERMISSIONS``.
-        timeout_seconds: default ``DEFAULT_TIMEOUT_SECONDS`` (600).
+        permissions: what the deployer must be allowed to do: a ``create`` per kind the stack
+            creates (``KubernetesKind.create``), cluster-scoped kinds included.
+        served: resources the API server must serve first (custom resources whose CRDs someone
+            else installs, such as AKS Node Auto Provisioning's); default none.
+        timeout_seconds: default ``DEFAULT_TIMEOUT_SECONDS`` (600), for all checks together.
         opts: ``depends_on`` the role assignment that grants the permissions.
     """
 
@@ -277,7 +421,8 @@ class KubernetesAccessGate(pulumi.dynamic.Resource, module="gpupools", name="Kub
         kubeconfig: pulumi.Input[str],
         triggers: Mapping[str, pulumi.Input[str]],
         identity: pulumi.Input[str] | None = None,
-        permissions: Sequence[Permission] = STACK_PERMISSIONS,
+        permissions: Sequence[Permission] = (),
+        served: Sequence[ServedResource] = (),
         timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -290,7 +435,8 @@ class KubernetesAccessGate(pulumi.dynamic.Resource, module="gpupools", name="Kub
             "kubeconfig": kubeconfig,
             TRIGGERS: dict(triggers),
             "identity": identity,
-            "permissions": [p.attributes() for p in sorted(set(permissions))],
+            PERMISSIONS: [p.attributes() for p in sorted(set(permissions))],
+            SERVED: [r.attributes() for r in sorted(set(served))],
             "timeoutSeconds": timeout_seconds,
             "rounds": None,
         }

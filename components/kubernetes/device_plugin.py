@@ -44,6 +44,7 @@ from components.conventions import DEVICE_PLUGIN_CONFIG_LABEL, GPU_PRESENT_LABEL
 from components.errors import ConfigError
 from components.kubernetes import device_plugin_config as configs
 from components.kubernetes import mps_control_daemon as mps
+from components.kubernetes.access_gate import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, CONFIG_MAP, DAEMON_SET, SERVICE_ACCOUNT
 from components.kubernetes.hardening import locked_down_security_context
 from components.kubernetes.scan_skips import skip_annotations
 from components.pools import NodePoolInfo
@@ -52,6 +53,17 @@ from components.specs import DevicePluginSpec, SharingMode
 from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEVICE_PLUGIN_IMAGE
 
 TYPE = "gpupools:index:NvidiaDevicePlugin"
+
+KINDS = (SERVICE_ACCOUNT, DAEMON_SET, CONFIG_MAP, CLUSTER_ROLE, CLUSTER_ROLE_BINDING)
+"""What it creates (``KubernetesAccessGate`` checks them): always the ServiceAccount and DaemonSet; with
+sharing the ConfigMap of configs, the config-manager's ClusterRole and ClusterRoleBinding and, with
+MPS, the control daemon's DaemonSet."""
+
+UNSHARED_KINDS = (SERVICE_ACCOUNT, DAEMON_SET)
+"""What it creates when no pool it serves is shared (AKS Node Auto Provisioning refuses sharing)."""
+
+NAMESPACE = "kube-system"
+"""Where its namespaced objects go by default."""
 
 NAME = "nvidia-device-plugin"
 """``metadata.name`` of the DaemonSet and its ServiceAccount (and ``app.kubernetes.io/name``)."""
@@ -290,7 +302,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         name: str,
         pools: Sequence[NodePoolInfo],
         version: str = DEFAULT_DEVICE_PLUGIN_VERSION,
-        namespace: str = "kube-system",
+        namespace: str = NAMESPACE,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         served = validate(name, pools, version)

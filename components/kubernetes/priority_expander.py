@@ -47,9 +47,16 @@ import yaml
 from components.catalog.sizes import size_facts
 from components.conventions import CapacityType, Role
 from components.errors import ConfigError
+from components.kubernetes.access_gate import CONFIG_MAP
 from components.pools import NodePoolInfo
 
 TYPE = "gpupools:index:PriorityExpander"
+
+KINDS = (CONFIG_MAP,)
+"""What it creates (``KubernetesAccessGate`` checks it): one ConfigMap."""
+
+NAMESPACE = "kube-system"
+"""Where the ConfigMap goes by default: cluster-autoscaler's namespace."""
 
 CONFIG_MAP_NAME = "cluster-autoscaler-priority-expander"
 """The name cluster-autoscaler looks for (``PriorityConfigMapName``)."""
@@ -267,7 +274,7 @@ class PriorityExpander(pulumi.ComponentResource):
         self,
         name: str,
         pools: Sequence[NodePoolInfo],
-        namespace: str = "kube-system",
+        namespace: str = NAMESPACE,
         opts: pulumi.ResourceOptions | None = None,
         prices: Mapping[str, float | None] | None = None,
     ) -> None:

@@ -24,12 +24,19 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import CAPACITY_TYPE_LABEL, GPU_RESOURCE, POOL_LABEL, Role
 from components.errors import ConfigError
+from components.kubernetes.access_gate import JOB
 from components.kubernetes.hardening import locked_down_security_context
 from components.pools import NodePoolInfo
 from components.scheduling import tolerations
 from components.versions import SMOKE_TEST_IMAGE
 
 TYPE = "gpupools:index:GpuSmokeTest"
+
+KINDS = (JOB,)
+"""What it creates (``KubernetesAccessGate`` checks it): one Job."""
+
+NAMESPACE = "default"
+"""Where the Job goes by default."""
 
 ACTIVE_DEADLINE_SECONDS = 1800
 """30 minutes from the Job's start, Pending time included: a scale-from-zero plus one Spot to
@@ -119,7 +126,7 @@ class GpuSmokeTest(pulumi.ComponentResource):
         self,
         name: str,
         pool: NodePoolInfo,
-        namespace: str = "default",
+        namespace: str = NAMESPACE,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         validate(name, pool)

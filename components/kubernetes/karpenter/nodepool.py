@@ -79,11 +79,15 @@ from components.conventions import (
     pool_labels,
 )
 from components.errors import ConfigError
+from components.kubernetes.access_gate import KubernetesKind
 from components.pools import NodePoolInfo
 from components.specs import MaintenanceSpec, PoolSpec, frozen_map
 
 API_VERSION = "karpenter.sh/v1"
 KIND = "NodePool"
+NODE_POOL = KubernetesKind("karpenter.sh", "v1", KIND, "nodepools", namespaced=False)
+"""The NodePool kind: cluster-scoped, resource ``nodepools`` (the CRD ``karpenter.sh_nodepools.yaml``
+of both providers, ``tests/crds``)."""
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ZONE_LABEL = "topology.kubernetes.io/zone"

@@ -47,11 +47,14 @@ from typing import Any, Sequence
 
 from components import sharing
 from components.conventions import GPU_RESOURCE, KARPENTER_NODEPOOL_LABEL
+from components.kubernetes.access_gate import KubernetesKind
 from components.kubernetes.karpenter.nodepool import INSTANCE_TYPE_LABEL, NodeShape, requirement
 from components.specs import PoolSpec
 
 API_VERSION = "karpenter.sh/v1alpha1"
 KIND = "NodeOverlay"
+NODE_OVERLAY = KubernetesKind("karpenter.sh", "v1alpha1", KIND, "nodeoverlays", namespaced=False)
+"""The kind, for ``KubernetesAccessGate`` declarations (cluster-scoped, like NodePools)."""
 NAME_SUFFIX = "gpu-sharing"
 
 
