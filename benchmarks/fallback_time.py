@@ -1,6 +1,6 @@
 """Modelled time from a Spot capacity error to a usable on-demand GPU node, per provisioner and cloud.
 
-Prints a Markdown table from ``components.fallback_model`` (the pure model, with the source of
+Prints a Markdown table from ``gpupools.fallback_model`` (the pure model, with the source of
 every timer), and with ``--steps`` every step of every path with its source. Nothing is measured
 and nothing talks to a cloud: the documented timers are upstream defaults, the rest are stated
 assumptions you can replace with your own numbers. Run from the repository root::
@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from components.fallback_model import Fallback, Timers, fallbacks, human  # noqa: E402
-from components.specs import AutoscalerSpec  # noqa: E402
+from gpupools.fallback_model import Fallback, Timers, fallbacks, human  # noqa: E402
+from gpupools.specs import AutoscalerSpec  # noqa: E402
 
 NAMES = {"cluster-autoscaler": "cluster-autoscaler", "karpenter": "Karpenter", "nap": "NAP (Karpenter)"}
 CASES = {"sync": "synchronous (in the response / scaling activity)", "async": "asynchronous (inside the operation)"}

@@ -3,12 +3,12 @@
 For each cloud and each fleet size (default 1, 10 and 50 GPU pools over 3 zones, each pool a
 Spot pool plus an on-demand fallback), this script builds a stack config programmatically from the
 committed example stack (``Pulumi.azure-dev.yaml`` / ``Pulumi.aws-dev.yaml``), checks it with
-``components.config.parse``, and times, as the median of several repeats:
+``gpupools.config.parse``, and times, as the median of several repeats:
 
 * **program**: the real stack program on the recording mock runtime (``run_stack``), i.e. config
   loading, validation, every component and resource of the library;
 * **synth**: ``program`` plus building the desired-state document and the Kubernetes manifests and
-  rendering both (what ``python -m components.synth`` does apart from writing files);
+  rendering both (what ``python -m gpupools.synth`` does apart from writing files);
 * **floor**: the same registrations with no library code: every recorded registration replayed as
   a plain ``pulumi.CustomResource`` / ``ComponentResource`` / ``ProviderResource`` of the same type
   token, the same inputs (so the same sizes), the same parent, provider, ``depends_on`` and type
@@ -23,7 +23,7 @@ Library, synth and floor runs are interleaved (one of each per repeat), so a bus
 all three alike.
 
 Each table is measured twice: with CPython's cyclic garbage collector paused, as
-``python -m components.synth`` runs, and with its default settings. The mock runtime keeps every
+``python -m gpupools.synth`` runs, and with its default settings. The mock runtime keeps every
 object of a run alive until the end, so with the default settings each full collection rescans a
 heap that grows with the fleet, and the floor itself grows faster than linearly.
 
@@ -64,11 +64,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import pulumi  # noqa: E402
-
-from components.config import parse  # noqa: E402
-from components.synth import gc_paused  # noqa: E402
-from components.synth.document import desired_state, kubernetes_manifests, render_json, render_yaml  # noqa: E402
-from components.testing import Registration, run_program, run_stack, stack_config  # noqa: E402
+from gpupools.config import parse  # noqa: E402
+from gpupools.synth import gc_paused  # noqa: E402
+from gpupools.synth.document import desired_state, kubernetes_manifests, render_json, render_yaml  # noqa: E402
+from gpupools.testing import Registration, run_program, run_stack, stack_config  # noqa: E402
 
 STACKS = {"azure": "azure-dev", "aws": "aws-dev"}
 POOL_TEMPLATE = {
@@ -78,7 +77,7 @@ POOL_TEMPLATE = {
 
 
 def fleet(cloud: str, pools: int) -> dict[str, Any]:
-    """Config overrides for ``pools`` GPU pools over the example stack's 3 zones, validated by ``components.config``."""
+    """Config overrides for ``pools`` GPU pools over the example stack's 3 zones, validated by ``gpupools.config``."""
     gpu_pools = [
         {
             "name": f"p{i}",
@@ -100,7 +99,7 @@ def fleet(cloud: str, pools: int) -> dict[str, Any]:
 
 def record(stack: str, overrides: dict[str, Any]) -> tuple[list[Registration], dict[str, list[str]]]:
     """Run the stack once; its registrations and, per URN, the alias types the SDK classes registered."""
-    import components.testing as testing
+    import gpupools.testing as testing
 
     aliases: dict[str, list[str]] = {}
     original = testing.RecordingMonitor.RegisterResource
@@ -181,7 +180,7 @@ def median_seconds(actions: list[Callable[[], Any]], repeats: int, pause_gc: boo
     """Median wall time of each action; the actions take turns within each repeat.
 
     With ``pause_gc`` every action runs with the cyclic garbage collector paused, as
-    ``python -m components.synth`` runs (``components.synth.gc_paused``).
+    ``python -m gpupools.synth`` runs (``gpupools.synth.gc_paused``).
     """
     times: list[list[float]] = [[] for _ in actions]
     for _ in range(repeats):
@@ -303,7 +302,7 @@ def main() -> None:
         "--gc",
         choices=["paused", "default", "both"],
         default="both",
-        help="cyclic garbage collector during the runs: paused (as python -m components.synth runs), "
+        help="cyclic garbage collector during the runs: paused (as python -m gpupools.synth runs), "
         "CPython's default, or both tables (default)",
     )
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the largest program run")
@@ -320,9 +319,7 @@ def main() -> None:
                 rows.append(measure(cloud, pools, args.repeats, pause_gc))
                 print(f"  measured {cloud} {pools} pools", file=sys.stderr)
         title = (
-            "garbage collector paused (as python -m components.synth runs)"
-            if pause_gc
-            else "CPython's default garbage collection"
+            "garbage collector paused (as python -m gpupools.synth runs)" if pause_gc else "CPython's default garbage collection"
         )
         print(f"{title}:\n")
         print(report(rows))

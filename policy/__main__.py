@@ -3,18 +3,19 @@
 The only place that constructs ``PolicyPack``: its constructor starts the analyzer's gRPC server
 and blocks, so tests import ``gpupools_policy.pack`` / ``gpupools_policy.rules`` instead.
 
-The rules read the project's catalog and conventions (``components.catalog``,
-``components.conventions``: plain data, no cloud SDKs). When ``components`` is not installed in
-the pack's environment, the repository this pack sits in is put on the import path.
+The rules read the project's catalog and conventions (``gpupools.catalog``,
+``gpupools.conventions``: plain data, no cloud SDKs). When ``gpupools`` is not installed in
+the pack's environment, the package of the repository this pack sits in (``components/``) is put
+on the import path.
 """
 
 import sys
 from pathlib import Path
 
 try:
-    import components.conventions  # noqa: F401
+    import gpupools.conventions  # noqa: F401
 except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "components"))
 
 from gpupools_policy.pack import PACK_ENFORCEMENT, PACK_NAME, POLICIES
 from pulumi_policy import PolicyPack

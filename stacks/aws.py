@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
-
-from components import config
-from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
-from components.aws.karpenter import DISCOVERY_TAG, Karpenter
-from components.aws.karpenter_nodes import KarpenterNodePools
-from components.catalog.prices import price_table
-from components.conventions import CapacityType, Role
-from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
-from components.kubernetes.karpenter import overlay
-from components.pools import NodePoolInfo
-from components.pricing.estimate import price_order, stack_costs
-from components.specs import Provisioner, StackSpec
+from gpupools import config
+from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
+from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
+from gpupools.aws.karpenter_nodes import KarpenterNodePools
+from gpupools.catalog.prices import price_table
+from gpupools.conventions import CapacityType, Role
+from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes.karpenter import overlay
+from gpupools.pools import NodePoolInfo
+from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.specs import Provisioner, StackSpec
 
 
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:

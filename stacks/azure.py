@@ -1,6 +1,6 @@
 """The AKS stack: compose the components from the validated config.
 
-``Pulumi.<stack>.yaml`` -> ``components.config.load()`` -> ``AksCluster`` (System pool, network,
+``Pulumi.<stack>.yaml`` -> ``gpupools.config.load()`` -> ``AksCluster`` (System pool, network,
 identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools`` entry and one
 ``CpuNodePool`` per ``cpuPools`` entry, every agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
 the priority expander over every pool (Spot above on-demand above system, the cheaper first), and the optional smoke
@@ -20,16 +20,15 @@ are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
 from __future__ import annotations
 
 import pulumi
-
-from components import config
-from components.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, NodeImageMaintenance
-from components.catalog.prices import price_table
-from components.conventions import CapacityType, Role
-from components.errors import ConfigError
-from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
-from components.pools import NodePoolInfo
-from components.pricing.estimate import price_order, stack_costs
-from components.specs import StackSpec
+from gpupools import config
+from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, NodeImageMaintenance
+from gpupools.catalog.prices import price_table
+from gpupools.conventions import CapacityType, Role
+from gpupools.errors import ConfigError
+from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.pools import NodePoolInfo
+from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.specs import StackSpec
 
 
 def load_location() -> str:

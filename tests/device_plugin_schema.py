@@ -1,6 +1,6 @@
 """A schema check of NVIDIA device plugin config files, written from the plugin's own rules.
 
-Source, read at the pinned plugin version (``components.versions.DEFAULT_DEVICE_PLUGIN_VERSION``):
+Source, read at the pinned plugin version (``gpupools.versions.DEFAULT_DEVICE_PLUGIN_VERSION``):
 NVIDIA/k8s-device-plugin tag v0.20.0, commit 1b826acc6af3079d8923bac395c3124b8861a9a6.
 
 * ``api/config/v1/config.go``: ``Config`` = ``version``, ``flags``, ``resources``, ``sharing``,

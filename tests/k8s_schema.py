@@ -18,8 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import kubernetes_validate
 import pulumi
 import pulumi_kubernetes as k8s
-
-from components.conventions import (
+from gpupools.conventions import (
     AKS_SPOT_LABEL,
     AKS_SPOT_TAINT,
     AKS_SYSTEM_TAINT,
@@ -31,13 +30,13 @@ from components.conventions import (
     Taint,
     pool_labels,
 )
-from components.errors import ConfigError
-from components.pools import NodePoolInfo
-from components.sharing import node_labels as sharing_labels
-from components.sharing import slots_per_gpu
-from components.specs import SharingSpec
-from components.testing import Registration, Run, run_program
-from components.versions import VERSION_TABLES, minor_key
+from gpupools.errors import ConfigError
+from gpupools.pools import NodePoolInfo
+from gpupools.sharing import node_labels as sharing_labels
+from gpupools.sharing import slots_per_gpu
+from gpupools.specs import SharingSpec
+from gpupools.testing import Registration, Run, run_program
+from gpupools.versions import VERSION_TABLES, minor_key
 
 # --- schema ---------------------------------------------------------------------------------------
 

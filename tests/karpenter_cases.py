@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.testing import stack_config
+from gpupools.testing import stack_config
 
 KARPENTER = stack_config("aws-karpenter-dev")
 

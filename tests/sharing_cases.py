@@ -13,13 +13,12 @@ from typing import Any, Callable
 
 import pulumi
 import pulumi_kubernetes as k8s
-
-from components.aws import GpuNodeGroup
-from components.azure import GpuNodePool
-from components.conventions import DEVICE_PLUGIN_CONFIG_LABEL, CapacityType, Role, pool_labels
-from components.kubernetes import NvidiaDevicePlugin
-from components.pools import NodePoolInfo
-from components.specs import GpuPoolSpec, SharingMode, SharingSpec, frozen_map
+from gpupools.aws import GpuNodeGroup
+from gpupools.azure import GpuNodePool
+from gpupools.conventions import DEVICE_PLUGIN_CONFIG_LABEL, CapacityType, Role, pool_labels
+from gpupools.kubernetes import NvidiaDevicePlugin
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import GpuPoolSpec, SharingMode, SharingSpec, frozen_map
 
 AZURE: dict[str, Any] = {
     "gpupools:cloud": "azure",

@@ -1,4 +1,4 @@
-"""The deployer-access gate (components/kubernetes/access_gate.py) and its place in the AKS stack.
+"""The deployer-access gate (components/gpupools/kubernetes/access_gate.py) and its place in the AKS stack.
 
 Why it must exist: AKS role assignments "can take up to five minutes to propagate" (AKS docs,
 "Use Azure RBAC for Kubernetes authorization"), and pulumi-kubernetes retries a create only on
@@ -22,12 +22,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components.aws import karpenter_nodes
-from components.azure import kubernetes_access, nap_nodes
-from components.errors import ConfigError
-from components.kubernetes import device_plugin, priority_expander, smoke_test
-from components.kubernetes.access_gate import (
+from gpupools.aws import karpenter_nodes
+from gpupools.azure import kubernetes_access, nap_nodes
+from gpupools.errors import ConfigError
+from gpupools.kubernetes import device_plugin, priority_expander, smoke_test
+from gpupools.kubernetes.access_gate import (
     AccessNotGrantedError,
     ApiServer,
     KubernetesAccessGate,
@@ -38,7 +37,8 @@ from components.kubernetes.access_gate import (
     exec_credential_token,
     wait_for_access,
 )
-from components.testing import Registration, Run, run_program, run_stack, stack_config
+from gpupools.testing import Registration, Run, run_program, run_stack, stack_config
+
 from tests.crd_schema import CRD_DIR
 
 DAEMONSETS = Permission("apps", "daemonsets", "kube-system")
@@ -432,7 +432,7 @@ def with_everything(stack: str) -> dict[str, Any]:
     the first GPU pool (the device plugin's ConfigMap, ClusterRole, ClusterRoleBinding and the MPS
     control daemon's DaemonSet)."""
     pools = copy.deepcopy(stack_config(stack)["gpupools:gpuPools"])
-    if stack != "azure-nap-dev":  # NAP refuses GPU sharing (components.config, NAP_SHARING_RULE)
+    if stack != "azure-nap-dev":  # NAP refuses GPU sharing (gpupools.config, NAP_SHARING_RULE)
         pools[0]["sharing"] = {"mps": {"replicas": 2}}
     return {"gpupools:gpuPools": pools, "gpupools:smokeTest": {"enabled": True}}
 

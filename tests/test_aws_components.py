@@ -13,16 +13,15 @@ from typing import Any, Callable
 
 import pulumi
 import pytest
-
-from components.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup, NatStrategy
-from components.aws.autoscaler import rendered_flags
-from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.config import parse_gpu_pool
-from components.conventions import EKS_ACCELERATOR_LABEL, GPU_TAINT, CapacityType, Role
-from components.errors import ConfigError
-from components.specs import AutoscalerSpec, Cloud
-from components.testing import Registration, Run, fakes, run_program
-from components.versions import CLUSTER_AUTOSCALER_CHART_VERSION, CLUSTER_AUTOSCALER_IMAGE_TAGS
+from gpupools.aws import ClusterAutoscaler, EksCluster, GpuNodeGroup, NatStrategy
+from gpupools.aws.autoscaler import rendered_flags
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.config import parse_gpu_pool
+from gpupools.conventions import EKS_ACCELERATOR_LABEL, GPU_TAINT, CapacityType, Role
+from gpupools.errors import ConfigError
+from gpupools.specs import AutoscalerSpec, Cloud
+from gpupools.testing import Registration, Run, fakes, run_program
+from gpupools.versions import CLUSTER_AUTOSCALER_CHART_VERSION, CLUSTER_AUTOSCALER_IMAGE_TAGS
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -18,10 +18,9 @@ import botocore.session
 import pytest
 from botocore.model import Shape
 from botocore.validate import ParamValidator
-
-from components.aws.iam import AUTOSCALER_DESCRIBE_ACTIONS, AUTOSCALER_MUTATING_ACTIONS
-from components.rules import ASG_MAX_TAGS, EKS_ASG_OWN_TAGS
-from components.testing import Registration, Run, fakes, run_stack, stack_config
+from gpupools.aws.iam import AUTOSCALER_DESCRIBE_ACTIONS, AUTOSCALER_MUTATING_ACTIONS
+from gpupools.rules import ASG_MAX_TAGS, EKS_ASG_OWN_TAGS
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ASG_TAG = "aws:autoscaling/tag:Tag"

@@ -7,17 +7,16 @@ import re
 import uuid
 
 import pytest
+from gpupools.aws import naming
+from gpupools.aws.asg_tags import node_template_tags
+from gpupools.aws.network import plan_subnets
+from gpupools.aws.node_group import plan_gpu_groups, split
+from gpupools.config import parse_gpu_pool
+from gpupools.conventions import GPU_TAINT, CapacityType, Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.specs import Cloud
 from hypothesis import given
 from hypothesis import strategies as st
-
-from components.aws import naming
-from components.aws.asg_tags import node_template_tags
-from components.aws.network import plan_subnets
-from components.aws.node_group import plan_gpu_groups, split
-from components.config import parse_gpu_pool
-from components.conventions import GPU_TAINT, CapacityType, Taint, TaintEffect
-from components.errors import ConfigError
-from components.specs import Cloud
 
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
 CREATE_ONLY = {"instanceTypes": ["g4dn.xlarge", "g5.xlarge"], "amiType": "AL2023_x86_64_NVIDIA"}

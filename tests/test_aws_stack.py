@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 import yaml
+from gpupools.conventions import GPU_PRESENT_LABEL, GPU_TAINT, Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.kubernetes.priority_expander import CONFIG_MAP_NAME
+from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_program, run_stack, stack_config
+from gpupools.testing.manifests import to_manifest
 
-from components.conventions import GPU_PRESENT_LABEL, GPU_TAINT, Taint, TaintEffect
-from components.errors import ConfigError
-from components.kubernetes.priority_expander import CONFIG_MAP_NAME
-from components.testing import PROJECT_ROOT, Registration, Run, fakes, run_program, run_stack, stack_config
-from components.testing.manifests import to_manifest
 from tests.k8s_schema import untolerated, validate_manifest
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -152,7 +152,7 @@ def test_node_groups_wait_for_the_access_entry_and_the_autoscaler_for_the_system
 
 def test_node_groups_depend_on_every_node_role_policy_attachment():
     """``pulumi destroy`` must delete the groups before the node role loses its policies
-    (terraform-provider-aws ``aws_eks_node_group`` docs; components/aws/iam.py ``NodeRole``)."""
+    (terraform-provider-aws ``aws_eks_node_group`` docs; components/gpupools/aws/iam.py ``NodeRole``)."""
     run = aws_dev()
     attachments = run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
     assert sorted(a.inputs["policyArn"].rsplit("/", 1)[1] for a in attachments) == sorted(

@@ -7,14 +7,13 @@ from typing import Any, Callable
 
 import pytest
 import yaml
+from gpupools.azure import AksCluster, GpuNodePool
+from gpupools.config import parse_gpu_pool
+from gpupools.conventions import Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.specs import AutoscalerSpec, Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec
+from gpupools.testing import Run, run_program
 from pulumi_azure_native import containerservice
-
-from components.azure import AksCluster, GpuNodePool
-from components.config import parse_gpu_pool
-from components.conventions import Taint, TaintEffect
-from components.errors import ConfigError
-from components.specs import AutoscalerSpec, Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec
-from components.testing import Run, run_program
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"

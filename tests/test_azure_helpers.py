@@ -10,16 +10,15 @@ import re
 
 import pytest
 import yaml
+from gpupools.azure.autoscaler_profile import autoscaler_profile
+from gpupools.azure.kubeconfig import with_kubelogin_login
+from gpupools.azure.network import node_subnet_prefix
+from gpupools.errors import ConfigError
+from gpupools.specs import AutoscalerSpec
+from gpupools.testing import fakes
 from hypothesis import given
 from hypothesis import strategies as st
 from pulumi_azure_native import containerservice
-
-from components.azure.autoscaler_profile import autoscaler_profile
-from components.azure.kubeconfig import with_kubelogin_login
-from components.azure.network import node_subnet_prefix
-from components.errors import ConfigError
-from components.specs import AutoscalerSpec
-from components.testing import fakes
 
 # --- autoscaler profile ---------------------------------------------------------------------------
 

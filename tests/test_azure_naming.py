@@ -6,14 +6,13 @@ import re
 from typing import Any
 
 import pytest
+from gpupools.azure.naming import agent_pool_name, scale_set_regex
+from gpupools.azure.node_pool import CREATE_ONLY_FIELDS, plan_agent_pools
+from gpupools.conventions import CapacityType
+from gpupools.errors import ConfigError
+from gpupools.specs import GpuPoolSpec
 from hypothesis import given
 from hypothesis import strategies as st
-
-from components.azure.naming import agent_pool_name, scale_set_regex
-from components.azure.node_pool import CREATE_ONLY_FIELDS, plan_agent_pools
-from components.conventions import CapacityType
-from components.errors import ConfigError
-from components.specs import GpuPoolSpec
 
 AKS_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 """AKS's Linux pool name rule, written out here independently of the code under test."""

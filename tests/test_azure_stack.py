@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from pulumi_azure_native import containerservice
-
-from components.conventions import (
+from gpupools.conventions import (
     AKS_SPOT_LABEL,
     AKS_SPOT_TAINT,
     AKS_SYSTEM_TAINT,
@@ -28,9 +26,11 @@ from components.conventions import (
     Taint,
     TaintEffect,
 )
-from components.errors import ConfigError
-from components.testing import Registration, Run, run_stack, stack_config
-from components.testing.manifests import to_manifest
+from gpupools.errors import ConfigError
+from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.testing.manifests import to_manifest
+from pulumi_azure_native import containerservice
+
 from tests.k8s_schema import affinity_matches, untolerated, validate_manifest
 
 STACK = "azure-dev"
@@ -458,7 +458,7 @@ def test_smoke_test_is_off_by_default_and_one_job_per_gpu_pool_when_on(run: Run)
 
 def test_missing_location_is_a_config_error_before_anything_is_registered() -> None:
     config = {k: v for k, v in CONFIG.items() if k != "azure-native:location"}
-    from components.testing import PROJECT_ROOT, run_program
+    from gpupools.testing import PROJECT_ROOT, run_program
 
     registered: list[Any] = []
 
@@ -531,7 +531,7 @@ def test_pitfall_auto_naming_ignores_azure_limits(run: Run) -> None:
 
 def test_pitfall_api_version_churn() -> None:
     """The API version moved between azure-native minors; the project pins >=3.13 (API 2025-09-01)."""
-    from components.testing import PROJECT_ROOT
+    from gpupools.testing import PROJECT_ROOT
 
     requirement = next(
         line for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if line.startswith("pulumi-azure-native")

@@ -19,15 +19,15 @@ from typing import Any, Callable
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
+from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool
+from gpupools.conventions import CapacityType, Role
+from gpupools.errors import ConfigError
+from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
+from gpupools.testing import PROJECT_ROOT, Run, run_program
 
-from components.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
-from components.azure import AksCluster, CpuNodePool, GpuNodePool
-from components.conventions import CapacityType, Role
-from components.errors import ConfigError
-from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
-from components.pools import NodePoolInfo
-from components.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
-from components.testing import PROJECT_ROOT, Run, run_program
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
@@ -309,8 +309,8 @@ def test_catalogue_size() -> None:
 
 def test_a_valid_config_round_trips() -> None:
     """Loading the same stack config twice gives equal specs, through the real program's loader."""
-    from components import config
-    from components.testing import stack_config
+    from gpupools import config
+    from gpupools.testing import stack_config
 
     for stack in ("azure-dev", "aws-dev"):
         raw = stack_config(stack)

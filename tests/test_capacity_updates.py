@@ -7,7 +7,7 @@ Each test plays one sequence on the committed example stacks:
 2. the autoscaler changes every pool's live size (the "world" below answers the reads with it);
 3. the config changes (``maxSize``, or ``minSize`` raised above the live size);
 4. ``pulumi up`` again: the real program runs a second time, with the data-source reads answered
-   by the world (or failing); ``components.testing.update_model`` then plays the engine (refresh or
+   by the world (or failing); ``gpupools.testing.update_model`` then plays the engine (refresh or
    not, ``ignoreChanges``) and the provider (what goes on the wire) over the two runs'
    registrations, and the test asserts on what EKS (``UpdateNodegroupConfig``) and AKS (the agent
    pool / managed cluster PUT) would receive: every EKS node group (GPU and system), every AKS
@@ -24,9 +24,8 @@ from typing import Any, Callable, Mapping
 
 import pytest
 import yaml
-
-from components.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
-from components.testing import update_model as model
+from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
+from gpupools.testing import update_model as model
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AGENT_POOL = "azure-native:containerservice:AgentPool"

@@ -6,14 +6,14 @@ import copy
 from typing import Any
 
 import pytest
+from gpupools import config, rules
+from gpupools.conventions import GPU_TAINT, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.specs import AmiType, Cloud
+from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import config, rules
-from components.conventions import GPU_TAINT, TaintEffect
-from components.errors import ConfigError
-from components.specs import AmiType, Cloud
-from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
 from tests.sharing_cases import SHARING_INVALID
 
 AZURE: dict[str, Any] = {

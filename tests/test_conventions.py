@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from components import conventions as c
+from gpupools import conventions as c
 
 
 def test_gpu_taint_is_the_extended_resource_key_with_a_value() -> None:

@@ -17,14 +17,14 @@ from typing import Any
 import botocore.session
 import pytest
 import yaml
+from gpupools import config
+from gpupools.conventions import AKS_SPOT_TAINT, GPU_TAINT, Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.kubernetes.priority_expander import CONFIG_MAP_NAME
+from gpupools.scheduling import cpu_only, cpu_workload, gpu_workload
+from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.testing.manifests import to_manifest
 
-from components import config
-from components.conventions import AKS_SPOT_TAINT, GPU_TAINT, Taint, TaintEffect
-from components.errors import ConfigError
-from components.kubernetes.priority_expander import CONFIG_MAP_NAME
-from components.scheduling import cpu_only, cpu_workload, gpu_workload
-from components.testing import Registration, Run, run_stack, stack_config
-from components.testing.manifests import to_manifest
 from tests.k8s_schema import affinity_matches, untolerated
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"

@@ -1,4 +1,4 @@
-"""The EKS deployer policy (components/aws/deployer_policy.py) and the Azure deployer roles: every
+"""The EKS deployer policy (components/gpupools/aws/deployer_policy.py) and the Azure deployer roles: every
 action exists in the service's API model, the preflight simulates only actions the policy grants,
 and every resource type the EKS stack registers is covered."""
 
@@ -10,13 +10,12 @@ from typing import Any
 
 import botocore.session
 import pytest
-
-from components.aws import deployer_policy as policy
-from components.preflight import aws as preflight_aws
-from components.preflight import azure as preflight_azure
-from components.preflight.stack import engine_values, target_from_values
-from components.specs import Provisioner, StackSpec
-from components.testing import PROJECT_ROOT, run_stack
+from gpupools.aws import deployer_policy as policy
+from gpupools.preflight import aws as preflight_aws
+from gpupools.preflight import azure as preflight_azure
+from gpupools.preflight.stack import engine_values, target_from_values
+from gpupools.specs import Provisioner, StackSpec
+from gpupools.testing import PROJECT_ROOT, run_stack
 
 SERVICE_MODELS = {
     "ec2": "ec2",
@@ -53,7 +52,7 @@ CREATE_ACTIONS = {
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ["iam:AttachRolePolicy"],
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": ["iam:CreateOpenIDConnectProvider"],
     "aws:autoscaling/tag:Tag": ["autoscaling:CreateOrUpdateTags"],
-    # Karpenter mode (components/aws/karpenter.py). The queue's create waits on its attributes; the
+    # Karpenter mode (components/gpupools/aws/karpenter.py). The queue's create waits on its attributes; the
     # queue policy is its Policy attribute; a rule and a target are read back after the put.
     "aws:ec2/tag:Tag": ["ec2:CreateTags"],
     "aws:sqs/queue:Queue": ["sqs:CreateQueue", "sqs:GetQueueAttributes"],

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gpupools.conventions import AKS_SYSTEM_TAINT, GPU_TAINT, CapacityType, Taint, TaintEffect
+from gpupools.kubernetes import NvidiaDevicePlugin
+from gpupools.pools import NodePoolInfo
+from gpupools.testing.manifests import api_version, to_manifest
+from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEVICE_PLUGIN_IMAGE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.conventions import AKS_SYSTEM_TAINT, GPU_TAINT, CapacityType, Taint, TaintEffect
-from components.kubernetes import NvidiaDevicePlugin
-from components.pools import NodePoolInfo
-from components.testing.manifests import api_version, to_manifest
-from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEVICE_PLUGIN_IMAGE
 from tests.k8s_schema import (
     ProviderRun,
     affinity_matches,

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 import yaml
+from gpupools.conventions import CapacityType
+from gpupools.kubernetes import NvidiaDevicePlugin
+from gpupools.kubernetes.device_plugin_config import render_config
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import SharingMode, SharingSpec
+from gpupools.testing.manifests import to_manifest
+from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.conventions import CapacityType
-from components.kubernetes import NvidiaDevicePlugin
-from components.kubernetes.device_plugin_config import render_config
-from components.pools import NodePoolInfo
-from components.specs import SharingMode, SharingSpec
-from components.testing.manifests import to_manifest
-from components.versions import DEFAULT_DEVICE_PLUGIN_VERSION
 from tests.device_plugin_schema import PluginConfigError, check_config, check_config_file
 from tests.k8s_schema import (
     ProviderRun,

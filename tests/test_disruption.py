@@ -23,16 +23,16 @@ from typing import Any, Mapping
 
 import pulumi_azure_native.containerservice as containerservice
 import pytest
+from gpupools import config, maintenance
+from gpupools.azure import NodeImageMaintenance
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.conventions import DO_NOT_DISRUPT_ANNOTATION
+from gpupools.errors import ConfigError
+from gpupools.kubernetes.karpenter import overlay
+from gpupools.scheduling import do_not_disrupt, gpu_workload
+from gpupools.specs import MaintenanceSpec, WeekDay
+from gpupools.testing import Run, run_program, run_stack, stack_config
 
-from components import config, maintenance
-from components.azure import NodeImageMaintenance
-from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.conventions import DO_NOT_DISRUPT_ANNOTATION
-from components.errors import ConfigError
-from components.kubernetes.karpenter import overlay
-from components.scheduling import do_not_disrupt, gpu_workload
-from components.specs import MaintenanceSpec, WeekDay
-from components.testing import Run, run_program, run_stack, stack_config
 from tests.crd_schema import validate_custom_resource
 from tests.k8s_schema import validate_all_versions
 
@@ -111,7 +111,7 @@ WINDOWS = [
 
 @pytest.mark.parametrize("window", WINDOWS, ids=maintenance.describe)
 def test_drift_is_allowed_exactly_inside_the_window_one_node_at_a_time(window: MaintenanceSpec) -> None:
-    from components.kubernetes.karpenter.nodepool import disruption
+    from gpupools.kubernetes.karpenter.nodepool import disruption
 
     budgets = disruption("10m", window)["budgets"]
     inside = 0
@@ -308,7 +308,7 @@ def test_no_shared_pool_no_overlay_and_no_alpha_gate() -> None:
 
 
 def test_overlay_builder_counts_every_gpu_of_a_multi_gpu_node() -> None:
-    from components.aws.karpenter_nodes import node_shape
+    from gpupools.aws.karpenter_nodes import node_shape
 
     pool = config.parse_gpu_pool(
         {"name": "big", "instanceTypes": ["g5.12xlarge"], "maxSize": 3, "sharing": {"mps": {"replicas": 3}}},
@@ -322,8 +322,8 @@ def test_overlay_builder_counts_every_gpu_of_a_multi_gpu_node() -> None:
 
 @pytest.mark.parametrize("component", ["nap", "eks"])
 def test_nodepool_components_refuse_a_bad_window_before_registering(component: str) -> None:
-    from components.aws.karpenter_nodes import KarpenterNodePools
-    from components.azure import NapNodePools
+    from gpupools.aws.karpenter_nodes import KarpenterNodePools
+    from gpupools.azure import NapNodePools
 
     cloud = config.Cloud.AZURE if component == "nap" else config.Cloud.AWS
     size = "Standard_NC4as_T4_v3" if component == "nap" else "g4dn.xlarge"

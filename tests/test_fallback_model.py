@@ -1,4 +1,4 @@
-"""The fallback-time model (components/fallback_model.py) and its README table.
+"""The fallback-time model (components/gpupools/fallback_model.py) and its README table.
 
 Every figure is recomputed here from the timers it should depend on, so a step that is dropped,
 double counted or wired to the wrong timer fails; the comparisons the README draws (Karpenter and
@@ -13,10 +13,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from components.fallback_model import (
+from gpupools.fallback_model import (
     Failure,
     Fallback,
     Provisioner,
@@ -29,8 +26,10 @@ from components.fallback_model import (
     minutes,
     nap_aks,
 )
-from components.specs import AutoscalerSpec
-from components.testing import PROJECT_ROOT
+from gpupools.specs import AutoscalerSpec
+from gpupools.testing import PROJECT_ROOT
+from hypothesis import given
+from hypothesis import strategies as st
 
 ROOT = Path(PROJECT_ROOT)
 

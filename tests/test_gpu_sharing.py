@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 import yaml
+from gpupools import config
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.catalog.azure_vm_sizes import GPU_SIZES
+from gpupools.errors import ConfigError
+from gpupools.specs import SharingMode, SharingSpec
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
+from gpupools.testing.manifests import to_manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import config
-from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.catalog.azure_vm_sizes import GPU_SIZES
-from components.errors import ConfigError
-from components.specs import SharingMode, SharingSpec
-from components.testing import Registration, Run, fakes, run_stack, stack_config
-from components.testing.manifests import to_manifest
 from tests.device_plugin_schema import check_config_file
 from tests.sharing_cases import AWS, AZURE, pool
 
@@ -108,7 +108,7 @@ def test_the_mig_catalogue_is_the_a100_h100_and_h200_sizes() -> None:
     ],
 )
 def test_config_names_are_label_values_and_configmap_keys(sharing: dict[str, Any]) -> None:
-    from components import sharing as sharing_rules
+    from gpupools import sharing as sharing_rules
 
     raw = pool(AZURE, instanceTypes=["Standard_ND96asr_v4"], sharing=sharing)
     name = sharing_rules.config_name(config.parse(raw).gpu_pools[0].sharing)
@@ -316,7 +316,8 @@ def test_gpu_workload_lands_on_a_time_sliced_pool_and_asks_for_the_advertised_re
     """A pod placed with ``gpu_workload("t4")`` that requests ``nvidia.com/gpu: 1`` gets one slice:
     it schedules on the shared pool's nodes, and the resource it requests is the one the pool's
     config advertises (``renameByDefault: false``)."""
-    from components.scheduling import gpu_workload
+    from gpupools.scheduling import gpu_workload
+
     from tests.k8s_schema import affinity_matches, untolerated
     from tests.test_azure_stack import taints_of
 
@@ -333,7 +334,7 @@ def test_gpu_workload_lands_on_a_time_sliced_pool_and_asks_for_the_advertised_re
 
 
 def test_synth_table_shows_physical_gpus_and_slots() -> None:
-    from components.synth.summary import POOL_COLUMNS, pool_rows
+    from gpupools.synth.summary import POOL_COLUMNS, pool_rows
 
     rows = {r["NODE POOL/GROUP"]: r for r in pool_rows(azure_shared().outputs["nodePools"])}
     assert POOL_COLUMNS.index("GPUS/NODE") < POOL_COLUMNS.index("SLOTS/NODE")

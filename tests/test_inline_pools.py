@@ -2,7 +2,7 @@
 after the first PUT the whole cluster).
 
 Each sequence runs the real ``azure-dev`` program twice on the recording runtime and plays the
-engine and pulumi-azure-native between the runs with ``components.testing.update_model``:
+engine and pulumi-azure-native between the runs with ``gpupools.testing.update_model``:
 
 * the state after create: the inputs the program registered, and the provider's read after create
   (the cluster's GET then lists the System pool only: the standalone pools come after it);
@@ -26,11 +26,10 @@ import copy
 from typing import Any, Mapping
 
 import pytest
-
-from components.azure import inline_pools
-from components.azure.live_capacity import LivePool, profile_inputs
-from components.testing import Registration, Run, run_stack, stack_config
-from components.testing import update_model as model
+from gpupools.azure import inline_pools
+from gpupools.azure.live_capacity import LivePool, profile_inputs
+from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.testing import update_model as model
 
 from .test_capacity_updates import AGENT_POOL, MANAGED_CLUSTER, aks_pools, azure_world, live_sizes, pools
 
@@ -137,7 +136,7 @@ def test_the_system_pool_change_is_not_sent_when_the_cluster_cannot_be_read() ->
     calls = azure_world(first, live)
 
     def denied(_: Mapping[str, Any]) -> dict[str, Any]:
-        from components.testing import fakes
+        from gpupools.testing import fakes
 
         raise fakes.InvokeError("403 Forbidden: AuthorizationFailed")
 
@@ -249,7 +248,7 @@ def test_each_pools_count_is_read_after_the_pool_before_it(monkeypatch: pytest.M
     """The live-count read of every existing agent pool waits for the previous pool's operation
     (``InvokeOutputOptions.depends_on``), so a pool whose PUT comes late in the chain sends the count
     AKS has then, not the one it had at program start."""
-    from components.azure import live_capacity
+    from gpupools.azure import live_capacity
 
     real = live_capacity.containerservice.get_agent_pool_output
     reads: list[tuple[str, list[str]]] = []

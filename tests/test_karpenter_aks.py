@@ -15,17 +15,17 @@ from typing import Any
 
 import pulumi
 import pytest
+from gpupools import config
+from gpupools.azure import AksCluster
+from gpupools.azure.nap_nodes import NapNodePools, sku_gpu_name, zone_values
+from gpupools.catalog.azure_vm_sizes import GPU_SIZES
+from gpupools.catalog.prices import price_table
+from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.specs import Cloud, ClusterSpec, SystemPoolSpec
+from gpupools.testing import Run, run_program, run_stack, stack_config
 from pulumi_azure_native import containerservice
 
-from components import config
-from components.azure import AksCluster
-from components.azure.nap_nodes import NapNodePools, sku_gpu_name, zone_values
-from components.catalog.azure_vm_sizes import GPU_SIZES
-from components.catalog.prices import price_table
-from components.conventions import KARPENTER_CAPACITY_TYPE_LABEL, Taint, TaintEffect
-from components.errors import ConfigError
-from components.specs import Cloud, ClusterSpec, SystemPoolSpec
-from components.testing import Run, run_program, run_stack, stack_config
 from tests.crd_schema import validate_custom_resource
 from tests.k8s_schema import affinity_matches, untolerated
 
@@ -85,7 +85,7 @@ def test_system_pool_has_a_fixed_size_and_no_autoscaler_profile() -> None:
     assert system["count"] == stack_config(STACK)["gpupools:systemPool"]["minSize"] == 2
     assert "minCount" not in system and "maxCount" not in system
     assert "autoScalerProfile" not in inputs
-    # The inline array is ignored whole after create (components.azure.inline_pools); a fixed
+    # The inline array is ignored whole after create (gpupools.azure.inline_pools); a fixed
     # System pool's count is ours, so a changed minSize is compared and sent
     # (tests/test_inline_pools.py::test_a_fixed_system_pool_compares_its_count).
     [cluster] = run().of_type(CLUSTER)
@@ -125,7 +125,7 @@ def test_autoscaler_stack_is_unchanged_by_nap_support() -> None:
 
 
 def test_nap_nodepools_and_node_classes_wait_for_a_gpu_drain_on_delete() -> None:
-    # Karpenter's drain on delete is the same under NAP (components.kubernetes.karpenter.nodepool.DELETE_TIMEOUT).
+    # Karpenter's drain on delete is the same under NAP (gpupools.kubernetes.karpenter.nodepool.DELETE_TIMEOUT).
     resources = run().of_type(NODEPOOL) + run().of_type(NODECLASS)
     assert len(resources) == 6
     for reg in resources:
@@ -360,8 +360,8 @@ def test_nap_config_fixes_the_system_pool_and_defaults_the_dataplane_to_cilium()
     ],
 )
 def test_nap_node_pools_refuse_what_nap_cannot_do_before_registering(change: dict[str, Any], path: str, words: str) -> None:
-    from components.config import parse_pool
-    from components.conventions import Role
+    from gpupools.config import parse_pool
+    from gpupools.conventions import Role
 
     pool = parse_pool(
         {"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4, **change}, Cloud.AZURE, "t4", Role.GPU

@@ -17,16 +17,16 @@ from typing import Any
 import botocore.session
 import pytest
 from botocore.validate import ParamValidator
+from gpupools.aws import karpenter
+from gpupools.conventions import CAPACITY_TYPE_LABEL, GPU_TAINT, KARPENTER_CAPACITY_TYPE_LABEL, Role, Taint, TaintEffect
+from gpupools.kubernetes.karpenter import nodepool
+from gpupools.pools import NodePoolInfo
+from gpupools.rules import CLUSTER_NAME_MAX
+from gpupools.scheduling import gpu_workload
+from gpupools.specs import PoolSpec, SharingMode, SharingSpec
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
+from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS, KARPENTER_VERSION
 
-from components.aws import karpenter
-from components.conventions import CAPACITY_TYPE_LABEL, GPU_TAINT, KARPENTER_CAPACITY_TYPE_LABEL, Role, Taint, TaintEffect
-from components.kubernetes.karpenter import nodepool
-from components.pools import NodePoolInfo
-from components.rules import CLUSTER_NAME_MAX
-from components.scheduling import gpu_workload
-from components.specs import PoolSpec, SharingMode, SharingSpec
-from components.testing import Registration, Run, fakes, run_stack, stack_config
-from components.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS, KARPENTER_VERSION
 from tests.crd_schema import validate_custom_resource
 from tests.k8s_schema import affinity_matches, untolerated
 
@@ -509,9 +509,9 @@ def test_policy_pack_passes_the_stack_and_catches_an_untainted_or_unlimited_gpu_
 
 
 def test_default_provisioner_is_cluster_autoscaler_and_changes_nothing() -> None:
-    from components import config
-    from components.specs import Provisioner
-    from components.synth.document import desired_state
+    from gpupools import config
+    from gpupools.specs import Provisioner
+    from gpupools.synth.document import desired_state
 
     raw = stack_config("aws-dev")
     assert config.parse(raw, "us-west-2").provisioner is Provisioner.CLUSTER_AUTOSCALER
@@ -522,7 +522,7 @@ def test_default_provisioner_is_cluster_autoscaler_and_changes_nothing() -> None
 
 
 def test_karpenter_lifts_the_per_zone_node_group_rules() -> None:
-    from components import config
+    from gpupools import config
 
     pools = [dict(p) for p in stack_config(STACK)["gpupools:gpuPools"]]
     pools[1]["maxSize"] = 1  # fewer nodes than zones: an error for per-zone node groups, fine for a NodePool

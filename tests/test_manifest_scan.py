@@ -129,7 +129,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_synthesis_writes_every_kubernetes_object(synthesized: list[Path]) -> None:
-    from components.testing import run_stack
+    from gpupools.testing import run_stack
 
     expected = sum(len(list(run_stack(stack).kubernetes_objects())) for stack in scan.DEFAULT_STACKS)
     assert len(synthesized) == expected > 0
@@ -169,7 +169,7 @@ def test_the_scan_passes_on_the_example_stacks(capsys: pytest.CaptureFixture[str
 
 
 def test_skip_annotations_helper_numbers_in_check_order_and_needs_reasons() -> None:
-    from components.kubernetes.scan_skips import skip_annotations
+    from gpupools.kubernetes.scan_skips import skip_annotations
 
     assert skip_annotations({"CKV_K8S_9": "second reason", "CKV_K8S_11": "first reason"}) == {
         "checkov.io/skip1": "CKV_K8S_11=first reason",
@@ -181,7 +181,7 @@ def test_skip_annotations_helper_numbers_in_check_order_and_needs_reasons() -> N
 
 
 def test_device_plugin_skips_reach_the_synthesized_manifests(synthesized: list[Path]) -> None:
-    from components.kubernetes.device_plugin import SCAN_SKIPS
+    from gpupools.kubernetes.device_plugin import SCAN_SKIPS
 
     daemonsets = [p for p in synthesized if p.name.startswith("daemonset-")]
     assert len(daemonsets) == len(scan.DEFAULT_STACKS)

@@ -223,7 +223,7 @@ def test_in_process_analyzer_config_and_unknowns() -> None:
 @pytest.fixture(scope="module")
 def analyzer() -> Iterator[Any]:
     """``policy/__main__.py`` run the way the CLI runs a Python pack, from an unrelated directory and
-    without the repository on PYTHONPATH (the entry point must find ``components`` itself)."""
+    without the repository on PYTHONPATH (the entry point must find ``gpupools`` itself)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     process = subprocess.Popen(
         [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(POLICY_DIR)],

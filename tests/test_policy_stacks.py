@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from components.testing import run_stack
+from gpupools.testing import run_stack
 
 POLICY_DIR = Path(__file__).resolve().parents[1] / "policy"
 if str(POLICY_DIR) not in sys.path:

@@ -25,11 +25,9 @@ import moto
 import pytest
 import yaml
 from botocore.stub import Stubber
-from moto.server import ThreadedMotoServer
-
-from components.conventions import CapacityType
-from components.preflight import aws as preflight_aws
-from components.preflight.aws import (
+from gpupools.conventions import CapacityType
+from gpupools.preflight import aws as preflight_aws
+from gpupools.preflight.aws import (
     DEFAULT_ZONE_COUNT,
     G_VT_ON_DEMAND,
     G_VT_SPOT,
@@ -43,11 +41,12 @@ from components.preflight.aws import (
     quota_needs,
     required_actions,
 )
-from components.preflight.cli import main
-from components.preflight.demand import stack_demands
-from components.preflight.report import CheckKind, Status, exit_status
-from components.preflight.stack import Target, engine_values, target_from_values
-from components.testing import PROJECT_ROOT, stack_config
+from gpupools.preflight.cli import main
+from gpupools.preflight.demand import stack_demands
+from gpupools.preflight.report import CheckKind, Status, exit_status
+from gpupools.preflight.stack import Target, engine_values, target_from_values
+from gpupools.testing import PROJECT_ROOT, stack_config
+from moto.server import ThreadedMotoServer
 
 REGION = "us-west-2"
 ACCOUNT = "123456789012"
@@ -176,7 +175,7 @@ def test_default_zones_are_the_regions_first_three_as_the_stack_resolves_them(mo
     target = target_from_values("aws-dev", values, environ={})
     checks = AwsPreflight(target).run()
     zones = sorted({c.zone for c in checks if c.check is CheckKind.OFFERED})
-    # The query of components.aws.cluster.default_zones: available zones that need no opt-in, sorted.
+    # The query of gpupools.aws.cluster.default_zones: available zones that need no opt-in, sorted.
     listed = boto3.client("ec2", region_name=REGION).describe_availability_zones(
         Filters=[{"Name": "state", "Values": ["available"]}, {"Name": "opt-in-status", "Values": ["opt-in-not-required"]}]
     )

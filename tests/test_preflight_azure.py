@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 import pytest
-
-from components.preflight.azure import (
+from gpupools.preflight.azure import (
     REQUIRED_ACTIONS,
     SPOT_CORES,
     TOTAL_CORES,
@@ -17,10 +16,11 @@ from components.preflight.azure import (
     granted,
     resource_group_name,
 )
-from components.preflight.demand import stack_demands
-from components.preflight.report import EXIT_NO_ANSWER, Check, CheckKind, Status, exit_status
-from components.preflight.stack import Target, engine_values, target_from_values
-from components.testing import PROJECT_ROOT
+from gpupools.preflight.demand import stack_demands
+from gpupools.preflight.report import EXIT_NO_ANSWER, Check, CheckKind, Status, exit_status
+from gpupools.preflight.stack import Target, engine_values, target_from_values
+from gpupools.testing import PROJECT_ROOT
+
 from tests.arm_fakes import (
     ASSIGNMENTS_PATH,
     CONTRIBUTOR,

@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 import yaml
+from gpupools.conventions import CapacityType
+from gpupools.errors import ConfigError
+from gpupools.preflight.cli import EXIT_MISSING_SDK, main
+from gpupools.preflight.demand import gpu_pool_demands, stack_demands, zone_pairs
+from gpupools.preflight.report import Check, CheckKind, Status, exit_status, render, tally
+from gpupools.preflight.sdk import MissingSdkError, require
+from gpupools.preflight.stack import target_from_values
+from gpupools.specs import GpuPoolSpec
+from gpupools.synth import EXIT_CONFIG_ERROR
+from gpupools.synth import main as synth_main
+from gpupools.testing import PROJECT_ROOT, _engine_config, stack_config
 
-from components.conventions import CapacityType
-from components.errors import ConfigError
-from components.preflight.cli import EXIT_MISSING_SDK, main
-from components.preflight.demand import gpu_pool_demands, stack_demands, zone_pairs
-from components.preflight.report import Check, CheckKind, Status, exit_status, render, tally
-from components.preflight.sdk import MissingSdkError, require
-from components.preflight.stack import target_from_values
-from components.specs import GpuPoolSpec
-from components.synth import EXIT_CONFIG_ERROR
-from components.synth import main as synth_main
-from components.testing import PROJECT_ROOT, _engine_config, stack_config
 from tests.test_config import INVALID
 
 

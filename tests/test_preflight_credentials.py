@@ -12,11 +12,10 @@ import logging
 from pathlib import Path
 
 import pytest
-
-from components.preflight.cli import main
-from components.preflight.credentials import explain, why_nothing_ran
-from components.preflight.report import EXIT_NO_ANSWER, Check, CheckKind, Status, unknown
-from components.testing import PROJECT_ROOT
+from gpupools.preflight.cli import main
+from gpupools.preflight.credentials import explain, why_nothing_ran
+from gpupools.preflight.report import EXIT_NO_ANSWER, Check, CheckKind, Status, unknown
+from gpupools.testing import PROJECT_ROOT
 
 AWS_ENV = (
     "AWS_PROFILE",

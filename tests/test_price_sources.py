@@ -20,11 +20,10 @@ from urllib.error import URLError
 import botocore.session
 import pytest
 from botocore.stub import Stubber
-
-from components.catalog.prices import Price, price_table, table_from_json
-from components.pricing import aws_price_list, azure_retail, refresh
-from components.pricing.azure_retail import PriceSourceError
-from components.specs import Cloud
+from gpupools.catalog.prices import Price, price_table, table_from_json
+from gpupools.pricing import aws_price_list, azure_retail, refresh
+from gpupools.pricing.azure_retail import PriceSourceError
+from gpupools.specs import Cloud
 
 # --- Azure ---------------------------------------------------------------------------------------
 

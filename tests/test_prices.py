@@ -12,11 +12,10 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-
-from components import config
-from components.catalog.prices import MAX_AGE_DAYS, REFRESH_HINT, price_table
-from components.specs import Cloud
-from components.testing import stack_config
+from gpupools import config
+from gpupools.catalog.prices import MAX_AGE_DAYS, REFRESH_HINT, price_table
+from gpupools.specs import Cloud
+from gpupools.testing import stack_config
 
 LIST_PRICES = {
     (Cloud.AWS, "us-west-2"): {

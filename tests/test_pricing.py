@@ -14,22 +14,22 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components import config
-from components.catalog.prices import HOURS_PER_MONTH, Price, PriceTable, price_table
-from components.conventions import CapacityType, Role
-from components.errors import ConfigError
-from components.kubernetes.priority_expander import CONFIG_MAP_NAME, pool_priorities
-from components.pools import NodePoolInfo
-from components.pricing.estimate import (
+from gpupools import config
+from gpupools.catalog.prices import HOURS_PER_MONTH, Price, PriceTable, price_table
+from gpupools.conventions import CapacityType, Role
+from gpupools.errors import ConfigError
+from gpupools.kubernetes.priority_expander import CONFIG_MAP_NAME, pool_priorities
+from gpupools.pools import NodePoolInfo
+from gpupools.pricing.estimate import (
     check_budget,
     fleet_cost,
     groups_of_pools,
     groups_of_spec,
     node_price,
 )
-from components.specs import Cloud, CostSpec
-from components.testing import run_stack, stack_config
+from gpupools.specs import Cloud, CostSpec
+from gpupools.testing import run_stack, stack_config
+
 from tests.test_config import AZURE
 
 D4 = "Standard_D4s_v5"
@@ -106,7 +106,7 @@ def test_an_unknown_price_makes_the_figures_unknown_and_is_named() -> None:
     fleet = fleet_cost(groups_of_spec(spec), table, "eastus", spec.cost)
     assert fleet.ceiling is None and fleet.spot_at_max is None
     assert "Standard_NC24ads_A100_v4 (spot)" in fleet.unpriced
-    assert "python -m components.pricing refresh --cloud azure" in fleet.refresh
+    assert "python -m gpupools.pricing refresh --cloud azure" in fleet.refresh
 
 
 @pytest.mark.parametrize("stack", ["azure-dev", "aws-dev", "aws-karpenter-dev", "azure-nap-dev"])
@@ -307,8 +307,8 @@ def test_node_pools_output_carries_prices_and_the_cost_output_the_fleet(stack: s
 
 @pytest.mark.parametrize(("stack", "pool"), [("azure-dev", "t4"), ("aws-dev", "gpu4")])
 def test_raising_max_size_by_two_shows_twice_the_node_price(stack: str, pool: str) -> None:
-    from components.synth import synthesize
-    from components.synth.diff import diff_documents, render_stack
+    from gpupools.synth import synthesize
+    from gpupools.synth.diff import diff_documents, render_stack
 
     raw = stack_config(stack)
     old = synthesize(stack).document

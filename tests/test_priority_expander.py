@@ -10,15 +10,15 @@ from typing import Any, Sequence
 
 import pytest
 import yaml
+from gpupools.conventions import CapacityType, Role
+from gpupools.errors import ConfigError
+from gpupools.kubernetes import PriorityExpander, priority_tiers
+from gpupools.kubernetes.priority_expander import check_tiers_disjoint, example_group_names, render_priorities
+from gpupools.pools import NodePoolInfo
+from gpupools.testing.manifests import to_manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.conventions import CapacityType, Role
-from components.errors import ConfigError
-from components.kubernetes import PriorityExpander, priority_tiers
-from components.kubernetes.priority_expander import check_tiers_disjoint, example_group_names, render_priorities
-from components.pools import NodePoolInfo
-from components.testing.manifests import to_manifest
 from tests.k8s_schema import (
     ProviderRun,
     aks_gpu_pool,

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pulumi_kubernetes as k8s
 import pytest
-
-from components import config
-from components.testing import PROJECT_ROOT, run_program
+from gpupools import config
+from gpupools.testing import PROJECT_ROOT, run_program
 
 README = (Path(PROJECT_ROOT) / "README.md").read_text()
 

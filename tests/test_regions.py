@@ -1,4 +1,4 @@
-"""The pinned region lists (``components.catalog.regions``) and the region rule of the config.
+"""The pinned region lists (``gpupools.catalog.regions``) and the region rule of the config.
 
 The AWS list is compared with the ``endpoints.json`` of the installed botocore (a model nobody here
 wrote); the Azure list cannot be checked offline, so it is checked against what the project itself
@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
+from gpupools import config
+from gpupools.catalog import regions
+from gpupools.catalog.prices import price_table
+from gpupools.errors import ConfigError
+from gpupools.specs import Cloud
 
-from components import config
-from components.catalog import regions
-from components.catalog.prices import price_table
-from components.errors import ConfigError
-from components.specs import Cloud
 from tests.test_config import AWS, AZURE, with_key
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,13 +35,13 @@ def test_aws_list_is_botocores_commercial_ec2_regions() -> None:
     found = botocore_ec2_regions()
     assert found, "botocore lists no EC2 region: its endpoints data changed shape"
     missing, extra = sorted(found - regions.AWS_REGIONS), sorted(regions.AWS_REGIONS - found)
-    assert not missing, f"botocore knows regions missing from components/catalog/regions.py: add {missing}"
-    assert not extra, f"components/catalog/regions.py lists regions botocore does not: {extra}"
+    assert not missing, f"botocore knows regions missing from components/gpupools/catalog/regions.py: add {missing}"
+    assert not extra, f"components/gpupools/catalog/regions.py lists regions botocore does not: {extra}"
 
 
 @pytest.mark.parametrize("cloud", list(Cloud))
 def test_every_priced_region_is_a_known_region(cloud: Cloud) -> None:
-    data = json.loads((ROOT / "components" / "catalog" / f"prices_{cloud.value}.json").read_text())
+    data = json.loads((ROOT / "components" / "gpupools" / "catalog" / f"prices_{cloud.value}.json").read_text())
     assert data["regions"]
     for region in data["regions"]:
         assert regions.is_known(cloud, region), f"{cloud.value}: the price catalog prices {region}, the region list lacks it"

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components.testing import PROJECT_ROOT, Registration, Run, run_stack, stack_config
+from gpupools.testing import PROJECT_ROOT, Registration, Run, run_stack, stack_config
 
 STACKS = ("azure-dev", "aws-dev")
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -56,7 +55,7 @@ def test_every_autoscaled_aks_pool_leaves_its_count_to_the_autoscaler() -> None:
     [cluster] = run("azure-dev").of_type(MANAGED_CLUSTER)
     for profile in cluster.inputs["agentPoolProfiles"]:
         assert profile["enableAutoScaling"] is True
-    # The whole inline array, counts included (components.azure.inline_pools).
+    # The whole inline array, counts included (gpupools.azure.inline_pools).
     assert cluster.ignore_changes == ["agentPoolProfiles"]
 
 

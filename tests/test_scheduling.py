@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gpupools.conventions import AKS_SYSTEM_TAINT, CapacityType, Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.pools import NodePoolInfo
+from gpupools.scheduling import cpu_only, gpu_workload
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.conventions import AKS_SYSTEM_TAINT, CapacityType, Taint, TaintEffect
-from components.errors import ConfigError
-from components.pools import NodePoolInfo
-from components.scheduling import cpu_only, gpu_workload
 from tests.k8s_schema import (
     affinity_matches,
     aks_gpu_pool,

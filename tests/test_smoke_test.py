@@ -7,13 +7,13 @@ from typing import Any
 
 import pulumi
 import pytest
+from gpupools.conventions import AKS_SYSTEM_TAINT, CapacityType, Taint, TaintEffect
+from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin
+from gpupools.kubernetes.smoke_test import job_name
+from gpupools.pools import NodePoolInfo
+from gpupools.testing.manifests import to_manifest
+from gpupools.versions import SMOKE_TEST_IMAGE
 
-from components.conventions import AKS_SYSTEM_TAINT, CapacityType, Taint, TaintEffect
-from components.kubernetes import GpuSmokeTest, NvidiaDevicePlugin
-from components.kubernetes.smoke_test import job_name
-from components.pools import NodePoolInfo
-from components.testing.manifests import to_manifest
-from components.versions import SMOKE_TEST_IMAGE
 from tests.k8s_schema import (
     ProviderRun,
     aks_gpu_pool,

@@ -19,12 +19,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components.catalog.azure_vm_sizes import GPU_SIZES
-from components.synth import committed_stacks, config_error_in, main, stack_targets, synthesize, write
-from components.synth.document import addresses, desired_state, render_json, render_yaml
-from components.synth.summary import pool_rows, render, resource_tree, totals
-from components.testing import PROJECT_ROOT, REDACTED
+from gpupools.catalog.azure_vm_sizes import GPU_SIZES
+from gpupools.synth import committed_stacks, config_error_in, main, stack_targets, synthesize, write
+from gpupools.synth.document import addresses, desired_state, render_json, render_yaml
+from gpupools.synth.summary import pool_rows, render, resource_tree, totals
+from gpupools.testing import PROJECT_ROOT, REDACTED
 
 FIXTURE_STACK = "fixture-dev"
 
@@ -35,10 +34,10 @@ import pulumi
 import pulumi_azure_native as azure_native
 import pulumi_kubernetes as k8s
 
-from components import config
-from components.catalog.azure_vm_sizes import GPU_SIZES
-from components.conventions import CapacityType, Role, pool_labels
-from components.pools import NodePoolInfo
+from gpupools import config
+from gpupools.catalog.azure_vm_sizes import GPU_SIZES
+from gpupools.conventions import CapacityType, Role, pool_labels
+from gpupools.pools import NodePoolInfo
 
 spec = config.load()
 name = spec.cluster.name
@@ -287,8 +286,7 @@ def test_two_runs_give_identical_bytes(project: Path, synthesis: Any) -> None:
 
 def test_addresses_are_qualified_only_when_type_and_name_collide() -> None:
     import pulumi
-
-    from components.testing import run_program
+    from gpupools.testing import run_program
 
     def program() -> None:
         for parent_type in ("test:index:A", "test:index:B"):
@@ -407,15 +405,15 @@ def test_bad_config_exits_2_with_the_config_error_on_one_line(tmp_path: Path, ca
 
 
 def test_bad_config_message_is_the_config_error_from_the_loader(tmp_path: Path) -> None:
-    from components.config import parse
-    from components.errors import ConfigError
+    from gpupools.config import parse
+    from gpupools.errors import ConfigError
 
     bad = with_pool(FIXTURE_CONFIG, 0, minSize=9)
     with pytest.raises(ConfigError) as expected:
         parse(bad)
     root = make_project(tmp_path, bad)
     process = subprocess.run(
-        [sys.executable, "-m", "components.synth", FIXTURE_STACK, "--root", str(root)],
+        [sys.executable, "-m", "gpupools.synth", FIXTURE_STACK, "--root", str(root)],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
@@ -439,7 +437,7 @@ def test_list_prints_the_committed_stacks_with_cloud_and_region(project: Path, c
 
 
 def test_config_error_is_found_behind_a_wrapping_exception() -> None:
-    from components.errors import ConfigError
+    from gpupools.errors import ConfigError
 
     error = ConfigError("gpupools:cluster.name", "is required", None)
     try:
@@ -461,7 +459,7 @@ def test_write_returns_the_paths_it_wrote(synthesis: Any, tmp_path: Path) -> Non
 def test_gc_paused_restores_the_collector_state() -> None:
     import gc
 
-    from components.synth import gc_paused
+    from gpupools.synth import gc_paused
 
     assert gc.isenabled()
     with pytest.raises(RuntimeError), gc_paused():

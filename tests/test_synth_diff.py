@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from components.synth import synthesize
-from components.synth.diff import (
+from gpupools.synth import synthesize
+from gpupools.synth.diff import (
     COMMENT_LIMIT,
     COMMENT_MARKER,
     MISSING,
@@ -32,7 +31,8 @@ from components.synth.diff import (
     render_markdown,
     replace_reason,
 )
-from components.testing import PROJECT_ROOT, stack_config
+from gpupools.testing import PROJECT_ROOT, stack_config
+
 from tests.test_synth import FIXTURE_CONFIG, FIXTURE_STACK, make_project, with_pool
 
 # --- paths ----------------------------------------------------------------------------------------
@@ -268,8 +268,8 @@ def test_cli_compares_two_files(base: dict[str, Any], tmp_path: Path, capsys: py
 def test_module_entry_points_run(base: dict[str, Any], tmp_path: Path) -> None:
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(base))
-    for module in ("components.synth.diff", "components.synth"):
-        args = [sys.executable, "-m", module] + (["diff"] if module == "components.synth" else []) + [str(path), str(path)]
+    for module in ("gpupools.synth.diff", "gpupools.synth"):
+        args = [sys.executable, "-m", module] + (["diff"] if module == "gpupools.synth" else []) + [str(path), str(path)]
         process = subprocess.run(args, cwd=PROJECT_ROOT, capture_output=True, text=True)
         assert process.returncode == 0, process.stderr
         assert "No changes to the desired state." in process.stdout

@@ -1,4 +1,4 @@
-"""``python -m components.synth <stack> --json`` and the TOTAL row, on every committed example stack.
+"""``python -m gpupools.synth <stack> --json`` and the TOTAL row, on every committed example stack.
 
 Expected values come from the stack files (``Pulumi.<stack>.yaml``), the price catalog
 (``prices_<cloud>.json`` through ``PriceTable``) and the size catalogs, never from the summary
@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components.catalog.prices import price_table
-from components.catalog.sizes import size_facts
-from components.specs import Cloud
-from components.synth import committed_stacks, main
-from components.testing import PROJECT_ROOT
+from gpupools.catalog.prices import price_table
+from gpupools.catalog.sizes import size_facts
+from gpupools.specs import Cloud
+from gpupools.synth import committed_stacks, main
+from gpupools.testing import PROJECT_ROOT
 
 STACKS = committed_stacks(PROJECT_ROOT)
 

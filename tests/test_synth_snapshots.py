@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gpupools.synth import Synthesis, committed_stacks, synthesize
+from gpupools.synth.diff import diff_documents, render_stack
+from gpupools.testing import PROJECT_ROOT, stack_config
+from gpupools.versions import DEFAULT_KUBERNETES_VERSION
 
-from components.synth import Synthesis, committed_stacks, synthesize
-from components.synth.diff import diff_documents, render_stack
-from components.testing import PROJECT_ROOT, stack_config
-from components.versions import DEFAULT_KUBERNETES_VERSION
 from tests.k8s_schema import validate_manifest
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -1,17 +1,16 @@
 """The Kubernetes version tables: fresh, consistent with each other and with the pins that depend
-on them, and the rules built on them (components/versions.py)."""
+on them, and the rules built on them (components/gpupools/versions.py)."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
 
 import pytest
-
-from components import config
-from components.errors import ConfigError
-from components.specs import Cloud
-from components.testing import stack_config
-from components.versions import (
+from gpupools import config
+from gpupools.errors import ConfigError
+from gpupools.specs import Cloud
+from gpupools.testing import stack_config
+from gpupools.versions import (
     AKS_VERSIONS,
     CLUSTER_AUTOSCALER_IMAGE_TAGS,
     DEFAULT_KUBERNETES_VERSION,

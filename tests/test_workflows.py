@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from components.testing import PROJECT_ROOT
+from gpupools.testing import PROJECT_ROOT
 
 WORKFLOWS = {"preview.yml": "preview", "deploy.yml": "deploy"}
 
@@ -70,11 +69,11 @@ def test_the_job_may_request_oidc_tokens(name: str) -> None:
 def test_preflight_gates_the_preview_and_nothing_swallows_its_exit_status() -> None:
     """A preflight that could ask nothing (a broken CI credential) exits 4: the step must fail the job."""
     all_steps = steps("preview.yml")
-    i = index_of(all_steps, lambda s: "components.preflight" in str(s.get("run", "")))
+    i = index_of(all_steps, lambda s: "gpupools.preflight" in str(s.get("run", "")))
     step = all_steps[i]
     assert not step.get("continue-on-error") and "if" not in step
-    [command] = [line for line in step["run"].splitlines() if "components.preflight" in line]
+    [command] = [line for line in step["run"].splitlines() if "gpupools.preflight" in line]
     assert not re.search(r"\|\||; *true|set \+e", step["run"]), step["run"]
-    assert command.strip().startswith("venv/bin/python -m components.preflight")
+    assert command.strip().startswith(".venv/bin/python -m gpupools.preflight")
     pulumi = index_of(all_steps, lambda s: str(s.get("uses", "")).startswith("pulumi/actions@"))
     assert i < pulumi

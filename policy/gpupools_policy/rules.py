@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.conventions import GPU_PRESENT_LABEL, GPU_RESOURCE, GPU_TAINT
+from gpupools.conventions import GPU_PRESENT_LABEL, GPU_RESOURCE, GPU_TAINT
+
 from gpupools_policy import paths
 from gpupools_policy.shapes import (
     BLOCKING_EFFECTS,
@@ -199,7 +200,7 @@ LIVE_SIZING_COMPONENTS: tuple[str, ...] = (
 )
 """gpupools' own components, which set an existing pool's count from its live size, read at deploy
 time, and keep the count in ``ignoreChanges`` only when they could not read it
-(``components/aws/live_capacity.py``, ``components/azure/live_capacity.py``)."""
+(``components/gpupools/aws/live_capacity.py``, ``components/gpupools/azure/live_capacity.py``)."""
 
 
 def sized_from_live(urn: str) -> bool:
@@ -413,7 +414,7 @@ def check_device_plugin_tolerations(resources: Sequence[Resource], *, config: Ma
             (
                 f"the stack has GPU pools {names} but no NVIDIA device plugin DaemonSet: their nodes never advertise "
                 "nvidia.com/gpu, GPU pods stay Pending and the autoscaler keeps adding nodes. Deploy one "
-                "(components.kubernetes), or set this policy's config devicePluginOutsideStack: true if the plugin "
+                "(gpupools.kubernetes), or set this policy's config devicePluginOutsideStack: true if the plugin "
                 "is installed outside this program (GPU Operator, Helm release).",
                 None,
             )

@@ -29,9 +29,9 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.catalog.aws_instance_types import INSTANCE_TYPES
-from components.catalog.azure_vm_sizes import GPU_SIZES, RETIRED_SIZES
-from components.conventions import (
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.catalog.azure_vm_sizes import GPU_SIZES, RETIRED_SIZES
+from gpupools.conventions import (
     AKS_SPOT_TAINT,
     GPU_RESOURCE,
     GPU_TAINT,

@@ -7,7 +7,7 @@ floats, unknown values as the engine's sentinels). It returns the diagnostics ``
 would print, with their enforcement levels, so a test asserts what a deployment would see.
 
 Platform teams can run it on their own programs: record the program with a mock runtime (for
-example ``components.testing.run_program``), turn each registration into a ``rules.Resource`` and
+example ``gpupools.testing.run_program``), turn each registration into a ``rules.Resource`` and
 call ``analyze``.
 
 This uses the SDK's analyzer servicer class directly (``pulumi_policy.policy._PolicyAnalyzerServicer``):

@@ -1,0 +1,240 @@
+"""``ClusterAutoscaler``: cluster-autoscaler on EKS, from the official chart, with an IRSA role.
+
+* **IAM** (``iam.autoscaler_policy``): describe calls on ``*``; ``SetDesiredCapacity`` and
+  ``TerminateInstanceInAutoScalingGroup`` only on Auto Scaling groups tagged
+  ``k8s.io/cluster-autoscaler/<cluster>=owned`` (EKS tags every managed node group's ASG so). The
+  role trusts only the ``kube-system/cluster-autoscaler`` service account of this cluster's OIDC
+  issuer, for audience ``sts.amazonaws.com``: no node credentials, no long-lived keys.
+* **Chart**: ``cluster-autoscaler`` from https://kubernetes.github.io/autoscaler, version pinned in
+  ``gpupools.versions``, as a ``helm.v3.Release`` (a custom resource: its values are visible in
+  previews and tests). The image tag is pinned per Kubernetes minor
+  (``CLUSTER_AUTOSCALER_IMAGE_TAGS``): cluster-autoscaler supports only the minor it was built for.
+* **Flags** (the chart renders each ``extraArgs`` entry as ``--<key>=<value>``, with everything from
+  the first ``_`` in the key dropped, which is how a flag is repeated):
+
+  - ``--expander=priority,least-waste``: the priority expander (its ConfigMap
+    ``cluster-autoscaler-priority-expander`` comes from ``gpupools.kubernetes.PriorityExpander``,
+    the single source, so ``expanderPriorities`` is deliberately not set and the chart renders no
+    ConfigMap of its own) ranks Spot above on-demand; least-waste breaks ties.
+  - ``--balance-similar-node-groups=true`` with ``--balancing-label=gpupools.io/pool`` and
+    ``--balancing-label=gpupools.io/capacity-type``: the per-zone groups of one pool and capacity
+    type are "similar", so a scale-up spreads over the zones. The built-in AWS comparison cannot
+    find them similar: cluster-autoscaler turns each managed group's ASG tags into template labels
+    (``cloudprovider/aws/aws_manager.go``, ``extractLabelsFromAsg``), and EKS tags each group's ASG
+    with its own ``eks:nodegroup-name``, so every empty group carries a label no other group has
+    ("are not similar, labels do not match": kubernetes/autoscaler #6954) and scale-ups pile into
+    one zone. A balancing label replaces every other comparison (``config/flags/flags.go``,
+    ``balancing-label``: "Setting this flag disables all other comparison logic, and cannot be
+    combined with --balancing-ignore-label"; ``main.go`` builds
+    ``nodegroupset.CreateLabelNodeInfoComparator`` instead of the AWS comparator; checked at the
+    cluster-autoscaler-1.33.6 to 1.36.1 tags). Both labels are on every group and its
+    scale-from-zero tags, and Spot and on-demand groups differ in ``capacity-type``, so they are
+    never balanced against each other; the pool's shape rule (one vCPU/memory/GPU shape per pool)
+    is what makes groups of one pool interchangeable, which the label comparison no longer checks.
+    Side effect, from the same branch of ``main.go``: the AWS template provider that copies ASG
+    ``node-template/resources`` tags onto groups that already have nodes
+    (``AsgTagResourceNodeInfoProvider``) is not installed; a group with nodes is modelled on its
+    live nodes, which advertise their GPUs themselves, and scale-from-zero templates still read
+    the tags (``aws_manager.go``, ``buildNodeFromTemplate``).
+  - ``--skip-nodes-with-system-pods=false``: kube-system pods (CoreDNS, metrics) do not pin a GPU
+    node forever; they are evicted like any other pod (PDBs still apply).
+  - ``--max-node-provision-time`` and ``--scale-down-unneeded-time`` from ``AutoscalerSpec``.
+  - tag auto-discovery of this cluster's groups (chart value ``autoDiscovery.clusterName``:
+    ``--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/<cluster>``).
+
+* **Placement**: ``priorityClassName: system-cluster-critical``, ``nodeSelector``
+  ``gpupools.io/role=system`` (never on a Spot GPU node that it may itself remove), requests of
+  100m CPU and 600Mi memory with a 600Mi memory limit (the resources of cluster-autoscaler's own
+  AWS example manifest). The container security context is the chart's default.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from gpupools import rules
+from gpupools.aws.iam import AUTOSCALER_SERVICE_ACCOUNT, autoscaler_policy, create_irsa_role
+from gpupools.aws.node_group import check_cluster_name, depends_on_of
+from gpupools.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, ROLE_LABEL, Role
+from gpupools.errors import ConfigError
+from gpupools.specs import AutoscalerSpec
+from gpupools.versions import (
+    CLUSTER_AUTOSCALER_CHART,
+    CLUSTER_AUTOSCALER_CHART_REPO,
+    CLUSTER_AUTOSCALER_CHART_VERSION,
+    CLUSTER_AUTOSCALER_IMAGE_TAGS,
+)
+
+TYPE = "gpupools:index:ClusterAutoscaler"
+
+AWS_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+"""An AWS region name (``us-west-2``); the zone rule in ``gpupools.rules`` without the letter."""
+
+RELEASE_NAME = "cluster-autoscaler"
+"""The Helm release name, also the Deployment's name (``fullnameOverride``)."""
+
+EXPANDER = "priority,least-waste"
+
+BALANCING_LABELS = (POOL_LABEL, CAPACITY_TYPE_LABEL)
+"""``--balancing-label`` values: groups are similar exactly when both labels match (module docstring)."""
+
+RESOURCES = {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}}
+"""From cluster-autoscaler's AWS example manifest (``cluster-autoscaler-autodiscover.yaml``), without
+the CPU limit: throttling the autoscaler only slows scale-ups."""
+
+PRIORITY_CLASS = "system-cluster-critical"
+
+
+def extra_args(autoscaler: AutoscalerSpec) -> dict[str, Any]:
+    """The chart's ``extraArgs`` (merged by Helm over the chart's defaults: logtostderr, v=4, ...)."""
+    args: dict[str, Any] = {
+        "expander": EXPANDER,
+        "balance-similar-node-groups": True,
+        "skip-nodes-with-system-pods": False,
+        "max-node-provision-time": autoscaler.max_node_provision_time,
+        "scale-down-unneeded-time": autoscaler.scale_down_unneeded_time,
+    }
+    for index, label in enumerate(BALANCING_LABELS, start=1):
+        args[f"balancing-label_{index}"] = label
+    return args
+
+
+def rendered_flags(values: Mapping[str, Any]) -> list[str]:
+    """The ``extraArgs`` flags as the pinned chart's ``templates/deployment.yaml`` renders them:
+    keys in sorted order (Go template ``range`` over a map), the key cut at its first ``_``,
+    ``--<key>=<value>``, or ``--<key>`` for a null value; booleans as ``true``/``false``."""
+    flags = []
+    for key in sorted(values.get("extraArgs", {})):
+        value = values["extraArgs"][key]
+        flag = key.split("_", 1)[0]
+        if value is None:
+            flags.append(f"--{flag}")
+        else:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            flags.append(f"--{flag}={text}")
+    return flags
+
+
+def helm_values(
+    cluster_name: str,
+    region: str,
+    image_tag: str,
+    role_arn: pulumi.Input[str],
+    autoscaler: AutoscalerSpec,
+) -> dict[str, Any]:
+    """The chart values (see the module docstring for each choice)."""
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        "autoDiscovery": {"clusterName": cluster_name},
+        "fullnameOverride": RELEASE_NAME,
+        "image": {"tag": image_tag},
+        "rbac": {
+            "create": True,
+            "serviceAccount": {
+                "create": True,
+                "name": AUTOSCALER_SERVICE_ACCOUNT,
+                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+            },
+        },
+        "extraArgs": extra_args(autoscaler),
+        "priorityClassName": PRIORITY_CLASS,
+        "nodeSelector": {ROLE_LABEL: Role.SYSTEM.value},
+        "resources": RESOURCES,
+    }
+
+
+class ClusterAutoscaler(pulumi.ComponentResource):
+    """cluster-autoscaler for one EKS cluster: its IRSA role and the official Helm chart.
+
+    Give the cluster's Kubernetes provider through ``opts`` (the IAM role uses the AWS provider)::
+
+        ClusterAutoscaler("cluster-autoscaler", cluster_name="ml-dev", region="us-west-2",
+                          kubernetes_version="1.35", oidc_provider_arn=cluster.oidc_provider_arn,
+                          oidc_provider_url=cluster.oidc_provider_url,
+                          opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster]))
+
+    Args:
+        name: the component's name; prefixes the IAM role's resource names.
+        cluster_name: the EKS cluster name (auto-discovery tag and the IAM condition).
+        region: the cluster's region (``awsRegion``; pods cannot read it from IMDS with hop limit 1).
+        kubernetes_version: the cluster's minor; selects the image tag.
+        oidc_provider_arn, oidc_provider_url: the cluster's IAM OIDC provider (IRSA trust).
+        autoscaler: timing flags; default ``AutoscalerSpec()`` (10m provision time, 10m unneeded).
+        namespace: where it runs; default ``kube-system``, the namespace the priority expander's
+            ConfigMap must share.
+        opts: resource options: ``provider`` the cluster's Kubernetes provider; ``depends_on`` is
+            passed to the release (it needs the system node group to schedule on).
+
+    Attributes:
+        role: the IRSA role. policy: the policy document (a dict). values: the Helm values.
+        image_tag: the image tag. release: the ``helm.v3.Release``.
+
+    Raises:
+        ConfigError: naming the argument, before anything is registered.
+    """
+
+    role: aws.iam.Role
+    policy: dict[str, Any]
+    values: dict[str, Any]
+    image_tag: str
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self,
+        name: str,
+        cluster_name: str,
+        region: str,
+        kubernetes_version: str,
+        oidc_provider_arn: pulumi.Input[str],
+        oidc_provider_url: pulumi.Input[str],
+        autoscaler: AutoscalerSpec | None = None,
+        namespace: str = "kube-system",
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"ClusterAutoscaler({name})"
+        spec = autoscaler or AutoscalerSpec()
+        check_cluster_name(cluster_name, f"{path}.cluster_name")
+        if kubernetes_version not in CLUSTER_AUTOSCALER_IMAGE_TAGS:
+            raise ConfigError(
+                f"{path}.kubernetes_version",
+                "must be a minor with a pinned cluster-autoscaler image (" + ", ".join(CLUSTER_AUTOSCALER_IMAGE_TAGS) + ")",
+                kubernetes_version,
+            )
+        if not isinstance(region, str) or not AWS_REGION.match(region):
+            raise ConfigError(f"{path}.region", "must be the cluster's AWS region, like us-west-2", region)
+        rules.check_autoscaler(spec, f"{path}.autoscaler")
+        if not rules.DNS_SUBDOMAIN.match(namespace) or len(namespace) > 63:
+            raise ConfigError(f"{path}.namespace", "must be a Kubernetes namespace name", namespace)
+
+        super().__init__(TYPE, name, None, opts)
+        self.image_tag = CLUSTER_AUTOSCALER_IMAGE_TAGS[kubernetes_version]
+        self.policy = autoscaler_policy(cluster_name)
+        self.role = create_irsa_role(
+            name,
+            oidc_provider_arn,
+            oidc_provider_url,
+            namespace,
+            AUTOSCALER_SERVICE_ACCOUNT,
+            self.policy,
+            parent=self,
+        )
+        self.values = helm_values(cluster_name, region, self.image_tag, self.role.arn, spec)
+        self.release = k8s.helm.v3.Release(
+            name,
+            name=RELEASE_NAME,
+            chart=CLUSTER_AUTOSCALER_CHART,
+            version=CLUSTER_AUTOSCALER_CHART_VERSION,
+            repository_opts={"repo": CLUSTER_AUTOSCALER_CHART_REPO},
+            namespace=namespace,
+            values=self.values,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
+        )
+        self.register_outputs(
+            {"roleArn": self.role.arn, "imageTag": self.image_tag, "chartVersion": CLUSTER_AUTOSCALER_CHART_VERSION}
+        )

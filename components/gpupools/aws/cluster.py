@@ -1,0 +1,363 @@
+"""``EksCluster``: the EKS control plane, its network, the node role and the on-demand system node group.
+
+What it creates, and why:
+
+* **Network.** A dedicated VPC (``network.create_network``: a private subnet per zone behind NAT,
+  small public subnets for the NAT gateways and load balancers) or, with ``network.vpcId`` and
+  ``network.privateSubnetIds``, the caller's VPC and one private subnet per zone (zone order = cluster
+  zone order). Zones: ``cluster.zones``, else the region's first three available zones that need
+  no opt-in (local and wavelength zones excluded).
+* **Control plane** through ``pulumi_eks.Cluster`` with an explicit ``name`` (the cluster name is
+  then known before deploy, so node group names derive from it), no default node group,
+  authentication mode ``API`` (access entries only; no ``aws-auth`` ConfigMap to drift), an IAM OIDC
+  provider for IRSA, no pulumi-eks security groups (managed node groups use the cluster security
+  group EKS creates), the service CIDR 172.20.0.0/16 (which the config rules keep clear of the node
+  network), and the control plane's ENIs in the private subnets.
+* **Endpoint: private and public.** Private so node and pod traffic to the API server stays in the
+  VPC; public so ``pulumi up`` (running wherever CI or an engineer runs it) can reach the API to
+  install the autoscaler and device plugin. Access is still authenticated by IAM; restrict the
+  public endpoint with ``public_access_cidrs`` (default: EKS's default, anywhere).
+* **Node role** with the worker, CNI, ECR read-only and SSM managed policies (every node group
+  depends on the attachments, so ``pulumi destroy`` removes the groups first), and its **access
+  entry** (type ``EC2_LINUX``), created before any node group so EKS finds it rather than creating
+  its own; the entry is then explicit and owned by this stack. ``node_role_arn`` is read from the
+  entry, so anything built from it waits for the cluster and the entry.
+* **System node group**: on-demand, ``AL2023_x86_64_STANDARD``, across all zones, sized from
+  ``systemPool``, labelled ``gpupools.io/role=system`` (the autoscaler and other add-ons select it),
+  with the same launch template rules as GPU groups (IMDSv2 only, encrypted gp3, no SSH), created
+  at ``minSize`` and updated with its live size afterwards (``node_group.create_managed_node_group``),
+  and scale-from-zero tags on its ASG like every group.
+* **CoreDNS** as an EKS managed add-on after the system node group, at EKS's default version for
+  the cluster's minor (``create_coredns_addon``), so a Kubernetes upgrade upgrades it too.
+* **Kubeconfig** (``aws eks get-token``; the AWS CLI must be installed where Pulumi runs) as a
+  secret output, and a ``kubernetes.Provider`` built from it with ``cluster_identifier`` set to the
+  cluster's OIDC issuer URL: the provider is replaced only when the cluster itself is (a replaced
+  cluster gets a new issuer, a changed kubeconfig does not), so token or format changes never
+  replace every Kubernetes object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from gpupools import config, rules
+from gpupools.aws import naming
+from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
+from gpupools.aws.iam import create_node_role
+from gpupools.aws.launch_template import create_launch_template
+from gpupools.aws.live_capacity import NodeGroupSizes
+from gpupools.aws.network import NatStrategy, create_network
+from gpupools.aws.node_group import autoscaling_group_name, create_managed_node_group, depends_on_of
+from gpupools.conventions import POOL_LABEL, CapacityType, Role, pool_labels
+from gpupools.errors import ConfigError
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec, frozen_map
+
+TYPE = "gpupools:index:EksCluster"
+
+SYSTEM_POOL = "system"
+"""The ``gpupools.io/pool`` value of the system node group."""
+
+SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+"""Amazon Linux 2023, EKS-optimized (AL2 AMIs end with Kubernetes 1.32)."""
+
+SERVICE_CIDR = "172.20.0.0/16"
+"""Kubernetes service addresses; ``rules.RESERVED_CIDRS`` keeps the node network clear of it."""
+
+DEFAULT_ZONE_COUNT = 3
+"""Zones used when ``cluster.zones`` is empty: three, the usual balance of resilience and NAT cost."""
+
+NODE_ACCESS_ENTRY_TYPE = "EC2_LINUX"
+
+
+COREDNS_ADDON = "coredns"
+COREDNS_RESOLVE_CONFLICTS = "OVERWRITE"
+"""On create: adopt the self-managed CoreDNS that EKS installs with every cluster
+(``bootstrapSelfManagedAddons`` defaults to true) and set EKS's defaults ("Overwrite - If the
+self-managed version of the add-on is installed on your cluster ... Amazon EKS changes the value to
+the Amazon EKS default value": EKS API reference, ``CreateAddon.resolveConflicts``). On update: the
+add-on's configuration belongs to this stack, so a version upgrade resets edits made outside it
+(``UpdateAddon.resolveConflicts``; the same defaults as pulumi-eks's own CoreDNS add-on)."""
+
+
+def create_coredns_addon(
+    name: str,
+    cluster_name: str,
+    kubernetes_version: str,
+    system_node_group: aws.eks.NodeGroup,
+    parent: pulumi.Resource,
+) -> aws.eks.Addon:
+    """CoreDNS as an EKS managed add-on, at EKS's default add-on version for ``kubernetes_version``,
+    created after the system node group.
+
+    Why gpupools manages it: pulumi-eks creates its CoreDNS add-on only for a cluster with its
+    default node group, Fargate or Auto Mode (``nodejs/eks/cluster/cluster.ts``: "We can only
+    enable the coredns addon if we have a node group to place it on"), and ``EksCluster`` skips the
+    default node group; the self-managed CoreDNS that EKS bootstraps is never upgraded with the
+    control plane. As a managed add-on whose version follows ``kubernetes_version``, a minor upgrade
+    upgrades CoreDNS in the same ``pulumi up``.
+
+    Why after the system node group: the add-on waits until its pods run (the provider waits for
+    status ``ACTIVE``), and on a new cluster the system group's nodes are the only ones they can run
+    on (every GPU group is tainted and starts at zero). Passing pulumi-eks's ``corednsAddonOptions``
+    instead would create it inside ``eks.Cluster``, before any node group exists.
+
+    Version: ``aws.eks.get_addon_version`` with ``most_recent=False``, the version EKS installs by
+    default on a new cluster of that minor (EKS ``DescribeAddonVersions``, ``defaultVersion``), not
+    the newest build, so a later ``pulumi up`` does not move CoreDNS just because a build was
+    published; a Kubernetes minor change moves it.
+    """
+    version = aws.eks.get_addon_version_output(
+        addon_name=COREDNS_ADDON,
+        kubernetes_version=kubernetes_version,
+        most_recent=False,
+        opts=pulumi.InvokeOutputOptions(parent=parent),
+    )
+    return aws.eks.Addon(
+        f"{name}-coredns",
+        cluster_name=cluster_name,
+        addon_name=COREDNS_ADDON,
+        addon_version=version.version,
+        resolve_conflicts_on_create=COREDNS_RESOLVE_CONFLICTS,
+        resolve_conflicts_on_update=COREDNS_RESOLVE_CONFLICTS,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_node_group]),
+    )
+
+
+def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
+    """The region's first ``count`` available zones that need no opt-in (an invoke, resolved at deploy)."""
+    result = aws.get_availability_zones(
+        state="available",
+        filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+    )
+    return tuple(sorted(result.names)[:count])
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster ready for GPU node groups: network, control plane, node role and its access
+    entry, the on-demand system node group, a secret kubeconfig and a Kubernetes provider.
+
+    Args:
+        name: the component's name; prefixes child resource names (the stack uses the cluster name).
+        cluster: ``gpupools:cluster`` as a ``ClusterSpec`` or plain mapping (``name`` required;
+            ``kubernetesVersion`` default ``gpupools.versions.DEFAULT_KUBERNETES_VERSION``;
+            ``zones`` default: the region's first three).
+        network: ``gpupools:network`` as a ``NetworkSpec`` or mapping; default a new VPC on 10.40.0.0/16.
+        system_pool: ``gpupools:systemPool`` as a ``SystemPoolSpec`` or mapping; default
+            ``m6i.xlarge``, 2 to 4 nodes, 128 GiB disks.
+        nat: NAT gateways of a created VPC; default ``NatStrategy.SINGLE`` (see ``network``).
+        public_access_cidrs: CIDRs allowed to reach the public API endpoint; default anywhere.
+        region: the stack's region; when given, zones are checked to belong to it.
+        private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
+            discovery tag); default none. A brought VPC's subnets are not touched here.
+        autoscaler_tags: tag the system group's Auto Scaling group with cluster-autoscaler's
+            ``node-template`` labels (``asg_tags``); default True. Pass False when no
+            cluster-autoscaler runs (``gpupools:provisioner: karpenter``): the tags would only be
+            read by an autoscaler that is not there, and they cost the deployer
+            ``autoscaling:CreateOrUpdateTags``.
+        opts: resource options.
+
+    Attributes:
+        cluster_name: the EKS cluster name (plain).
+        kubernetes_version: the control plane's minor version.
+        zones: the cluster's zones, in order.
+        live_sizes: the reader of this cluster's node groups' live desired sizes (pass it to
+            ``GpuNodeGroup(live_sizes=...)`` to share its listing).
+        vpc_id: the VPC.
+        private_subnet_ids_by_zone: zone to private subnet ID (for ``GpuNodeGroup``).
+        node_role: the node IAM role.
+        node_role_arn: its ARN, read from the access entry (see the module docstring).
+        eks_cluster: the ``pulumi_eks.Cluster``.
+        oidc_provider_arn, oidc_provider_url: the cluster's IAM OIDC provider (for IRSA).
+        kubeconfig: the kubeconfig JSON, secret.
+        provider: the ``kubernetes.Provider`` for this cluster.
+        system_node_group: the system ``aws.eks.NodeGroup``.
+        system_pool: the system node group as a ``NodePoolInfo``.
+
+    Raises:
+        ConfigError: naming the argument, before anything is registered.
+    """
+
+    cluster_name: str
+    kubernetes_version: str
+    zones: tuple[str, ...]
+    live_sizes: NodeGroupSizes
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids_by_zone: dict[str, pulumi.Output[str]]
+    node_role: aws.iam.Role
+    node_role_arn: pulumi.Output[str]
+    eks_cluster: eks.Cluster
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_provider_url: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    system_node_group: aws.eks.NodeGroup
+    system_pool: NodePoolInfo
+
+    def __init__(
+        self,
+        name: str,
+        cluster: ClusterSpec | Mapping[str, Any],
+        network: NetworkSpec | Mapping[str, Any] | None = None,
+        system_pool: SystemPoolSpec | Mapping[str, Any] | None = None,
+        nat: NatStrategy = NatStrategy.SINGLE,
+        public_access_cidrs: Sequence[str] | None = None,
+        region: str | None = None,
+        private_subnet_tags: Mapping[str, str] | None = None,
+        autoscaler_tags: bool = True,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"EksCluster({name})"
+        cluster_spec = (
+            cluster if isinstance(cluster, ClusterSpec) else config.parse_cluster(cluster, Cloud.AWS, f"{path}.cluster")
+        )
+        network_spec = (
+            network if isinstance(network, NetworkSpec) else config.parse_network(network, Cloud.AWS, f"{path}.network")
+        )
+        system_spec = (
+            system_pool
+            if isinstance(system_pool, SystemPoolSpec)
+            else config.parse_system_pool(system_pool, Cloud.AWS, f"{path}.system_pool")
+        )
+        rules.check_cluster(cluster_spec, Cloud.AWS, f"{path}.cluster", region)
+        rules.check_network(network_spec, Cloud.AWS, cluster_spec.zones, f"{path}.network")
+        rules.check_system_pool(system_spec, Cloud.AWS, f"{path}.system_pool")
+        if not isinstance(nat, NatStrategy):
+            raise ConfigError(f"{path}.nat", "must be a NatStrategy (" + ", ".join(n.value for n in NatStrategy) + ")", nat)
+
+        zones = cluster_spec.zones or default_zones()
+        if len(zones) < 2:
+            raise ConfigError(f"{path}.cluster.zones", "EKS needs subnets in at least 2 zones; the region offers", list(zones))
+        cluster_name = cluster_spec.name
+        labels = pool_labels(SYSTEM_POOL, Role.SYSTEM, CapacityType.ON_DEMAND)
+        system_name = naming.system_node_group_name(
+            cluster_name,
+            {
+                "instanceTypes": list(system_spec.instance_types),
+                "amiType": SYSTEM_AMI_TYPE,
+                "capacityType": "ON_DEMAND",
+                "zones": list(zones),
+            },
+            f"{path}.system_pool",
+        )
+
+        super().__init__(TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.cluster_name = cluster_name
+        self.kubernetes_version = cluster_spec.kubernetes_version
+        self.zones = tuple(zones)
+        self.live_sizes = NodeGroupSizes(cluster_name, parent=self)
+
+        if network_spec.bring_your_own:
+            self.vpc_id = pulumi.Output.from_input(network_spec.vpc_id or "")
+            private_ids: list[pulumi.Output[str]] = [pulumi.Output.from_input(s) for s in network_spec.private_subnet_ids]
+        else:
+            created = create_network(
+                cluster_name, network_spec.cidr, zones, nat, parent=self, private_subnet_tags=private_subnet_tags
+            )
+            self.vpc_id = created.vpc_id
+            private_ids = created.private_subnet_ids
+        self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
+
+        node_role = create_node_role(name, parent=self)
+        self.node_role = node_role.role
+        self.node_role_policy_attachments = list(node_role.policy_attachments)
+
+        self.eks_cluster = eks.Cluster(
+            f"{name}-eks",
+            name=cluster_name,
+            version=cluster_spec.kubernetes_version,
+            vpc_id=self.vpc_id,
+            private_subnet_ids=private_ids,
+            endpoint_private_access=True,
+            endpoint_public_access=True,
+            public_access_cidrs=list(public_access_cidrs) if public_access_cidrs else None,
+            authentication_mode=eks.AuthenticationMode.API,
+            create_oidc_provider=True,
+            skip_default_node_group=True,
+            skip_default_security_groups=True,
+            kubernetes_service_ip_address_range=SERVICE_CIDR,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
+        )
+        self.oidc_provider_arn = self.eks_cluster.oidc_provider_arn
+        self.oidc_provider_url = self.eks_cluster.oidc_provider_url
+
+        access_entry = aws.eks.AccessEntry(
+            f"{name}-node-access",
+            cluster_name=cluster_name,
+            principal_arn=self.node_role.arn,
+            type=NODE_ACCESS_ENTRY_TYPE,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.eks_cluster]),
+        )
+        self.node_role_arn = access_entry.principal_arn
+
+        self.kubeconfig = pulumi.Output.secret(self.eks_cluster.kubeconfig_json)
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            cluster_identifier=self.eks_cluster.oidc_provider_url,
+            opts=child,
+        )
+
+        launch_template = create_launch_template(
+            f"{name}-system-launch-template",
+            ami_type=SYSTEM_AMI_TYPE,
+            disk_size_gb=system_spec.disk_size_gb,
+            tags={"Name": f"{cluster_name}-{SYSTEM_POOL}", POOL_LABEL: SYSTEM_POOL},
+            parent=self,
+        )
+        self.system_node_group = create_managed_node_group(
+            f"{name}-system",
+            cluster_name=access_entry.cluster_name,
+            node_group_name=system_name,
+            node_role_arn=self.node_role_arn,
+            subnet_ids=private_ids,
+            capacity=CapacityType.ON_DEMAND,
+            ami_type=SYSTEM_AMI_TYPE,
+            instance_types=system_spec.instance_types,
+            min_size=system_spec.min_size,
+            max_size=system_spec.max_size,
+            labels=labels,
+            taints=(),
+            launch_template=launch_template,
+            kubernetes_version=cluster_spec.kubernetes_version,
+            tags={POOL_LABEL: SYSTEM_POOL},
+            parent=self,
+            live_desired_size=self.live_sizes.desired(system_name),
+            depends_on=self.node_role_policy_attachments,
+        )
+        self.coredns = create_coredns_addon(
+            name, cluster_name, cluster_spec.kubernetes_version, self.system_node_group, parent=self
+        )
+        if autoscaler_tags:
+            create_asg_tags(
+                f"{name}-system",
+                autoscaling_group_name(self.system_node_group),
+                node_template_tags(labels, (), 0),
+                parent=self,
+            )
+        self.system_pool = NodePoolInfo(
+            name=system_name,
+            pool=SYSTEM_POOL,
+            role=Role.SYSTEM,
+            capacity=CapacityType.ON_DEMAND,
+            zones=self.zones,
+            instance_types=system_spec.instance_types,
+            min_size=system_spec.min_size,
+            max_size=system_spec.max_size,
+            labels=frozen_map(labels),
+            autoscaler_group_regex=naming.asg_name_regex(system_name),
+        )
+        self.register_outputs(
+            {
+                "clusterName": cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidcProviderArn": self.oidc_provider_arn,
+                "systemNodeGroup": system_name,
+            }
+        )

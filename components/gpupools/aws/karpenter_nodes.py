@@ -1,0 +1,234 @@
+"""``KarpenterNodePools``: the EC2NodeClasses and one ``karpenter.sh/v1`` NodePool per pool on EKS.
+
+* **EC2NodeClass** (``karpenter.k8s.aws/v1``), one per distinct (image, disk size) among the pools:
+  ``nvidia-al2023-100g`` serves every AL2023 NVIDIA pool with 100 GiB disks, ``standard-al2023-80g``
+  the AL2023 CPU pools with 80 GiB, and so on (with the example stacks' defaults: one for NVIDIA
+  nodes, one for CPU nodes, plus one per pool that sets its own ``diskSizeGb``). Each has:
+
+  - ``amiSelectorTerms: [{alias: al2023@<pinned>}]`` (``bottlerocket@<pinned>`` for Bottlerocket
+    pools). With an alias, Karpenter resolves the NVIDIA variant for GPU instance types and the
+    arm64 one for Graviton (``pkg/providers/amifamily/al2023.go``), so the NVIDIA and standard
+    classes differ in name and disk, not in alias; pinned, so AMIs move only with the pin
+    (``gpupools.versions.AL2023_AMI_ALIAS``).
+  - the same secure defaults as the managed node groups' launch templates
+    (``launch_template``): IMDSv2 required with hop limit 1, encrypted gp3 volumes deleted with the
+    instance, the root volume ``/dev/xvda`` sized from ``diskSizeGb`` on AL2023; on Bottlerocket an
+    encrypted 4 GiB OS volume (Karpenter's own default for it,
+    ``pkg/providers/amifamily/bottlerocket.go``) and the data volume ``/dev/xvdb`` of ``diskSizeGb``.
+    No SSH key: nodes are reached through SSM.
+  - ``role``: the cluster's node role (its access entry exists), subnets and security groups by
+    ``karpenter.sh/discovery=<cluster>``.
+
+* **NodePool** per pool (``gpupools.kubernetes.karpenter.nodepool``: requirements, labels,
+  taints, limits, disruption, weight), named after the pool, referencing its node class; its
+  ``Drifted`` budgets and ``terminationGracePeriod`` from ``gpupools:maintenance`` (the window in UTC).
+
+* **NodeOverlay** (``karpenter.sh/v1alpha1``) per time-sliced or MPS pool
+  (``gpupools.kubernetes.karpenter.overlay``): ``nvidia.com/gpu`` = GPUs x replicas, so Karpenter
+  buys ceil(pods / slots per node) nodes for pending pods, not one per pod. It takes effect only
+  with the ``NodeOverlay`` feature gate, which ``Karpenter(node_overlay=True)`` sets.
+
+Both are registered after the Karpenter release (``opts.depends_on``), so their CRDs exist, and
+deleted before it on destroy, so the controller is still there to drain and terminate the nodes.
+``pools`` describes each NodePool as a ``NodePoolInfo`` for the device plugin, smoke tests and
+outputs; Bottlerocket GPU pools are marked as shipping their own device plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpupools import rules
+from gpupools.aws.karpenter import DISCOVERY_TAG
+from gpupools.aws.launch_template import BOTTLEROCKET_DATA_DEVICE, IMDS_HOP_LIMIT, ROOT_DEVICE, VOLUME_TYPE
+from gpupools.aws.node_group import depends_on_of
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.kubernetes.access_gate import KubernetesKind
+from gpupools.kubernetes.karpenter import nodepool, overlay
+from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import AmiType, MaintenanceSpec, PoolSpec
+from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS
+
+TYPE = "gpupools:index:KarpenterNodePools"
+
+NODE_CLASS_API_VERSION = "karpenter.k8s.aws/v1"
+NODE_CLASS_KIND = "EC2NodeClass"
+NODE_CLASS_GROUP = "karpenter.k8s.aws"
+EC2_NODE_CLASS = KubernetesKind(NODE_CLASS_GROUP, "v1", NODE_CLASS_KIND, "ec2nodeclasses", namespaced=False)
+"""Cluster-scoped, resource ``ec2nodeclasses`` (``karpenter.k8s.aws_ec2nodeclasses.yaml``, ``tests/crds``)."""
+
+KINDS = (nodepool.NODE_POOL, EC2_NODE_CLASS, overlay.NODE_OVERLAY)
+"""What it creates."""
+
+BOTTLEROCKET_OS_VOLUME = "4Gi"
+"""Karpenter's default Bottlerocket OS volume size, kept (only the data volume is sized from config)."""
+
+
+@dataclass(frozen=True)
+class NodeClassPlan:
+    """One EC2NodeClass: the image alias and the disk size, and a name that says both."""
+
+    name: str
+    alias: str
+    bottlerocket: bool
+    disk_size_gb: int
+
+
+def node_class_plan(pool: PoolSpec) -> NodeClassPlan:
+    """The node class a pool's NodePool uses (pools with the same image and disk share one)."""
+    bottlerocket = pool.ami_type in (AmiType.BOTTLEROCKET_NVIDIA, AmiType.BOTTLEROCKET, AmiType.BOTTLEROCKET_ARM)
+    family = "bottlerocket" if bottlerocket else "al2023"
+    flavour = "nvidia" if pool.ami_type.is_gpu else "standard"
+    return NodeClassPlan(
+        name=f"{flavour}-{family}-{pool.disk_size_gb}g",
+        alias=BOTTLEROCKET_AMI_ALIAS if bottlerocket else AL2023_AMI_ALIAS,
+        bottlerocket=bottlerocket,
+        disk_size_gb=pool.disk_size_gb,
+    )
+
+
+def _ebs(size: str) -> dict[str, Any]:
+    return {"volumeSize": size, "volumeType": VOLUME_TYPE, "encrypted": True, "deleteOnTermination": True}
+
+
+def node_class_spec(plan: NodeClassPlan, cluster_name: str, role_name: str) -> dict[str, Any]:
+    """The EC2NodeClass ``spec`` (module docstring)."""
+    disk = f"{plan.disk_size_gb}Gi"
+    devices = (
+        [
+            {"deviceName": ROOT_DEVICE, "ebs": _ebs(BOTTLEROCKET_OS_VOLUME)},
+            {"deviceName": BOTTLEROCKET_DATA_DEVICE, "ebs": _ebs(disk)},
+        ]
+        if plan.bottlerocket
+        else [{"deviceName": ROOT_DEVICE, "ebs": _ebs(disk)}]
+    )
+    discovery = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    return {
+        "role": role_name,
+        "amiSelectorTerms": [{"alias": plan.alias}],
+        "subnetSelectorTerms": discovery,
+        "securityGroupSelectorTerms": discovery,
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": IMDS_HOP_LIMIT,
+            "httpTokens": "required",
+        },
+        "blockDeviceMappings": devices,
+        "tags": {"gpupools.io/node-class": plan.name},
+    }
+
+
+def node_shape(pool: PoolSpec) -> NodeShape:
+    """Size facts from the EC2 catalog: the largest type's vCPUs, GPUs, models, architecture."""
+    facts = [INSTANCE_TYPES[name] for name in pool.instance_types]
+    models = sorted({f.gpu_model for f in facts if f.gpu_model})
+    return NodeShape(
+        vcpus=max(f.vcpus for f in facts),
+        gpus=max(f.gpus for f in facts),
+        gpu_model=",".join(models),
+        architecture=nodepool.ARCHITECTURES[pool.ami_type.architecture],
+    )
+
+
+class KarpenterNodePools(pulumi.ComponentResource):
+    """EC2NodeClasses and a NodePool per pool (see the module docstring).
+
+    Args:
+        name: the component's name.
+        pools: the ``gpuPools`` and ``cpuPools`` entries, validated (``config.load``).
+        cluster_name: for the discovery selectors.
+        node_role_name: the node role's name (``EC2NodeClass.spec.role``).
+        zones: the zones NodePools may use (a pool's own ``zones`` narrow them).
+        consolidate_after: ``disruption.consolidateAfter`` (``autoscaler.scaleDownUnneededTime``).
+        order: pool names, most preferred first, for the NodePools' weights; default
+            ``nodepool.default_order`` (by size facts). Pass a price order to prefer the cheapest.
+        maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
+            ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
+        opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
+
+    Attributes:
+        pools: one ``NodePoolInfo`` per NodePool. manifests: the NodePool manifests by pool name.
+        node_classes: the EC2NodeClass plans by name. overlays: the NodeOverlay manifests of the
+        shared GPU pools, by pool name.
+    """
+
+    pools: list[NodePoolInfo]
+    manifests: dict[str, dict[str, Any]]
+    node_classes: dict[str, NodeClassPlan]
+    overlays: dict[str, dict[str, Any]]
+
+    def __init__(
+        self,
+        name: str,
+        pools: Sequence[PoolSpec],
+        cluster_name: str,
+        node_role_name: pulumi.Input[str],
+        zones: Sequence[str],
+        consolidate_after: str,
+        order: Sequence[str] | None = None,
+        maintenance: MaintenanceSpec | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"KarpenterNodePools({name})"
+        window = maintenance if maintenance is not None else MaintenanceSpec()
+        rules.check_maintenance(window, f"{path}.maintenance")
+        shapes = {pool.name: node_shape(pool) for pool in pools}
+        weights = nodepool.pool_weights(pools, shapes, order, path)
+        plans = {pool.name: node_class_plan(pool) for pool in pools}
+
+        super().__init__(TYPE, name, None, opts)
+        after = depends_on_of(opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=after)
+        classes: dict[str, k8s.apiextensions.CustomResource] = {}
+        self.node_classes = {}
+        for plan in sorted(set(plans.values()), key=lambda p: p.name):
+            self.node_classes[plan.name] = plan
+            manifest = {
+                "apiVersion": NODE_CLASS_API_VERSION,
+                "kind": NODE_CLASS_KIND,
+                "metadata": {"name": plan.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
+                "spec": pulumi.Output.from_input(node_role_name).apply(
+                    lambda role, plan=plan: node_class_spec(plan, cluster_name, role)  # type: ignore[misc]
+                ),
+            }
+            # Through nodepool.apply for its delete timeout: an EC2NodeClass waits for its nodes' drain.
+            classes[plan.name] = nodepool.apply(f"{name}-{plan.name}", manifest, child)
+        self.manifests = {}
+        self.overlays = {}
+        self.pools = []
+        for pool in pools:
+            zones_of_pool = pool.zones or tuple(zones)
+            plan = plans[pool.name]
+            manifest = nodepool.node_pool(
+                pool.name,
+                pool,
+                node_class_ref=NodeClassRef(NODE_CLASS_GROUP, NODE_CLASS_KIND, plan.name),
+                shape=shapes[pool.name],
+                zones=zones_of_pool,
+                consolidate_after=consolidate_after,
+                weight=weights[pool.name],
+                window=window,
+            )
+            self.manifests[pool.name] = manifest
+            nodepool.apply(
+                f"{name}-{pool.name}",
+                manifest,
+                pulumi.ResourceOptions(parent=self, depends_on=[*after, classes[plan.name]]),
+            )
+            if overlay.needs_overlay(pool):
+                self.overlays[pool.name] = overlay.node_overlay(pool.name, pool, shapes[pool.name])
+                nodepool.apply(f"{name}-{pool.name}-overlay", self.overlays[pool.name], child)
+            self.pools.append(
+                nodepool.node_pool_info(
+                    pool.name, pool, shapes[pool.name], zones_of_pool, needs_device_plugin=not pool.ami_type.ships_device_plugin
+                )
+            )
+        self.register_outputs(
+            {"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes), "nodeOverlays": sorted(self.overlays)}
+        )

@@ -1,0 +1,487 @@
+"""``GpuNodeGroup`` and ``CpuNodeGroup``: one ``gpuPools`` or ``cpuPools`` entry as per-zone Spot and
+on-demand EKS managed node groups.
+
+Per zone, a SPOT managed node group and (unless ``onDemandFallback`` is false) an ON_DEMAND one of
+the same shape: cluster-autoscaler's priority expander tries the Spot groups first and falls back
+to on-demand when a Spot launch fails. One group per zone (not one group over all zones) because a
+managed node group's ASG balances across its subnets on its own, which fights cluster-autoscaler's
+zone-aware scheduling simulation; per-zone groups with ``--balance-similar-node-groups`` let the
+autoscaler pick and balance zones itself.
+
+Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and previews):
+
+* the pool's instance types (validated to share vCPU, memory and GPU count, because
+  cluster-autoscaler builds its scale-from-zero template from the first type) and AMI type
+  (``AL2023_x86_64_NVIDIA`` by default, ``BOTTLEROCKET_x86_64_NVIDIA`` as an option);
+* sizes: the pool's ``maxSize`` (and ``minSize``) are totals, split over the zones with the
+  remainder going to the first zones; the on-demand fallback's max is ``onDemandMaxSize`` (default
+  ``maxSize``) split the same way, and its min is 0 (the pool's minimum is kept on Spot: keeping
+  on-demand nodes warm as well would double the idle cost). ``desiredSize`` starts at the group's
+  min (0 by default, so a Spot capacity shortage at create time cannot fail the stack); after that
+  the autoscaler owns it, and every update sends the group's *live* size (``live_capacity``; see
+  ``create_managed_node_group`` for how and why);
+* labels: the conventions' pool labels, the pool's extra labels and
+  ``k8s.amazonaws.com/accelerator`` (``accelerator_label_value``: the GPU model when every
+  instance type of the pool has the same one, else ``nvidia-mixed``, so no node is ever labelled
+  with a model it may not have);
+* a shared pool (``sharing``: time-slicing or MPS) also carries
+  ``nvidia.com/device-plugin.config=<config>``, the label the device plugin's config-manager reads,
+  and its scale-from-zero GPU count (ASG tag and node group tag) is GPUs x replicas: what one node
+  advertises, so cluster-autoscaler buys one node for ``replicas`` pods, not one per pod. MIG is
+  rejected on EKS (``rules.check_sharing``);
+* taints: the GPU taint and the pool's extra taints, every one with a value, in EKS spelling
+  (``NO_SCHEDULE``);
+* one launch template per pool (``launch_template``): IMDSv2 only with hop limit 1, encrypted gp3
+  volumes sized from ``diskSizeGb``, no SSH;
+* ``update_config`` ``maxUnavailable: 1``: a launch template or AMI roll drains one GPU node at a
+  time, so a running job loses at most one node to it;
+* a deterministic name with the capacity token and a digest of the create-only fields
+  (``naming.gpu_node_group_name``), so a change that EKS cannot make in place replaces the group
+  create-before-destroy.
+
+For each group, the cluster-autoscaler scale-from-zero tags go on the group's Auto Scaling group
+(``asg_tags``), and ``groups`` describes it as a ``NodePoolInfo`` for the Kubernetes side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from gpupools import config, rules, sharing
+from gpupools.aws import naming
+from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
+from gpupools.aws.launch_template import create_launch_template
+from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.conventions import (
+    CA_TAG_PREFIX,
+    EKS_ACCELERATOR_LABEL,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    POOL_LABEL,
+    CapacityType,
+    Role,
+    Taint,
+    pool_labels,
+)
+from gpupools.errors import ConfigError
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import Cloud, GpuPoolSpec
+from gpupools.versions import check_minor
+
+TYPE = "gpupools:index:GpuNodeGroup"
+
+IGNORE_CHANGES = ["scalingConfig.desiredSize"]
+"""Engine (camelCase) path of the autoscaler-owned desired size, ignored when its live value is unknown."""
+
+MAX_UNAVAILABLE = 1
+"""``update_config``: drain one node at a time when EKS rolls a group to a new launch template or AMI."""
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` over ``parts`` as evenly as possible, the remainder to the first parts.
+
+    >>> split(10, 3)
+    [4, 3, 3]
+    """
+    base, remainder = divmod(total, parts)
+    return [base + (1 if index < remainder else 0) for index in range(parts)]
+
+
+def eks_taints(taints: Sequence[Taint]) -> list[aws.eks.NodeGroupTaintArgs]:
+    """Taints in the EKS API's form (effect ``NO_SCHEDULE`` etc.)."""
+    return [aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.eks) for t in taints]
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One managed node group, decided before anything is registered (pure)."""
+
+    name: str
+    capacity: CapacityType
+    zone: str
+    min_size: int
+    max_size: int
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    instance_types: tuple[str, ...]
+    ami_type: str
+    gpus_per_node: int
+    gpu_model: str
+    slots_per_gpu: int = 1
+
+    @property
+    def gpu_slots_per_node(self) -> int:
+        """``nvidia.com/gpu`` one node advertises: what the scale-from-zero tags say."""
+        return self.gpus_per_node * self.slots_per_gpu
+
+    def info(self, pool: GpuPoolSpec) -> NodePoolInfo:
+        return NodePoolInfo(
+            name=self.name,
+            pool=pool.name,
+            role=pool.role,
+            capacity=self.capacity,
+            zones=(self.zone,),
+            instance_types=self.instance_types,
+            min_size=self.min_size,
+            max_size=self.max_size,
+            labels=self.labels,
+            taints=self.taints,
+            gpus_per_node=self.gpus_per_node,
+            gpu_model=self.gpu_model,
+            autoscaler_group_regex=naming.asg_name_regex(self.name),
+            needs_device_plugin=pool.is_gpu and not pool.ami_type.ships_device_plugin,
+            sharing=pool.sharing,
+            slots_per_gpu=self.slots_per_gpu,
+        )
+
+
+MIXED_GPU_MODELS = "nvidia-mixed"
+"""The accelerator label's value on a pool whose instance types have different GPU models."""
+
+
+def gpu_models(instance_types: Sequence[str]) -> tuple[str, ...]:
+    """The distinct GPU models of ``instance_types``, sorted (catalog facts)."""
+    return tuple(sorted({INSTANCE_TYPES[name].gpu_model for name in instance_types}))
+
+
+def accelerator_label_value(instance_types: Sequence[str]) -> str:
+    """The ``k8s.amazonaws.com/accelerator`` value for a group of ``instance_types``.
+
+    Why the label is there at all: it is cluster-autoscaler's AWS GPU label (``GPULabel`` in
+    ``cloudprovider/aws/aws_cloud_provider.go``). A node that has the label but no allocatable
+    ``nvidia.com/gpu`` yet (the device plugin is still starting) is treated as unready instead of
+    as a ready node without GPUs, so pending GPU pods do not trigger a second scale-up
+    (``processors/customresources/gpu_processor.go``, ``FilterOutNodesWithUnreadyResources``, which
+    tests only that the label is present). Its value is read as a GPU type only for ``--gpu-total``
+    limits, which gpupools does not set.
+
+    Why the value is not always a model: a managed node group's labels apply to every node it
+    starts, whatever instance type EC2 picks, so a ``g4dn.xlarge, g5.xlarge, g6.xlarge`` pool
+    labelled with the first type's model would call A10G and L4 nodes ``nvidia-tesla-t4``. A pool
+    of one model gets that model (``nvidia-tesla-t4``); a mixed pool gets ``nvidia-mixed``, which
+    keeps the autoscaler's readiness check and names no model. EKS rejects an empty label value
+    (botocore ``eks`` model, ``labelValue``: min length 1), so ``""`` is not an option. To select
+    nodes by GPU model, select by ``node.kubernetes.io/instance-type`` (set by the kubelet), or run
+    NVIDIA GPU Feature Discovery for ``nvidia.com/gpu.product``.
+
+    >>> accelerator_label_value(["g4dn.xlarge", "g4dn.2xlarge"]), accelerator_label_value(["g5.xlarge", "g6.xlarge"])
+    ('nvidia-tesla-t4', 'nvidia-mixed')
+    """
+    models = gpu_models(instance_types)
+    return models[0] if len(models) == 1 else MIXED_GPU_MODELS
+
+
+def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
+    """Every label a group of ``pool`` carries: extras, then the conventions, the accelerator label and,
+    on a shared pool, the device plugin config label."""
+    if not pool.is_gpu:
+        return {**pool.labels, **pool_labels(pool.name, pool.role, capacity)}
+    accelerator = accelerator_label_value(pool.instance_types)
+    return {
+        **pool.labels,
+        **pool_labels(pool.name, Role.GPU, capacity),
+        EKS_ACCELERATOR_LABEL: accelerator,
+        **sharing.node_labels(pool.sharing),
+    }
+
+
+def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
+    """The managed node groups for ``pool`` over ``zones`` (the pool's zones win if it has any):
+    per zone Spot then on-demand, or only on-demand for a pool with ``spot: false``."""
+    zones = list(pool.zones or zones)
+    facts = INSTANCE_TYPES[pool.instance_types[0]]
+    taints = (GPU_TAINT, *pool.taints) if pool.is_gpu else pool.taints
+    tiers: list[tuple[CapacityType, list[int], list[int]]] = []
+    if pool.spot:
+        tiers.append((CapacityType.SPOT, split(pool.min_size, len(zones)), split(pool.max_size, len(zones))))
+        if pool.on_demand_fallback:
+            tiers.append((CapacityType.ON_DEMAND, [0] * len(zones), split(pool.fallback_max_size, len(zones))))
+    else:
+        tiers.append((CapacityType.ON_DEMAND, split(pool.min_size, len(zones)), split(pool.max_size, len(zones))))
+    plans = []
+    for index, zone in enumerate(zones):
+        for capacity, mins, maxes in tiers:
+            create_only = {"instanceTypes": list(pool.instance_types), "amiType": pool.ami_type.value}
+            plans.append(
+                GroupPlan(
+                    name=naming.gpu_node_group_name(cluster_name, pool.name, capacity, zone, create_only, f"{path}.name"),
+                    capacity=capacity,
+                    zone=zone,
+                    min_size=mins[index],
+                    max_size=maxes[index],
+                    labels=MappingProxyType(group_labels(pool, capacity)),
+                    taints=taints,
+                    instance_types=pool.instance_types,
+                    ami_type=pool.ami_type.value,
+                    gpus_per_node=facts.gpus,
+                    gpu_model=",".join(gpu_models(pool.instance_types)) if pool.is_gpu else "",
+                    slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
+                )
+            )
+    return plans
+
+
+def check_cluster_name(cluster_name: str, path: str) -> None:
+    if (
+        not isinstance(cluster_name, str)
+        or not rules.CLUSTER_NAME.match(cluster_name)
+        or len(cluster_name) > rules.CLUSTER_NAME_MAX
+    ):
+        raise ConfigError(
+            path,
+            f"must be the EKS cluster's name: lowercase letters, digits and '-', at most {rules.CLUSTER_NAME_MAX} characters",
+            cluster_name,
+        )
+
+
+def check_kubernetes_version(version: str | None, path: str) -> None:
+    problem = None if version is None else check_minor(version, Cloud.AWS.value)
+    if problem:
+        raise ConfigError(path, problem, version)
+
+
+def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """The resources in ``opts.depends_on``, so a component can hand them to its children."""
+    if opts is None or opts.depends_on is None:
+        return []
+    deps = opts.depends_on
+    if isinstance(deps, pulumi.Resource):
+        return [deps]
+    if isinstance(deps, (list, tuple)):
+        return [d for d in deps if isinstance(d, pulumi.Resource)]
+    return []
+
+
+def create_managed_node_group(
+    resource_name: str,
+    *,
+    cluster_name: pulumi.Input[str],
+    node_group_name: str,
+    node_role_arn: pulumi.Input[str],
+    subnet_ids: Sequence[pulumi.Input[str]],
+    capacity: CapacityType,
+    ami_type: str,
+    instance_types: Sequence[str],
+    min_size: int,
+    max_size: int,
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    launch_template: aws.ec2.LaunchTemplate,
+    kubernetes_version: str | None,
+    tags: Mapping[str, str],
+    parent: pulumi.Resource,
+    live_desired_size: int | None = None,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> aws.eks.NodeGroup:
+    """One managed node group with gpupools' fixed choices (launch template by latest version,
+    ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size.
+
+    The desired size, and why: an update of a node group's scaling config sends ``desiredSize``
+    whole with min and max (terraform-provider-aws ``internal/service/eks/node_group.go``,
+    ``resourceNodeGroupUpdate``: ``ScalingConfig`` from ``expandNodegroupScalingConfig`` whenever
+    ``scaling_config`` changed), and EKS resizes the group to it, terminating nodes the autoscaler
+    started (EKS API reference, ``NodegroupScalingConfig.desiredSize``). So:
+
+    * ``live_desired_size`` known (the group exists and ``live_capacity.NodeGroupSizes`` read it):
+      ``desiredSize`` is the live size brought into the new bounds
+      (``live_capacity.desired_size_on_update``) and is *not* ignored. A ``maxSize`` change then
+      sends exactly the live size, whatever the state holds (``pulumi up --refresh=false`` too);
+      raising ``minSize`` above the live size sends the new minimum instead of a desired size EKS
+      would reject ("Minimum capacity X can't be greater than desired size Y").
+    * unknown (a group about to be created, or one whose size could not be read): ``desiredSize``
+      is ``min_size`` (the create-time value; 0 for GPU groups, so a Spot shortage cannot fail the
+      create) and is in ``ignore_changes``. Pulumi then sends the *stored* desired size on an
+      update (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``, ``processIgnoreChanges``),
+      which is the live one only because the project refreshes before every update
+      (``Pulumi.yaml`` ``options.refresh: always``; the bridge's ``Read`` writes the refreshed
+      ``desiredSize`` back into the stored inputs: pulumi/pulumi-terraform-bridge
+      ``pkg/tfbridge/provider.go``, ``Read`` -> ``ExtractInputsFromOutputs``).
+
+    The node group's name and create-only fields do not depend on any of this, so neither path
+    ever replaces a group.
+    """
+    live = live_desired_size is not None
+    desired = desired_size_on_update(live_desired_size, min_size, max_size) if live_desired_size is not None else min_size
+    return aws.eks.NodeGroup(
+        resource_name,
+        cluster_name=cluster_name,
+        node_group_name=node_group_name,
+        node_role_arn=node_role_arn,
+        subnet_ids=list(subnet_ids),
+        capacity_type=naming.EKS_CAPACITY_TYPE[capacity],
+        ami_type=ami_type,
+        instance_types=list(instance_types),
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=desired),
+        labels=dict(labels),
+        taints=eks_taints(taints),
+        launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+            id=launch_template.id, version=launch_template.latest_version.apply(str)
+        ),
+        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=MAX_UNAVAILABLE),
+        version=kubernetes_version,
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(
+            parent=parent, ignore_changes=None if live else list(IGNORE_CHANGES), depends_on=list(depends_on)
+        ),
+    )
+
+
+def autoscaling_group_name(node_group: aws.eks.NodeGroup) -> pulumi.Output[str]:
+    """The name of the Auto Scaling group EKS created for ``node_group`` (known after create)."""
+    return node_group.resources.apply(lambda resources: str(resources[0].autoscaling_groups[0].name))  # type: ignore[index]
+
+
+class GpuNodeGroup(pulumi.ComponentResource):
+    """One ``gpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
+    on-demand fallback, their launch template and their cluster-autoscaler scale-from-zero tags.
+
+    Usable without ``EksCluster``: it needs only the cluster's name, a node role and a private
+    subnet per zone::
+
+        GpuNodeGroup("t4", pool={"name": "t4", "instanceTypes": ["g4dn.xlarge", "g5.xlarge"], "maxSize": 6},
+                     cluster_name="ml-dev", node_role_arn=role.arn,
+                     subnet_ids_by_zone={"us-west-2a": subnet_a.id, "us-west-2b": subnet_b.id})
+
+    Args:
+        name: the component's name; child resources are named ``<name>-<spot|od>-<zone>``.
+        pool: a ``GpuPoolSpec`` or a plain mapping in the ``gpuPools`` config shape (validated by
+            ``config.parse_gpu_pool``). Specs are re-validated with ``rules.check_gpu_pool``.
+        cluster_name: the EKS cluster's name (plain: node group names derive from it).
+        node_role_arn: the node IAM role. With API authentication mode it needs an access entry of
+            type ``EC2_LINUX`` (``EksCluster`` creates one; EKS also creates one for a managed node
+            group's role if none exists).
+        subnet_ids_by_zone: one private subnet per zone, zone name to subnet ID. The pool's zones
+            must be among these; without pool zones, every zone here gets groups.
+        kubernetes_version: the node groups' Kubernetes minor; default none (EKS uses the
+            cluster's version at create and leaves nodes behind on a control-plane upgrade, so pass
+            it when you manage the cluster).
+        region: the stack's region; when given, zones are checked to belong to it.
+        live_sizes: where to read the groups' live desired sizes (``EksCluster.live_sizes`` shares
+            one reader); default: a ``live_capacity.NodeGroupSizes`` of ``cluster_name``. Every
+            update sends each existing group's live size; see ``create_managed_node_group``.
+        opts: resource options; ``depends_on`` is passed on to the node groups.
+
+    Attributes:
+        spec: the validated pool.
+        groups: one ``NodePoolInfo`` per node group, Spot before on-demand within each zone.
+        node_groups: node group name to ``aws.eks.NodeGroup``.
+        launch_template: the pool's launch template.
+        asg_tags: node group name to its ``aws.autoscaling.Tag`` resources.
+
+    Raises:
+        ConfigError: naming the argument (``GpuNodeGroup(t4).pool.instanceTypes[1]``, ...), before
+            anything is registered.
+    """
+
+    TYPE = TYPE
+    ROLE = Role.GPU
+
+    spec: GpuPoolSpec
+    groups: list[NodePoolInfo]
+    node_groups: dict[str, aws.eks.NodeGroup]
+    launch_template: aws.ec2.LaunchTemplate
+    asg_tags: dict[str, list[aws.autoscaling.Tag]]
+
+    def __init__(
+        self,
+        name: str,
+        pool: GpuPoolSpec | Mapping[str, Any],
+        cluster_name: str,
+        node_role_arn: pulumi.Input[str],
+        subnet_ids_by_zone: Mapping[str, pulumi.Input[str]],
+        kubernetes_version: str | None = None,
+        region: str | None = None,
+        live_sizes: NodeGroupSizes | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"{type(self).__name__}({name})"
+        if isinstance(pool, GpuPoolSpec):
+            spec = pool
+            if spec.role is not self.ROLE:
+                raise ConfigError(f"{path}.pool", f"must be a {self.ROLE.value} pool spec", spec.role.value)
+        else:
+            spec = config.parse_pool(pool, Cloud.AWS, f"{path}.pool", self.ROLE)
+        check_cluster_name(cluster_name, f"{path}.cluster_name")
+        check_kubernetes_version(kubernetes_version, f"{path}.kubernetes_version")
+        if not subnet_ids_by_zone:
+            raise ConfigError(f"{path}.subnet_ids_by_zone", "must map at least one zone to a subnet ID", {})
+        for zone in subnet_ids_by_zone:
+            rules.check_zone(zone, Cloud.AWS, f"{path}.subnet_ids_by_zone[{zone}]", region)
+        zones = tuple(subnet_ids_by_zone)
+        rules.check_gpu_pool(spec, Cloud.AWS, f"{path}.pool", zones, region)
+        plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool")
+
+        super().__init__(self.TYPE, name, None, opts)
+        self.spec = spec
+        deps = depends_on_of(opts)
+        sizes = live_sizes if live_sizes is not None else NodeGroupSizes(cluster_name, parent=self)
+        self.launch_template = create_launch_template(
+            f"{name}-launch-template",
+            ami_type=spec.ami_type.value,
+            disk_size_gb=spec.disk_size_gb,
+            tags={"Name": f"{cluster_name}-{spec.name}", POOL_LABEL: spec.name},
+            parent=self,
+        )
+        self.groups = []
+        self.node_groups = {}
+        self.asg_tags = {}
+        for plan in plans:
+            resource_name = f"{name}-{naming.CAPACITY_TOKEN[plan.capacity]}-{plan.zone}"
+            node_group = create_managed_node_group(
+                resource_name,
+                cluster_name=cluster_name,
+                node_group_name=plan.name,
+                node_role_arn=node_role_arn,
+                subnet_ids=[subnet_ids_by_zone[plan.zone]],
+                capacity=plan.capacity,
+                ami_type=plan.ami_type,
+                instance_types=plan.instance_types,
+                min_size=plan.min_size,
+                max_size=plan.max_size,
+                labels=plan.labels,
+                taints=plan.taints,
+                launch_template=self.launch_template,
+                kubernetes_version=kubernetes_version,
+                tags={
+                    POOL_LABEL: spec.name,
+                    # cluster-autoscaler also reads resource overrides from the node group's own
+                    # tags (eks:DescribeNodegroup), and they win over the ASG's (kubernetes/autoscaler
+                    # cloudprovider/aws/aws_manager.go, buildNodeFromTemplate), so the GPU count is
+                    # there as well as on the ASG: GPUs x slots per GPU, what one node advertises.
+                    **({f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpu_slots_per_node)} if spec.is_gpu else {}),
+                },
+                parent=self,
+                live_desired_size=sizes.desired(plan.name),
+                depends_on=deps,
+            )
+            self.node_groups[plan.name] = node_group
+            self.asg_tags[plan.name] = create_asg_tags(
+                resource_name,
+                autoscaling_group_name(node_group),
+                node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node),
+                parent=self,
+            )
+            self.groups.append(plan.info(spec))
+
+        self.register_outputs({"nodeGroupNames": [g.name for g in self.groups]})
+
+
+class CpuNodeGroup(GpuNodeGroup):
+    """One ``cpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
+    on-demand fallback, with a standard AMI (``AL2023_x86_64_STANDARD`` by default;
+    ``AL2023_ARM_64_STANDARD`` or ``BOTTLEROCKET_ARM_64`` with Graviton types).
+
+    Type token ``gpupools:index:CpuNodeGroup``. The same component as ``GpuNodeGroup`` (same
+    arguments, sizes, live desired sizes, launch template and scale-from-zero tags for labels and
+    taints), minus the GPU parts: role label ``gpupools.io/role=cpu``, no GPU taint, no accelerator
+    label, no ``nvidia.com/gpu`` resource tag.
+    """
+
+    TYPE = "gpupools:index:CpuNodeGroup"
+    ROLE = Role.CPU

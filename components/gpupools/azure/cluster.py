@@ -1,0 +1,470 @@
+"""``AksCluster``: an AKS cluster with exactly one inline System pool, ready for GPU pools.
+
+What it creates (children of the component):
+
+- a resource group ``<cluster>-rg``, unless ``resource_group_name`` is given;
+- unless ``network.subnet_id`` is given, a VNet over ``network.cidr`` with a ``nodes`` subnet
+  (``gpupools.azure.network``);
+- unless ``identity_id`` is given, a user-assigned control-plane identity ``<cluster>-control-plane``
+  and a **Network Contributor** role assignment for it on the node subnet, created *before* the
+  cluster. AKS's control plane manages load balancers and node networking in a custom subnet with
+  this identity; a system-assigned identity only exists once the cluster does, so it could only be
+  granted afterwards, and until then those operations (LoadBalancer services, for one) fail. A
+  user-assigned identity can be authorized first;
+- the ``ManagedCluster``:
+  - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
+    ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),
+    the gpupools pool labels, autoscaled ``minSize``..``maxSize`` across the cluster zones, no public
+    node IPs, Managed OS disk, ``count`` ``minSize`` on create. What the cluster's
+    ``agentPoolProfiles`` holds after that is ``gpupools.azure.inline_pools``: the whole array is
+    in ``ignore_changes`` (a refresh stores every pool of the cluster there, and the program must
+    not turn that into a PUT), except in an ``up`` that changes the System pool, which sends every
+    pool as AKS lists it with the System pool changed and its live count. Never add pools here: a
+    managed-cluster PUT with a new inline pool is rejected. GPU pools are standalone ``AgentPool``s
+    (``GpuNodePool``);
+  - Entra ID (managed AAD) with Azure RBAC for Kubernetes authorization; local accounts disabled
+    unless ``cluster.allow_local_accounts`` (for sandboxes only);
+  - OIDC issuer and workload identity on (pods get Entra tokens without stored secrets);
+  - Azure CNI Overlay: pod CIDR 192.168.0.0/16, service CIDR 172.20.0.0/16, DNS 172.20.0.10
+    (``gpupools.rules.RESERVED_CIDRS`` keeps node networks clear of them), outbound through the
+    Standard load balancer;
+  - the autoscaler profile with the priority expander and the configured tuning, in AKS's canonical
+    strings (``gpupools.azure.autoscaler_profile``);
+  - with ``node_auto_provisioning``, Node Auto Provisioning instead: ``nodeProvisioningProfile``
+    ``mode: Auto`` with no AKS default NodePools, the System pool at a fixed ``minSize`` (no
+    autoscaling, so ``count`` is ours and never ignored), no autoscaler profile, and the dataplane
+    of ``network.dataplane`` (``cilium`` by default there: Azure CNI Overlay powered by Cilium, the
+    configuration the AKS NAP networking docs recommend);
+- a role assignment **Azure Kubernetes Service RBAC Cluster Admin** for the principal running Pulumi
+  on the cluster: with local accounts off and Azure RBAC on, even the cluster's creator has no
+  Kubernetes permissions until granted, and Pulumi itself creates Kubernetes objects (device plugin,
+  priority expander). The assignment takes minutes to reach the cluster, so the Kubernetes provider
+  depends on a ``KubernetesAccessGate`` that polls ``SelfSubjectAccessReview`` until the deployer may
+  create those objects, cluster-scoped ones included, and with NAP until its CRDs are served
+  (``gpupools.azure.kubernetes_access``; bounded; only on create, when the cluster or assignment
+  is replaced, or when what it checks changes);
+- the user kubeconfig (``format=exec``, switched to kubelogin's ``azurecli`` login so ``pulumi up``
+  never waits on a device-code prompt; ``gpupools.azure.kubeconfig``) as a SECRET output, and a
+  ``pulumi_kubernetes.Provider`` built from it with ``cluster_identifier`` set to the cluster's
+  resource ID, so kubeconfig churn (token format, FQDN) never replaces Kubernetes objects.
+
+The cluster has a fixed name (``cluster.name``) and ``delete_before_replace``: a change to a field
+AKS cannot update (location, network plugin, CIDRs, DNS prefix) replaces the whole cluster, and the
+new one cannot be created next to the old one under the same name. Such a change shows as a
+replacement in the preview.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import authorization, containerservice, managedidentity, resources
+
+from gpupools import rules
+from gpupools.azure import kubernetes_access
+from gpupools.azure.autoscaler_profile import autoscaler_profile
+from gpupools.azure.inline_pools import InlinePoolsPlan, plan_inline_pools, system_pool_changes
+from gpupools.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
+from gpupools.azure.live_capacity import AgentPoolCounts, LivePool
+from gpupools.azure.naming import scale_set_regex
+from gpupools.azure.network import create_node_network
+from gpupools.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
+from gpupools.errors import ConfigError
+from gpupools.kubernetes.access_gate import KubernetesAccessGate
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import AutoscalerSpec, Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec, frozen_map
+
+SYSTEM_POOL_NAME = "system"
+"""The inline System pool's AKS name; its scale set is ``aks-system-<digits>-vmss``."""
+
+POD_CIDR = "192.168.0.0/16"
+SERVICE_CIDR = "172.20.0.0/16"
+DNS_SERVICE_IP = "172.20.0.10"
+"""Overlay pod CIDR, service CIDR and the cluster DNS IP (the 10th address of the service CIDR,
+the usual convention). ``gpupools.rules.RESERVED_CIDRS`` rejects node networks overlapping them."""
+
+NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+"""Built-in role "Network Contributor" (Azure built-in roles reference)."""
+
+AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+"""Built-in role "Azure Kubernetes Service RBAC Cluster Admin" (Azure built-in roles reference)."""
+
+SKU_TIERS = tuple(t.value for t in containerservice.ManagedClusterSKUTier)
+DEFAULT_SKU_TIER = containerservice.ManagedClusterSKUTier.STANDARD.value
+"""Standard: the financially backed API-server SLA (99.95% with zones) and control-plane
+autoscaling; Free has no SLA and is meant for experiments."""
+
+OS_DISK_TYPE = containerservice.OSDiskType.MANAGED.value
+"""Managed OS disks: the default system size (Dsv5) has no cache/temp disk, so Ephemeral is not
+possible there; explicit so AKS's size-dependent default never differs from the plan."""
+
+
+NODE_AUTO_PROVISIONING = containerservice.ManagedClusterNodeProvisioningProfileArgs(
+    mode=containerservice.NodeProvisioningMode.AUTO,
+    default_node_pools=containerservice.NodeProvisioningDefaultNodePools.NONE,
+)
+"""``nodeProvisioningProfile`` of a Node Auto Provisioning cluster. ``defaultNodePools: None``: AKS
+creates none of its own NodePools ("No Karpenter NodePools are provisioned automatically. Automatic
+scaling will not happen unless the user creates one or more NodePool CRD instances",
+pulumi-azure-native 3.29 ``NodeProvisioningDefaultNodePools.NONE``); with ``Auto`` (the API's
+default) AKS would add a ``default`` on-demand D-series NodePool that buys CPU nodes outside the
+config, its cost and its limits."""
+
+
+def dataplane_args(dataplane: str | None) -> dict[str, str]:
+    """``networkProfile`` fields for ``network.dataplane``: nothing when unset (AKS's default, the
+    Azure dataplane); for ``cilium``, ``networkDataplane`` and ``networkPolicy`` both ``cilium`` (Azure
+    CNI Powered by Cilium enforces network policy itself; AKS "Configure Azure CNI Powered by Cilium":
+    "When enabling Cilium on a cluster that uses another network policy engine ... the existing
+    engine is uninstalled and replaced by Cilium"); for ``azure``, ``networkDataplane: azure`` only."""
+    if dataplane is None:
+        return {}
+    if dataplane == containerservice.NetworkDataplane.CILIUM.value:
+        return {"network_dataplane": dataplane, "network_policy": containerservice.NetworkPolicy.CILIUM.value}
+    return {"network_dataplane": dataplane}
+
+
+def role_definition_id(subscription_id: str, role: str) -> str:
+    """The subscription-scoped ARM ID of a built-in role definition."""
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def system_pool_info(system_pool: SystemPoolSpec, zones: tuple[str, ...]) -> NodePoolInfo:
+    """The ``NodePoolInfo`` of the inline System pool (pure)."""
+    return NodePoolInfo(
+        name=SYSTEM_POOL_NAME,
+        pool=SYSTEM_POOL_NAME,
+        role=Role.SYSTEM,
+        capacity=CapacityType.ON_DEMAND,
+        zones=tuple(sorted(zones)),
+        instance_types=tuple(system_pool.instance_types),
+        min_size=system_pool.min_size,
+        max_size=system_pool.max_size,
+        labels=frozen_map(pool_labels(SYSTEM_POOL_NAME, Role.SYSTEM, CapacityType.ON_DEMAND)),
+        taints=(AKS_SYSTEM_TAINT,),
+        autoscaler_group_regex=scale_set_regex(SYSTEM_POOL_NAME),
+    )
+
+
+def system_pool_fields(
+    system_pool: SystemPoolSpec,
+    zones: tuple[str, ...],
+    subnet_id: pulumi.Input[str],
+    fixed: bool = False,
+) -> dict[str, Any]:
+    """The inline System pool's ``agentPoolProfiles`` entry as snake_case fields (the SDK accepts
+    them as ``ManagedClusterAgentPoolProfileArgs``): autoscaled ``minSize``..``maxSize`` with
+    ``count`` ``minSize`` (sent on create only; see the module docstring), or with ``fixed`` (Node
+    Auto Provisioning) no autoscaling and ``count`` ``minSize``."""
+    info = system_pool_info(system_pool, zones)
+    if fixed:
+        return {**_system_pool_common(system_pool, info, subnet_id), "enable_auto_scaling": False, "count": system_pool.min_size}
+    return {
+        **_system_pool_common(system_pool, info, subnet_id),
+        "enable_auto_scaling": True,
+        "min_count": system_pool.min_size,
+        "max_count": system_pool.max_size,
+        "count": system_pool.min_size,
+    }
+
+
+def _system_pool_common(system_pool: SystemPoolSpec, info: NodePoolInfo, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
+    """The System pool's arguments that do not depend on who scales it (None values left out)."""
+    fields = dict(
+        name=SYSTEM_POOL_NAME,
+        mode=containerservice.AgentPoolMode.SYSTEM,
+        type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+        os_type=containerservice.OSType.LINUX,
+        vm_size=system_pool.instance_types[0],
+        scale_set_priority=containerservice.ScaleSetPriority.REGULAR,
+        availability_zones=list(info.zones) or None,
+        node_taints=[str(t) for t in info.taints],
+        node_labels=dict(info.labels),
+        os_disk_size_gb=system_pool.disk_size_gb,
+        os_disk_type=OS_DISK_TYPE,
+        enable_node_public_ip=False,
+        vnet_subnet_id=subnet_id,
+    )
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _require(value: object, kind: type, path: str) -> None:
+    if not isinstance(value, kind):
+        raise ConfigError(path, f"must be a {kind.__name__}", type(value).__name__)
+
+
+class AksCluster(pulumi.ComponentResource):
+    """An AKS cluster with one on-demand System pool, Entra ID, workload identity and a k8s provider.
+
+    Type token ``gpupools:index:AksCluster``. See the module docstring for what is created and why.
+
+    Args:
+        name: the component's logical name (children are ``<name>-cluster``, ``<name>-rg``, ...).
+        cluster: name, Kubernetes version, zones, local accounts, Entra admin groups.
+        system_pool: the System pool's VM size, min/max (min >= 2) and disk size.
+        network: ``cidr`` for a created VNet (default ``10.40.0.0/16``) or ``subnet_id`` to bring
+            your own node subnet. Default: a created network.
+        autoscaler: cluster-wide autoscaler tuning. Default: ``AutoscalerSpec()`` (10m / 10m).
+        location: Azure region; default the provider's ``azure-native:location``.
+        resource_group_name: an existing resource group to use instead of creating ``<cluster>-rg``.
+        identity_id: an existing user-assigned identity (ARM ID) for the control plane instead of
+            creating one. Its owner must grant it Network Contributor on the node subnet beforehand.
+        sku_tier: ``Standard`` (default), ``Free`` or ``Premium``.
+        kubelogin_login: ``azurecli`` (default: reuse the deployer's ``az login``) or
+            ``devicecode`` (the kubeconfig exactly as AKS returns it).
+        node_auto_provisioning: default False. True: Node Auto Provisioning
+            (``nodeProvisioningProfile``: ``mode: Auto``, ``defaultNodePools: None``, so the only
+            NodePools are the ones you create, e.g. with ``NapNodePools``), a System pool of fixed
+            size ``system_pool.min_size`` (AKS refuses autoscaled pools in this mode, so ``max_size``
+            must equal ``min_size``) and no autoscaler profile (no cluster-autoscaler runs).
+            ``network.dataplane`` picks the dataplane (``config`` defaults it to ``cilium`` here).
+        opts: resource options for the component.
+
+    Raises:
+        ConfigError: for invalid arguments, before anything is registered.
+    """
+
+    name: pulumi.Output[str]
+    """The AKS cluster's name."""
+    cluster_id: pulumi.Output[str]
+    """The cluster's ARM resource ID."""
+    resource_group_name: pulumi.Output[str]
+    """The resource group holding the cluster (and its network, unless brought)."""
+    subnet_id: pulumi.Output[str]
+    """The node subnet's ARM ID; GPU pools go into the same subnet."""
+    kubeconfig: pulumi.Output[str]
+    """The user kubeconfig (exec/kubelogin), a secret."""
+    oidc_issuer_url: pulumi.Output[str]
+    """The cluster's OIDC issuer, for workload identity federated credentials."""
+    provider: k8s.Provider
+    """The Kubernetes provider for this cluster (``cluster_identifier`` = the cluster's ID)."""
+    system_pool: NodePoolInfo
+    """The inline System pool, described for the Kubernetes side."""
+    zones: tuple[str, ...]
+    """The cluster's zones (plain values, for ``GpuNodePool(cluster_zones=...)``)."""
+    managed_cluster: containerservice.ManagedCluster
+    """The ``ManagedCluster`` resource itself (the chain start for agent pool operations)."""
+    live_counts: AgentPoolCounts | None
+    """The reader of this cluster's pools' live node counts (pass it to ``GpuNodePool(live_counts=...)``);
+    None when the resource group was given as an output (no name to read with)."""
+
+    def _inline_pools(
+        self,
+        system_pool: SystemPoolSpec,
+        zones: tuple[str, ...],
+        subnet_id: pulumi.Input[str],
+        live_system: LivePool | None,
+        fixed: bool,
+    ) -> InlinePoolsPlan:
+        """The ``agentPoolProfiles`` and their ``ignore_changes`` (``gpupools.azure.inline_pools``)."""
+        desired = system_pool_fields(system_pool, zones, subnet_id, fixed=fixed)
+        changed = live_system is not None and bool(system_pool_changes(desired, live_system))
+        # The cluster's pool list is read only when it is about to be sent.
+        profiles = self.live_counts.pool_profiles() if changed and self.live_counts is not None else None
+        plan = plan_inline_pools(desired, live_system, profiles)
+        if plan.system_change and plan.ignore_changes:
+            pulumi.log.warn(
+                f"AKS System pool: {', '.join(plan.system_change)} differ from the cluster's but the cluster's pools could "
+                "not be read, so this update leaves the System pool as it is",
+                resource=self,
+            )
+        return plan
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        cluster: ClusterSpec,
+        system_pool: SystemPoolSpec,
+        network: NetworkSpec | None = None,
+        autoscaler: AutoscalerSpec | None = None,
+        location: pulumi.Input[str] | None = None,
+        resource_group_name: pulumi.Input[str] | None = None,
+        identity_id: pulumi.Input[str] | None = None,
+        sku_tier: str = DEFAULT_SKU_TIER,
+        kubelogin_login: str = AZURE_CLI,
+        node_auto_provisioning: bool = False,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        network = NetworkSpec() if network is None else network
+        autoscaler = AutoscalerSpec() if autoscaler is None else autoscaler
+        prefix = f"AksCluster({name})"
+        if not isinstance(name, str) or not name:
+            raise ConfigError("AksCluster.name", "must be a non-empty string", name)
+        _require(cluster, ClusterSpec, f"{prefix}.cluster")
+        _require(system_pool, SystemPoolSpec, f"{prefix}.system_pool")
+        _require(network, NetworkSpec, f"{prefix}.network")
+        _require(autoscaler, AutoscalerSpec, f"{prefix}.autoscaler")
+        rules.check_cluster(cluster, Cloud.AZURE, f"{prefix}.cluster")
+        rules.check_network(network, Cloud.AZURE, cluster.zones, f"{prefix}.network")
+        rules.check_system_pool(system_pool, Cloud.AZURE, f"{prefix}.system_pool")
+        rules.check_autoscaler(autoscaler, f"{prefix}.autoscaler")
+        if sku_tier not in SKU_TIERS:
+            raise ConfigError(f"{prefix}.sku_tier", "must be one of " + ", ".join(SKU_TIERS), sku_tier)
+        if kubelogin_login not in LOGIN_MODES:
+            raise ConfigError(f"{prefix}.kubelogin_login", "must be one of " + ", ".join(LOGIN_MODES), kubelogin_login)
+        if node_auto_provisioning and system_pool.max_size != system_pool.min_size:
+            raise ConfigError(
+                f"{prefix}.system_pool.max_size",
+                f"must equal min_size ({system_pool.min_size}) with node_auto_provisioning: AKS refuses autoscaled pools "
+                "in nodeProvisioningProfile mode Auto, so the System pool has a fixed size",
+                system_pool.max_size,
+            )
+
+        super().__init__("gpupools:index:AksCluster", name, {}, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        zones = tuple(cluster.zones)
+        self.zones = zones
+        client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+
+        if resource_group_name is None:
+            group = resources.ResourceGroup(f"{name}-rg", resource_group_name=f"{cluster.name}-rg", location=location, opts=child)
+            rg_name: pulumi.Input[str] = group.name
+            plain_rg: str | None = f"{cluster.name}-rg"
+        else:
+            rg_name = resource_group_name
+            plain_rg = resource_group_name if isinstance(resource_group_name, str) else None
+        self.live_counts = None if plain_rg is None else AgentPoolCounts(plain_rg, cluster.name, parent=self)
+        live_system = None if self.live_counts is None else self.live_counts.pool(SYSTEM_POOL_NAME)
+
+        subnet_id: pulumi.Input[str]
+        if network.subnet_id is not None:
+            subnet_id = network.subnet_id
+        else:
+            created = create_node_network(
+                name, cluster_name=cluster.name, cidr=network.cidr, resource_group_name=rg_name, location=location, parent=self
+            )
+            subnet_id = created.subnet.id
+
+        cluster_depends_on: list[pulumi.Resource] = []
+        if identity_id is None:
+            identity = managedidentity.UserAssignedIdentity(
+                f"{name}-identity",
+                resource_name_=f"{cluster.name}-control-plane",
+                resource_group_name=rg_name,
+                location=location,
+                opts=child,
+            )
+            control_plane_identity: pulumi.Input[str] = identity.id
+            subnet_access = authorization.RoleAssignment(
+                f"{name}-subnet-network-contributor",
+                principal_id=identity.principal_id,
+                principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+                role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, NETWORK_CONTRIBUTOR_ROLE)),
+                scope=subnet_id,
+                description=f"AKS {cluster.name}: control plane manages node NICs and load balancers in the node subnet",
+                opts=child,
+            )
+            cluster_depends_on.append(subnet_access)
+        else:
+            control_plane_identity = identity_id
+
+        inline = self._inline_pools(system_pool, zones, subnet_id, live_system, node_auto_provisioning)
+        self.inline_pools = inline
+        managed_cluster = containerservice.ManagedCluster(
+            f"{name}-cluster",
+            resource_name_=cluster.name,
+            resource_group_name=rg_name,
+            location=location,
+            dns_prefix=cluster.name,
+            kubernetes_version=cluster.kubernetes_version,
+            sku=containerservice.ManagedClusterSKUArgs(name=containerservice.ManagedClusterSKUName.BASE, tier=sku_tier),
+            identity=containerservice.ManagedClusterIdentityArgs(
+                type=containerservice.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[control_plane_identity],
+            ),
+            agent_pool_profiles=inline.profiles,
+            enable_rbac=True,
+            aad_profile=containerservice.ManagedClusterAADProfileArgs(
+                managed=True,
+                enable_azure_rbac=True,
+                admin_group_object_ids=list(cluster.admin_group_object_ids) or None,
+            ),
+            disable_local_accounts=not cluster.allow_local_accounts,
+            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=containerservice.ManagedClusterSecurityProfileArgs(
+                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
+            ),
+            network_profile=containerservice.ContainerServiceNetworkProfileArgs(
+                network_plugin=containerservice.NetworkPlugin.AZURE,
+                network_plugin_mode=containerservice.NetworkPluginMode.OVERLAY,
+                pod_cidr=POD_CIDR,
+                service_cidr=SERVICE_CIDR,
+                dns_service_ip=DNS_SERVICE_IP,
+                outbound_type=containerservice.OutboundType.LOAD_BALANCER,
+                load_balancer_sku=containerservice.LoadBalancerSku.STANDARD,
+                **dataplane_args(network.dataplane),  # type: ignore[arg-type]
+            ),
+            auto_scaler_profile=None
+            if node_auto_provisioning
+            else containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
+                **autoscaler_profile(autoscaler)  # type: ignore[arg-type]
+            ),
+            node_provisioning_profile=NODE_AUTO_PROVISIONING if node_auto_provisioning else None,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=cluster_depends_on,
+                ignore_changes=inline.ignore_changes or None,
+                delete_before_replace=True,
+            ),
+        )
+
+        deployer_admin = authorization.RoleAssignment(
+            f"{name}-deployer-cluster-admin",
+            principal_id=client.object_id,
+            role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, AKS_RBAC_CLUSTER_ADMIN_ROLE)),
+            scope=managed_cluster.id,
+            description=f"AKS {cluster.name}: the principal running Pulumi manages the cluster's Kubernetes objects",
+            opts=child,
+        )
+
+        credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=rg_name,
+            resource_name=managed_cluster.name,
+            format="exec",
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        plain_kubeconfig: pulumi.Output[str] = credentials.kubeconfigs.apply(
+            lambda configs: with_kubelogin_login(base64.b64decode(configs[0].value).decode(), kubelogin_login)
+        )
+        kubeconfig: pulumi.Output[str] = pulumi.Output.secret(plain_kubeconfig)  # type: ignore[arg-type]
+        # Every Kubernetes object uses this provider, so every one waits for the gate, which waits
+        # until the deployer's role assignment has reached the cluster (access_gate docstring).
+        self.access_gate = KubernetesAccessGate(
+            f"{name}-deployer-access",
+            kubeconfig=kubeconfig,
+            triggers={"clusterId": managed_cluster.id, "roleAssignmentId": deployer_admin.id},
+            identity=client.object_id,
+            permissions=kubernetes_access.gate_permissions(node_auto_provisioning),
+            served=kubernetes_access.gate_served(node_auto_provisioning),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
+        )
+        provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=kubeconfig,
+            cluster_identifier=managed_cluster.id,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin, self.access_gate]),
+        )
+
+        self.managed_cluster = managed_cluster
+        self.name = managed_cluster.name
+        self.cluster_id = managed_cluster.id
+        self.resource_group_name = pulumi.Output.from_input(rg_name)
+        self.subnet_id = pulumi.Output.from_input(subnet_id)
+        self.kubeconfig = kubeconfig
+        self.oidc_issuer_url = managed_cluster.oidc_issuer_profile.apply(lambda p: (p.issuer_url if p else None) or "")
+        self.provider = provider
+        self.system_pool = system_pool_info(system_pool, zones)
+        self.register_outputs(
+            {
+                "name": self.name,
+                "id": self.cluster_id,
+                "resourceGroupName": self.resource_group_name,
+                "subnetId": self.subnet_id,
+                "kubeconfig": self.kubeconfig,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+            }
+        )

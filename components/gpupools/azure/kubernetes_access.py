@@ -1,0 +1,49 @@
+"""What the AKS cluster's ``KubernetesAccessGate`` waits for, from what the AKS stack's components declare.
+
+``AksCluster`` builds the gate before any Kubernetes object exists (every object waits for it, through
+the Kubernetes provider), so it cannot read them from the program; instead each component that
+creates Kubernetes objects declares its kinds (``KINDS`` beside its ``TYPE``), and this module
+names the components the AKS stack composes (``stacks/azure.py``) in each provisioning mode:
+
+- cluster-autoscaler: the NVIDIA device plugin, the priority expander, the smoke test;
+- Node Auto Provisioning: the NVIDIA device plugin (unshared: NAP refuses sharing), NAP's NodePools and
+  node classes, the smoke test.
+
+Every kind a component may create is checked, whether or not this stack's config makes it (the
+device plugin's ClusterRole exists only with GPU sharing, the smoke-test Job only when enabled): a
+check costs one review, and a config change that adds sharing then needs no new wait.
+``tests/test_access_gate.py`` runs the example stacks and asserts that every object they register
+is covered here, and that every kind here is one they can register.
+"""
+
+from __future__ import annotations
+
+from gpupools.azure import nap_nodes
+from gpupools.kubernetes import device_plugin, priority_expander, smoke_test
+from gpupools.kubernetes.access_gate import KubernetesKind, Permission, ServedResource
+
+
+def stack_kinds(node_auto_provisioning: bool) -> tuple[tuple[KubernetesKind, str], ...]:
+    """Every kind the AKS stack may create on the cluster, with the namespace it creates it in (the
+    components' defaults, which the stack uses; ignored for cluster-scoped kinds)."""
+    # NAP refuses GPU sharing (gpupools.config), so its plugin has no configs and no config-manager role.
+    plugin = device_plugin.UNSHARED_KINDS if node_auto_provisioning else device_plugin.KINDS
+    kinds = [(kind, device_plugin.NAMESPACE) for kind in plugin]
+    if node_auto_provisioning:
+        kinds += [(kind, "") for kind in nap_nodes.KINDS]
+    else:
+        kinds += [(kind, priority_expander.NAMESPACE) for kind in priority_expander.KINDS]
+    kinds += [(kind, smoke_test.NAMESPACE) for kind in smoke_test.KINDS]
+    return tuple(kinds)
+
+
+def gate_permissions(node_auto_provisioning: bool) -> tuple[Permission, ...]:
+    """A ``create`` per kind, in its namespace, or cluster-wide for a cluster-scoped kind."""
+    return tuple(sorted({kind.create(namespace) for kind, namespace in stack_kinds(node_auto_provisioning)}))
+
+
+def gate_served(node_auto_provisioning: bool) -> tuple[ServedResource, ...]:
+    """The custom resources AKS itself must serve first: with Node Auto Provisioning, NodePool and
+    AKSNodeClass, whose CRDs come with ``nodeProvisioningProfile.mode: Auto`` (the AKS NAP docs check
+    ``kubectl get crds`` right after enabling it); none otherwise."""
+    return tuple(sorted(kind.served() for kind in nap_nodes.KINDS)) if node_auto_provisioning else ()

@@ -1,0 +1,193 @@
+"""The live node count of AKS agent pools, read at deploy time, to send as ``count`` on update.
+
+Why a program reads it: AKS's cluster autoscaler owns an autoscaled pool's node count, and an
+update of an agent pool is one PUT of the whole pool. pulumi-azure-native builds that body from the
+resource's inputs (``provider/pkg/provider/provider.go``: ``Update`` -> ``defaultUpdate`` ->
+``PrepareAzureRESTBody(id, inputs)`` -> ``CreateOrUpdate``), so a ``maxSize``, label or version
+change sends *some* ``count``: the one from the stored state under ``ignore_changes`` (stale unless
+the update started with a refresh), or, here, the live one. Azure's own tools send the live count
+on every update of an autoscaled pool: ``az aks nodepool update --update-cluster-autoscaler`` reads
+the pool and writes back its ``count`` with the new ``minCount``/``maxCount`` (Azure/azure-cli
+``acs/agentpool_decorator.py``, ``update_auto_scaler_properties``), and terraform-provider-azurerm
+PUTs the pool it just read with only the changed fields (``resourceKubernetesClusterNodePoolUpdate``).
+A live count below a newly raised ``minCount`` is accepted on update (Azure/AKS #1758: the check
+was removed from the CLI "and should be unblocked in ARM"); AKS's autoscaler then works within the
+new bounds. A count that differs from the live one is the dangerous value: it asks AKS to resize a
+pool the autoscaler owns, which Azure's own CLI refuses to ask for (Azure/azure-cli #13996: "If
+autoscaler is enabled for a nodepool, manual scale will be blocked").
+
+``AgentPoolCounts`` reads one pool at a time (``containerservice.get_agent_pool``, the
+``Agent Pools - Get`` operation, which also serves the inline system pool; permission
+``Microsoft.ContainerService/managedClusters/agentPools/read``, the read a refresh makes). A pool
+that does not exist yet, or cannot be read, has no live count: its ``count`` stays the create-time
+value under ``ignore_changes``, and the refresh before every update (``Pulumi.yaml``
+``options.refresh: always``) keeps that stored value live.
+
+When a count is read: the read at program start only decides whether a pool exists (and gives the
+inline System pool's settings, ``LivePool``). The count an existing standalone pool *sends* is read
+again by ``count_after``, an output-form invoke that runs only once the pool operation before it
+in the cluster's chain has finished (``InvokeOutputOptions(depends_on=...)``; pulumi
+``sdk/python/lib/pulumi/runtime/invoke.py``: the engine gates the invoke on its dependencies, or the
+SDK waits for their IDs), so a pool whose PUT comes tens of minutes into an ``up`` sends the count
+AKS has then, not the one it had when the program started.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi_azure_native import containerservice
+
+
+def _not_found(error: Exception) -> bool:
+    """Whether a failed read means "no such pool (or cluster) yet" rather than a real failure."""
+    text = str(error)
+    return "404" in text or "NotFound" in text
+
+
+@dataclass(frozen=True)
+class LivePool:
+    """The settings of an existing agent pool that gpupools sets on the inline System pool, as AKS
+    reports them (``Agent Pools - Get``). Compared with the desired System pool to decide whether a
+    managed-cluster update must carry a System pool change (``gpupools.azure.cluster``)."""
+
+    count: int | None
+    min_count: int | None
+    max_count: int | None
+    vm_size: str | None
+    node_labels: tuple[tuple[str, str], ...]
+    node_taints: tuple[str, ...]
+    enable_auto_scaling: bool | None
+
+    @classmethod
+    def from_response(cls, pool: Any) -> LivePool:
+        """From ``containerservice.get_agent_pool``'s result (or anything with its attribute names)."""
+
+        def _int(value: Any) -> int | None:
+            return None if value is None else int(value)
+
+        return cls(
+            count=_int(pool.count),
+            min_count=_int(pool.min_count),
+            max_count=_int(pool.max_count),
+            vm_size=pool.vm_size,
+            node_labels=tuple(sorted((pool.node_labels or {}).items())),
+            node_taints=tuple(pool.node_taints or ()),
+            enable_auto_scaling=pool.enable_auto_scaling,
+        )
+
+
+def _sent_count(agent_pool_name: str, count: Any) -> int:
+    if count is None:
+        raise RuntimeError(f"AKS agent pool {agent_pool_name}: the read before its update returned no count; nothing sent")
+    return int(count)
+
+
+class AgentPoolCounts:
+    """Live node counts of one AKS cluster's agent pools, read once per pool on demand.
+
+    Args:
+        resource_group_name: the cluster's resource group (plain: the read runs while the program runs).
+        cluster_name: the AKS cluster's name.
+        parent: the component the reads belong to (its providers are used); default none (the
+            default provider).
+    """
+
+    def __init__(self, resource_group_name: str, cluster_name: str, parent: pulumi.Resource | None = None) -> None:
+        self.resource_group_name = resource_group_name
+        self.cluster_name = cluster_name
+        self.parent = parent
+        self._pools: dict[str, LivePool | None] = {}
+        self._profiles: list[dict[str, Any]] | None = None
+        self._profiles_read = False
+
+    def _read(self, agent_pool_name: str) -> LivePool:
+        pool = containerservice.get_agent_pool(
+            agent_pool_name=agent_pool_name,
+            resource_group_name=self.resource_group_name,
+            resource_name=self.cluster_name,
+            opts=pulumi.InvokeOptions(parent=self.parent),
+        )
+        return LivePool.from_response(pool)
+
+    def pool(self, agent_pool_name: str) -> LivePool | None:
+        """The pool as AKS reports it at program start, or None when it does not exist yet or
+        cannot be read (a warning says which)."""
+        if agent_pool_name not in self._pools:
+            try:
+                self._pools[agent_pool_name] = self._read(agent_pool_name)
+            except Exception as error:
+                if not _not_found(error):
+                    pulumi.log.warn(
+                        f"AKS agent pool {agent_pool_name}: live node count not readable ({error}); its count is left "
+                        "to ignore_changes, which is only safe when the update starts with a refresh",
+                        resource=self.parent,
+                    )
+                self._pools[agent_pool_name] = None
+        return self._pools[agent_pool_name]
+
+    def count(self, agent_pool_name: str) -> int | None:
+        """The pool's live node count at program start, or None when the pool does not exist yet or
+        cannot be read."""
+        pool = self.pool(agent_pool_name)
+        return None if pool is None else pool.count
+
+    def count_after(self, agent_pool_name: str, after: pulumi.Resource | None) -> pulumi.Output[int]:
+        """The pool's live node count, read when ``after`` (the pool operation before this pool's in
+        the cluster's chain) has finished: the value to send in this pool's own PUT. Only for pools
+        that exist (``count`` is not None): a pool that disappeared meanwhile fails the read, and
+        the ``up``, instead of sending a guess."""
+        read = containerservice.get_agent_pool_output(
+            agent_pool_name=agent_pool_name,
+            resource_group_name=self.resource_group_name,
+            resource_name=self.cluster_name,
+            opts=pulumi.InvokeOutputOptions(parent=self.parent, depends_on=[after] if after is not None else None),
+        )
+        return read.count.apply(lambda count: _sent_count(agent_pool_name, count))
+
+    def pool_profiles(self) -> list[dict[str, Any]] | None:
+        """Every agent pool of the cluster as ``Managed Clusters - Get`` lists it in
+        ``properties.agentPoolProfiles`` (the inline pool and the standalone ones alike, in AKS's
+        order), each reduced to ``ManagedClusterAgentPoolProfileArgs`` fields (read-only ones such
+        as ``provisioningState`` or ``currentOrchestratorVersion`` dropped); or None when the
+        cluster does not exist yet or cannot be read. This is the array CAPZ sends back on every
+        managed-cluster update (kubernetes-sigs/cluster-api-provider-azure
+        ``azure/services/managedclusters/spec.go``: "Avoid changing agent pool profiles through AMCP
+        and just use the existing agent pool profiles")."""
+        if not self._profiles_read:
+            self._profiles_read = True
+            try:
+                cluster = containerservice.get_managed_cluster(
+                    resource_group_name=self.resource_group_name,
+                    resource_name=self.cluster_name,
+                    opts=pulumi.InvokeOptions(parent=self.parent),
+                )
+                self._profiles = [profile_inputs(p) for p in cluster.agent_pool_profiles or []]
+            except Exception as error:
+                if not _not_found(error):
+                    pulumi.log.warn(
+                        f"AKS cluster {self.cluster_name}: agent pool list not readable ({error}); a System pool "
+                        "change cannot be sent in this update",
+                        resource=self.parent,
+                    )
+                self._profiles = None
+        return self._profiles
+
+
+PROFILE_INPUTS: frozenset[str] = frozenset(
+    name for name in inspect.signature(containerservice.ManagedClusterAgentPoolProfileArgs.__init__).parameters if name != "self"
+)
+"""The writable fields of an ``agentPoolProfiles`` entry (the SDK's input type, snake_case)."""
+
+
+def profile_inputs(profile: Any) -> dict[str, Any]:
+    """One ``agentPoolProfiles`` entry of a ``get_managed_cluster`` answer as input fields: the SDK's
+    response objects are dicts keyed like the input type, so the writable top-level fields are kept
+    (None dropped) and nested objects go as they are: ARM's contract is that a GET's output may be
+    passed to a PUT (Azure/azure-openapi-validator ``docs/request-body-must-exist-for-put-patch.md``,
+    RPC-Put-V1-28: the request body exists "to ensure that the output of the Get request may be
+    passed in to the Put request"), and CAPZ sends AKS's own profiles back the same way."""
+    return {key: value for key, value in dict(profile).items() if key in PROFILE_INPUTS and value is not None}

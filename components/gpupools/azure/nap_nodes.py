@@ -1,0 +1,266 @@
+"""``NapNodePools``: AKS Node Auto Provisioning (NAP) node classes and NodePools, one of each per pool.
+
+With ``nodeProvisioningProfile.mode: Auto`` AKS runs Karpenter (Azure/karpenter-provider-azure) as a
+managed component and serves its CRDs; gpupools creates only the custom resources:
+
+* **AKSNodeClass** (``karpenter.azure.com/v1beta1``, the storage version of provider v1.14.2 and the
+  version the AKS docs write, "Configure AKSNodeClass resources for node auto-provisioning"), one
+  per pool and named after it:
+
+  - ``imageFamily: Ubuntu``, the image AKS gives the cluster-autoscaler mode's agent pools when no
+    ``osSKU`` is set, so a stack that switches provisioner keeps its OS; every GPU size gpupools
+    accepts is listed for Ubuntu in the provider's ``pkg/utils/supported-gpus.yaml`` (pinned by a
+    test), which NAP filters GPU sizes by;
+  - ``osDiskSizeGB`` from the pool's ``diskSizeGb``;
+  - on GPU pools ``gpu.mode: Driver``: NAP installs the NVIDIA driver (the CRD's default, stated),
+    and gpupools deploys the device plugin, which NAP does not (the provider's own GPU e2e suite
+    deploys one);
+  - ``tags`` naming the pool on the VMs (Azure tag names cannot hold ``/``, so ``gpupools-pool``);
+  - no ``vnetSubnetID``: NAP then uses the cluster's node subnet, the System pool's ("If you don't
+    specify a subnet, Karpenter uses the default subnet configured during Karpenter installation",
+    AKS "Overview of networking configurations for NAP"), which is also the subnet the control-plane
+    identity holds Network Contributor on. Changing a class's subnet later is unsupported there.
+
+* **NodePool** (``karpenter.sh/v1``) per pool from the shared builder
+  (``gpupools.kubernetes.karpenter.nodepool``: capacity types, labels, taints, limits, disruption,
+  weight), with the AKS specifics:
+
+  - zone values ``<region>-<zone>`` (``eastus-1``), the form Karpenter's Azure provider writes to
+    ``topology.kubernetes.io/zone`` (``pkg/utils/zones/zones.go``, ``MakeAKSLabelZoneFromARMZone``);
+    a regional cluster (no ``cluster.zones``) gets no zone requirement;
+  - on GPU pools the Azure SKU selector labels the provider computes for every size
+    (``pkg/providers/instancetype/instancetype.go``): ``karpenter.azure.com/sku-family In [N]``,
+    ``sku-gpu-manufacturer In [nvidia]``, ``sku-gpu-count In [<GPUs>]`` and, where the size name
+    carries an accelerator segment (``Standard_NC4as_T4_v3`` -> ``T4``; ``Standard_ND96asr_v4`` has
+    none), ``sku-gpu-name``. The provider sets that label from Azure/skewer's size-name parse (an
+    upper-case letter and digits between underscores), so a ``sku-gpu-name`` requirement on a size
+    without the segment would match no size at all; ``sku_gpu_name`` follows the same rule;
+  - Spot: ``karpenter.sh/capacity-type`` as on EKS. NAP buys Spot VMs with eviction ``Delete`` and
+    max price -1 (``pkg/providers/instance/vminstance.go``) and adds no Spot taint, so the pools
+    carry only gpupools' taints.
+
+Both kinds are registered on the cluster's Kubernetes provider, which waits for the cluster (AKS
+enables NAP, CRDs included, within the cluster operation: its docs check ``kubectl get crds`` right
+after ``az aks update --node-provisioning-mode Auto``) and for the ``KubernetesAccessGate``, which
+waits (bounded) until the deployer may create both kinds and the API server serves both (``KINDS``
+below; ``gpupools.azure.kubernetes_access``), since pulumi-kubernetes retries a create that meets
+NoMatch only a few times (``access_gate`` docstring). No priority expander: NodePool weights order the
+pools (price order where every pool is priced, else size facts). ``pools`` describes each NodePool as
+a ``NodePoolInfo`` for the device plugin, smoke tests and outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import pulumi
+
+from gpupools import rules
+from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
+from gpupools.catalog.prices import normalize_region
+from gpupools.errors import ConfigError
+from gpupools.kubernetes.access_gate import KubernetesKind
+from gpupools.kubernetes.karpenter import nodepool
+from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
+
+TYPE = "gpupools:index:NapNodePools"
+
+NODE_CLASS_API_VERSION = "karpenter.azure.com/v1beta1"
+NODE_CLASS_KIND = "AKSNodeClass"
+NODE_CLASS_GROUP = "karpenter.azure.com"
+AKS_NODE_CLASS = KubernetesKind(NODE_CLASS_GROUP, "v1beta1", NODE_CLASS_KIND, "aksnodeclasses", namespaced=False)
+"""Cluster-scoped, resource ``aksnodeclasses`` (the provider's ``karpenter.azure.com_aksnodeclasses.yaml``,
+``tests/crds``)."""
+
+KINDS = (nodepool.NODE_POOL, AKS_NODE_CLASS)
+"""What it creates (``KubernetesAccessGate`` checks them, and waits until AKS serves them)."""
+
+IMAGE_FAMILY = "Ubuntu"
+GPU_MODE = "Driver"
+POOL_TAG = "gpupools-pool"
+
+SKU_FAMILY_LABEL = "karpenter.azure.com/sku-family"
+SKU_GPU_MANUFACTURER_LABEL = "karpenter.azure.com/sku-gpu-manufacturer"
+SKU_GPU_COUNT_LABEL = "karpenter.azure.com/sku-gpu-count"
+SKU_GPU_NAME_LABEL = "karpenter.azure.com/sku-gpu-name"
+"""Azure/karpenter-provider-azure ``pkg/apis/v1beta1/labels.go`` (v1.14.2)."""
+
+NVIDIA = "nvidia"
+
+NAP_SHARING_WHY = (
+    "Karpenter plans a node's physical GPUs, not the replicas the device plugin advertises "
+    "(kubernetes-sigs/karpenter #729), so k pending pods buy k nodes; the NodeOverlay that fixes it on EKS needs "
+    "Karpenter's alpha NodeOverlay feature gate, which AKS sets for NAP and gpupools cannot confirm"
+)
+"""Why NAP pools carry no time-slicing or MPS (``config.NAP_SHARING_RULE`` says the same for the config)."""
+
+_ACCELERATOR = re.compile(r"^Standard_[A-Z][A-Za-z]*\d+[a-z]*_([A-Z]\d+)_v\d+$")
+_FAMILY = re.compile(r"^Standard_([A-Z])")
+
+
+def sku_gpu_name(size: str) -> str | None:
+    """The accelerator segment of an Azure size name (``Standard_NC24ads_A100_v4`` -> ``A100``), the
+    value NAP gives ``karpenter.azure.com/sku-gpu-name``; None when the name has none."""
+    match = _ACCELERATOR.match(size)
+    return match.group(1) if match else None
+
+
+def sku_family(size: str) -> str:
+    """The size family letter (``Standard_NC4as_T4_v3`` -> ``N``), NAP's ``sku-family`` value."""
+    match = _FAMILY.match(size)
+    if match is None:
+        raise ConfigError("instanceTypes", "must be an Azure VM size name (Standard_<family>...)", size)
+    return match.group(1)
+
+
+def zone_values(location: str, zones: Sequence[str]) -> list[str]:
+    """``topology.kubernetes.io/zone`` values of AKS zones: ``<region>-<zone>``, region lower-cased."""
+    region = normalize_region(location)
+    return [f"{region}-{zone}" for zone in zones]
+
+
+def node_shape(pool: PoolSpec) -> NodeShape:
+    """Size facts of the pool's one VM size, from the Azure catalogs."""
+    [size] = pool.instance_types
+    if size in GPU_SIZES:
+        facts = GPU_SIZES[size]
+        return NodeShape(vcpus=facts.vcpus, gpus=facts.gpus, gpu_model=facts.gpu_model)
+    cpu = CPU_SIZES[size]
+    return NodeShape(vcpus=cpu.vcpus, architecture=nodepool.ARCHITECTURES[cpu.arch])
+
+
+def sku_requirements(pool: PoolSpec, shape: NodeShape) -> list[dict[str, Any]]:
+    """The Azure SKU selector requirements of a GPU pool (module docstring); none on CPU pools."""
+    if not pool.is_gpu:
+        return []
+    [size] = pool.instance_types
+    result = [
+        nodepool.requirement(SKU_FAMILY_LABEL, [sku_family(size)]),
+        nodepool.requirement(SKU_GPU_MANUFACTURER_LABEL, [NVIDIA]),
+        nodepool.requirement(SKU_GPU_COUNT_LABEL, [str(shape.gpus)]),
+    ]
+    name = sku_gpu_name(size)
+    if name is not None:
+        result.append(nodepool.requirement(SKU_GPU_NAME_LABEL, [name]))
+    return result
+
+
+def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
+    """The AKSNodeClass ``spec`` of one pool (module docstring)."""
+    spec: dict[str, Any] = {
+        "imageFamily": IMAGE_FAMILY,
+        "osDiskSizeGB": pool.disk_size_gb,
+        "tags": {POOL_TAG: pool.name},
+    }
+    if pool.is_gpu:
+        spec["gpu"] = {"mode": GPU_MODE}
+    return spec
+
+
+def check_nap_pool(pool: object, zones: Sequence[str], path: str) -> PoolSpec:
+    """A pool handed to ``NapNodePools``: a ``PoolSpec`` that passes the pool rules under Karpenter
+    and uses nothing NAP cannot do (the spec form of ``config.check_provisioner_keys``: no
+    ``minSize`` above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no sharing)."""
+    if not isinstance(pool, PoolSpec):
+        raise ConfigError(path, "must be a PoolSpec (gpupools.config.parse_pool builds one from a mapping)", type(pool).__name__)
+    rules.check_gpu_pool(pool, Cloud.AZURE, path, zones, provisioner=Provisioner.KARPENTER)
+    if pool.min_size != 0:
+        raise ConfigError(f"{path}.min_size", "must be 0: Karpenter keeps no minimum", pool.min_size)
+    if pool.on_demand_max_size is not None:
+        raise ConfigError(
+            f"{path}.on_demand_max_size",
+            "has no meaning under NAP: one NodePool's limits cap both capacity types",
+            pool.on_demand_max_size,
+        )
+    if pool.spot_max_price != -1:
+        raise ConfigError(f"{path}.spot_max_price", "must be -1: NAP buys Spot VMs with a max price of -1", pool.spot_max_price)
+    if pool.sharing.mode is SharingMode.MIG:
+        raise ConfigError(
+            f"{path}.sharing", "must not be MIG under NAP: an AKSNodeClass has no gpuInstanceProfile", pool.sharing.mode.value
+        )
+    if pool.sharing.shared:
+        raise ConfigError(f"{path}.sharing", "must be none under NAP: " + NAP_SHARING_WHY, pool.sharing.mode.value)
+    return pool
+
+
+class NapNodePools(pulumi.ComponentResource):
+    """An AKSNodeClass and a NodePool per pool for AKS Node Auto Provisioning (module docstring).
+
+    Args:
+        name: the component's name.
+        pools: the ``gpuPools`` and ``cpuPools`` entries, validated (``config.load``).
+        location: the cluster's Azure region (for the zone label values).
+        zones: the cluster's zones (``["1", "2", "3"]``); a pool's own ``zones`` narrow them; empty
+            for a regional cluster (no zone requirement).
+        consolidate_after: ``disruption.consolidateAfter`` (``autoscaler.scaleDownUnneededTime``).
+        order: pool names, most preferred first, for the weights; default ``nodepool.default_order``.
+        maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
+            ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
+        opts: ``provider`` the cluster's Kubernetes provider.
+
+    Attributes:
+        pools: one ``NodePoolInfo`` per NodePool. manifests: NodePool manifests by pool name.
+        node_classes: AKSNodeClass manifests by pool name.
+    """
+
+    pools: list[NodePoolInfo]
+    manifests: dict[str, dict[str, Any]]
+    node_classes: dict[str, dict[str, Any]]
+
+    def __init__(
+        self,
+        name: str,
+        pools: Sequence[PoolSpec],
+        location: str,
+        zones: Sequence[str],
+        consolidate_after: str,
+        order: Sequence[str] | None = None,
+        maintenance: MaintenanceSpec | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        path = f"NapNodePools({name})"
+        window = maintenance if maintenance is not None else MaintenanceSpec()
+        rules.check_maintenance(window, f"{path}.maintenance")
+        if not location:
+            raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
+        pools = [check_nap_pool(pool, zones, f"{path}.pools[{index}]") for index, pool in enumerate(pools)]
+        shapes = {pool.name: node_shape(pool) for pool in pools}
+        weights = nodepool.pool_weights(pools, shapes, order, path)
+        self.node_classes = {
+            pool.name: {
+                "apiVersion": NODE_CLASS_API_VERSION,
+                "kind": NODE_CLASS_KIND,
+                "metadata": {"name": pool.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
+                "spec": node_class_spec(pool),
+            }
+            for pool in pools
+        }
+        self.manifests = {}
+        self.pools = []
+        for pool in pools:
+            pool_zones = zone_values(location, pool.zones or tuple(zones)) or None
+            self.manifests[pool.name] = nodepool.node_pool(
+                pool.name,
+                pool,
+                node_class_ref=NodeClassRef(NODE_CLASS_GROUP, NODE_CLASS_KIND, pool.name),
+                shape=shapes[pool.name],
+                zones=pool_zones,
+                consolidate_after=consolidate_after,
+                weight=weights[pool.name],
+                window=window,
+                extra_requirements=sku_requirements(pool, shapes[pool.name]),
+            )
+            self.pools.append(nodepool.node_pool_info(pool.name, pool, shapes[pool.name], pool_zones or (), True))
+
+        super().__init__(TYPE, name, None, opts)
+        for pool in pools:
+            node_class = nodepool.apply(
+                f"{name}-{pool.name}-class", self.node_classes[pool.name], pulumi.ResourceOptions(parent=self)
+            )
+            nodepool.apply(
+                f"{name}-{pool.name}", self.manifests[pool.name], pulumi.ResourceOptions(parent=self, depends_on=[node_class])
+            )
+        self.register_outputs({"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes)})

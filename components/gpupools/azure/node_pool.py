@@ -1,0 +1,445 @@
+"""``GpuNodePool`` and ``CpuNodePool``: one ``gpuPools`` or ``cpuPools`` entry as standalone AKS agent pools.
+
+Per entry, on an existing cluster (given by resource group and cluster name, so the component works
+without ``AksCluster``):
+
+- a **Spot** pool (``scaleSetPriority=Spot``, eviction ``Delete``, ``spotMaxPrice`` -1 unless
+  configured), autoscaled from ``minSize`` (default 0) to ``maxSize``;
+- unless ``onDemandFallback: false``, an **on-demand fallback** pool (``Regular``) of the same
+  shape, autoscaled from 0 to ``onDemandMaxSize`` (default ``maxSize``). The priority expander
+  ranks it below the Spot pool, so the autoscaler only buys it when Spot cannot be had;
+- with ``spot: false``, a single on-demand pool from ``minSize`` to ``maxSize``.
+
+Lifecycle rules built in (the AKS behaviour behind each is cited in the project's design notes):
+
+- ``count`` belongs to the autoscaler, and a later ``pulumi up`` must never reset capacity. It is
+  sent on create (AKS requires it: "Required parameter properties.count is missing") as
+  ``minSize``. Every update of a pool is one PUT of the whole pool, ``count`` included, so on
+  update the component sends the pool's *live* count, read at deploy time
+  (``gpupools.azure.live_capacity``); only when that cannot be read (a pool about to be created,
+  a failed read, or names given as outputs with no ``live_counts``) is ``count`` left to
+  ``ignore_changes=["count"]``, which sends the stored count, live only because the project
+  refreshes before every update (``Pulumi.yaml`` ``options.refresh: always``; see
+  ``GpuNodePool``).
+- The Spot label and taint AKS adds to every Spot pool are declared, so a refresh shows no diff.
+- GPU sharing (``sharing``): a shared pool carries ``nvidia.com/device-plugin.config=<config>`` as a
+  node label (the device plugin's config-manager picks the config from it); a MIG pool sends
+  ``gpuInstanceProfile`` (create-only, so in the name digest: a new profile is a new pool). Every
+  pool's scale set is tagged ``k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu`` with
+  the ``nvidia.com/gpu`` one node advertises (GPUs x replicas or MIG instances; see
+  ``autoscaler_template_tags`` for what reads it, and what is not documented).
+- Spot pools get no ``upgradeSettings``: AKS rejects ``maxSurge``/``maxUnavailable`` on Spot.
+- Fields AKS cannot change in place are in ``replace_on_changes`` and in the name: the agent pool
+  name is ``<pool><s|o><digest of those fields>`` (``gpupools.azure.naming``). A change makes a
+  new name, so Pulumi's default create-before-destroy brings up the new pool before deleting the
+  old one, with no name clash and no capacity gap.
+- Every pool operation of a cluster is chained with ``depends_on`` (Spot after ``after``, fallback
+  after Spot): AKS rejects a second pool operation while one runs (``OperationNotAllowed``), and
+  Pulumi would otherwise run them in parallel. Pass the previous pool's ``.last`` as ``after``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import pulumi
+from pulumi_azure_native import containerservice
+
+from gpupools import config, rules, sharing
+from gpupools.azure.live_capacity import AgentPoolCounts
+from gpupools.azure.naming import agent_pool_name, scale_set_regex
+from gpupools.catalog.azure_vm_sizes import GPU_SIZES
+from gpupools.conventions import (
+    AKS_CA_RESOURCES_TAG_PREFIX,
+    AKS_SPOT_LABEL,
+    AKS_SPOT_TAINT,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    CapacityType,
+    Role,
+    Taint,
+    pool_labels,
+)
+from gpupools.errors import ConfigError
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import Cloud, GpuPoolSpec, SharingMode, frozen_map
+
+CREATE_ONLY_FIELDS: tuple[str, ...] = (
+    "availabilityZones",
+    "gpuInstanceProfile",
+    "gpuProfile",
+    "maxPods",
+    "osDiskSizeGB",
+    "osDiskType",
+    "scaleSetEvictionPolicy",
+    "scaleSetPriority",
+    "spotMaxPrice",
+    "vmSize",
+    "vnetSubnetID",
+)
+"""AgentPool properties (engine names) AKS cannot change in place. vmSize and gpuInstanceProfile
+are already replacements in azure-native; the rest (Spot priority and price, eviction policy, OS
+disk type and size, max pods, GPU driver, zones, subnet) would be attempted as an update and
+rejected by AKS. All of them replace the pool, and all of them feed the name digest."""
+
+COUNT_IGNORE: tuple[str, ...] = ("count",)
+"""Engine path of the autoscaler-owned node count, ignored when its live value is unknown."""
+
+OS_DISK_TYPE = containerservice.OSDiskType.MANAGED.value
+"""Managed OS disks: valid on every GPU size whatever its cache disk (Ephemeral needs a cache disk
+at least as large as the OS disk, which varies by size), and required by ``Deallocate`` scale-down
+should anyone switch to it later. Set explicitly so AKS's size-dependent default never differs
+between plan and reality."""
+
+GPU_DRIVER = containerservice.GPUDriver.INSTALL.value
+"""``gpuProfile.driver=Install``: AKS installs the NVIDIA driver; gpupools deploys the device plugin."""
+
+
+@dataclass(frozen=True)
+class AgentPoolPlan:
+    """One agent pool to create: its AKS name, the ``AgentPool`` arguments, and its description.
+
+    ``args`` holds every ``containerservice.AgentPool`` argument except ``resource_group_name``,
+    ``resource_name_`` (the cluster) and ``vnet_subnet_id``, which the component adds.
+    """
+
+    name: str
+    capacity: CapacityType
+    args: Mapping[str, Any]
+    info: NodePoolInfo
+
+
+def autoscaler_template_tags(gpu_slots_per_node: int) -> dict[str, str]:
+    """The agent pool tag that tells cluster-autoscaler how many ``nvidia.com/gpu`` a node of this
+    pool advertises when it has no node to look at (scale from zero).
+
+    What is verified: AKS applies a node pool's tags to the pool's scale set (AgentPool ``tags``:
+    "the tags to be persisted on the agent pool virtual machine scale set", pulumi-azure-native's
+    API docs; AKS "Use Azure tags": node pool tags apply to the pool's resources), and
+    cluster-autoscaler's Azure provider builds a scale set's template node from the size's GPU
+    count and then overrides each resource named by a
+    ``k8s.io_cluster-autoscaler_node-template_resources_<name>`` scale-set tag, ``_`` read as ``/``
+    (kubernetes/autoscaler ``cluster-autoscaler/cloudprovider/azure/azure_template.go``,
+    ``processVMSSTemplate`` -> ``extractAllocatableResourcesFromScaleSet``).
+
+    What is not: AKS runs its own build of the autoscaler and does not document that it reads
+    these tags (Azure/AKS #3427, time-slicing over-provisioning, is open). Sent on every GPU pool,
+    so the tag always states the truth (GPUs per node without sharing) and never goes stale when
+    sharing is turned off.
+    """
+    return {f"{AKS_CA_RESOURCES_TAG_PREFIX}{GPU_RESOURCE.replace('/', '_')}": str(gpu_slots_per_node)}
+
+
+def _labels(spec: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
+    labels = {**pool_labels(spec.name, spec.role, capacity), **spec.labels, **sharing.node_labels(spec.sharing)}
+    if capacity is CapacityType.SPOT:
+        labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
+    return dict(sorted(labels.items()))
+
+
+def _taints(spec: GpuPoolSpec, capacity: CapacityType) -> tuple[Taint, ...]:
+    taints = (GPU_TAINT, *spec.taints) if spec.is_gpu else spec.taints
+    return (*taints, AKS_SPOT_TAINT) if capacity is CapacityType.SPOT else taints
+
+
+def plan_agent_pool(
+    spec: GpuPoolSpec,
+    capacity: CapacityType,
+    *,
+    min_size: int,
+    max_size: int,
+    zones: Sequence[str],
+    subnet_key: str | None,
+    path: str = "pool.name",
+) -> AgentPoolPlan:
+    """The agent pool of ``spec`` for ``capacity`` (pure; no resources).
+
+    Args:
+        spec: a validated pool spec (``gpuPools`` or ``cpuPools``: a CPU pool gets no GPU taint,
+            no ``gpuProfile``, and the ``cpu`` role label).
+        capacity: Spot or on-demand.
+        min_size, max_size: autoscaler bounds of this pool.
+        zones: the zones it spans (sorted here, so reordering config never replaces a pool).
+        subnet_key: the node subnet ID when known as a plain string; it is part of the name digest.
+            An ``Output`` subnet ID cannot be hashed at plan time and is left out of the digest
+            (a created node subnet only changes together with the whole cluster).
+        path: the argument path for a naming ``ConfigError``.
+    """
+    size = spec.instance_types[0]
+    gpus, gpu_model = (GPU_SIZES[size].gpus, GPU_SIZES[size].gpu_model) if spec.is_gpu else (0, "")
+    gpu_profile = {"driver": GPU_DRIVER} if spec.is_gpu else None
+    zone_list = sorted(zones)
+    spot = capacity is CapacityType.SPOT
+    priority = (containerservice.ScaleSetPriority.SPOT if spot else containerservice.ScaleSetPriority.REGULAR).value
+    eviction = containerservice.ScaleSetEvictionPolicy.DELETE.value if spot else None
+    price = spec.spot_max_price if spot else None
+    mig_profile = spec.sharing.mig_profile if spec.sharing.mode is SharingMode.MIG else None
+    slots_per_gpu = sharing.slots_per_gpu(spec.sharing, GPU_SIZES[size].mig_profiles) if spec.is_gpu else 1
+    create_only: dict[str, Any] = {
+        "availabilityZones": zone_list,
+        "gpuInstanceProfile": mig_profile,
+        "gpuProfile": gpu_profile,
+        "maxPods": None,
+        "osDiskSizeGB": spec.disk_size_gb,
+        "osDiskType": OS_DISK_TYPE,
+        "scaleSetEvictionPolicy": eviction,
+        "scaleSetPriority": priority,
+        "spotMaxPrice": price,
+        "vmSize": size,
+        "vnetSubnetID": subnet_key,
+    }
+    name = agent_pool_name(spec.name, capacity, create_only, path)
+    labels = _labels(spec, capacity)
+    taints = _taints(spec, capacity)
+    args: dict[str, Any] = {
+        "agent_pool_name": name,
+        "mode": containerservice.AgentPoolMode.USER.value,
+        "type": containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS.value,
+        "os_type": containerservice.OSType.LINUX.value,
+        "vm_size": size,
+        "availability_zones": zone_list or None,
+        "enable_auto_scaling": True,
+        "min_count": min_size,
+        "max_count": max_size,
+        "count": min_size,
+        "node_labels": labels,
+        "node_taints": [str(t) for t in taints],
+        "gpu_profile": gpu_profile,
+        "enable_node_public_ip": False,
+        "os_disk_size_gb": spec.disk_size_gb,
+        "os_disk_type": OS_DISK_TYPE,
+        "scale_down_mode": containerservice.ScaleDownMode.DELETE.value,
+        "scale_set_priority": priority,
+    }
+    if spec.is_gpu:
+        args["tags"] = autoscaler_template_tags(gpus * slots_per_gpu)
+    if mig_profile is not None:
+        args["gpu_instance_profile"] = mig_profile
+    if spot:
+        args["scale_set_eviction_policy"] = eviction
+        args["spot_max_price"] = price
+    info = NodePoolInfo(
+        name=name,
+        pool=spec.name,
+        role=spec.role,
+        capacity=capacity,
+        zones=tuple(zone_list),
+        instance_types=(size,),
+        min_size=min_size,
+        max_size=max_size,
+        labels=frozen_map(labels),
+        taints=taints,
+        gpus_per_node=gpus,
+        gpu_model=gpu_model,
+        needs_device_plugin=spec.is_gpu,
+        autoscaler_group_regex=scale_set_regex(name),
+        sharing=spec.sharing,
+        slots_per_gpu=slots_per_gpu,
+    )
+    return AgentPoolPlan(name=name, capacity=capacity, args=args, info=info)
+
+
+def plan_agent_pools(
+    spec: GpuPoolSpec, cluster_zones: Sequence[str], subnet_key: str | None = None, path: str = "pool"
+) -> list[AgentPoolPlan]:
+    """The pools of one ``gpuPools`` entry, in creation order: Spot then fallback, or one on-demand."""
+    zones = spec.zones or tuple(cluster_zones)
+    at = f"{path}.name"
+    if not spec.spot:
+        return [
+            plan_agent_pool(
+                spec,
+                CapacityType.ON_DEMAND,
+                min_size=spec.min_size,
+                max_size=spec.max_size,
+                zones=zones,
+                subnet_key=subnet_key,
+                path=at,
+            )
+        ]
+    plans = [
+        plan_agent_pool(
+            spec, CapacityType.SPOT, min_size=spec.min_size, max_size=spec.max_size, zones=zones, subnet_key=subnet_key, path=at
+        )
+    ]
+    if spec.on_demand_fallback:
+        plans.append(
+            plan_agent_pool(
+                spec,
+                CapacityType.ON_DEMAND,
+                min_size=0,
+                max_size=spec.fallback_max_size,
+                zones=zones,
+                subnet_key=subnet_key,
+                path=at,
+            )
+        )
+    return plans
+
+
+def resolve_gpu_pool(
+    name: str,
+    pool: GpuPoolSpec | Mapping[str, Any],
+    cluster_zones: Sequence[str],
+    role: Role = Role.GPU,
+    component: str = "GpuNodePool",
+) -> tuple[GpuPoolSpec, tuple[str, ...]]:
+    """Validate ``GpuNodePool`` arguments; returns the spec and the cluster zones. Pure.
+
+    A plain mapping is parsed like a ``gpuPools`` config entry; a spec is re-validated with the
+    same rules, so library users get the same errors as stack configs.
+    """
+    prefix = f"{component}({name})"
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{component}.name", "must be a non-empty string", name)
+    if isinstance(cluster_zones, str) or not isinstance(cluster_zones, Sequence):
+        raise ConfigError(f"{prefix}.cluster_zones", 'must be a list of zone numbers such as ["1", "2", "3"]', cluster_zones)
+    zones = tuple(cluster_zones)
+    for index, zone in enumerate(zones):
+        rules.check_zone(zone, Cloud.AZURE, f"{prefix}.cluster_zones[{index}]")
+    rules.check_unique(zones, f"{prefix}.cluster_zones", "zones")
+    if isinstance(pool, GpuPoolSpec):
+        spec = pool
+        if spec.role is not role:
+            raise ConfigError(f"{prefix}.pool", f"must be a {role.value} pool spec", spec.role.value)
+    elif isinstance(pool, Mapping):
+        spec = config.parse_pool(pool, Cloud.AZURE, f"{prefix}.pool", role)
+    else:
+        raise ConfigError(f"{prefix}.pool", f"must be a PoolSpec or a {role.value}Pools mapping", type(pool).__name__)
+    rules.check_gpu_pool(spec, Cloud.AZURE, f"{prefix}.pool", zones)
+    return spec, zones
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """A GPU Spot agent pool and its on-demand fallback on an existing AKS cluster.
+
+    Type token ``gpupools:index:GpuNodePool``. See the module docstring for what is created and why.
+
+    Args:
+        name: the component's logical name; children are ``<name>-spot`` and ``<name>-ondemand``
+            (stable across name rotation, so a create-only change is a replacement, not a new pool).
+        pool: a ``GpuPoolSpec`` or a plain ``gpuPools`` entry (``{"name": "t4", "instanceTypes":
+            ["Standard_NC4as_T4_v3"], "maxSize": 4}``), validated like stack config; errors name
+            ``GpuNodePool(<name>).pool.<key>``.
+        resource_group_name: the cluster's resource group.
+        cluster_name: the AKS cluster's name.
+        subnet_id: the node subnet (in the cluster's VNet; AKS requires every pool in one VNet).
+            Default: none sent, leaving the choice to AKS (right for an AKS-managed VNet); pass the
+            cluster's node subnet for a cluster on your own VNet. A plain string is part of the
+            name digest; an ``Output`` is not (see ``plan_agent_pool``).
+        cluster_zones: the cluster's zones, default ``("1", "2", "3")``; the pool's zones default
+            to these and must be among them. Empty for regions without zones.
+        after: the resource after which this component's first pool operation runs, normally the
+            previous ``GpuNodePool``'s ``.last``. Default none (the first pool of the cluster).
+        live_counts: where to read the pools' live node counts (``AksCluster.live_counts``).
+            Default: an ``AgentPoolCounts`` of ``resource_group_name``/``cluster_name`` when both
+            are plain strings, else none (counts then rest on ``ignore_changes`` and refresh).
+        opts: resource options for the component (``providers`` reach the children).
+
+    The count sent on update, and why: an update of an agent pool (a ``maxSize``, label or version
+    change) is one PUT of the whole pool, ``count`` included (pulumi-azure-native
+    ``provider/pkg/provider/provider.go``, ``Update`` -> ``defaultUpdate``, body from the inputs).
+
+    * live count known: ``count`` is the live count and is not ignored, so the PUT carries exactly
+      what AKS has, as ``az aks nodepool update`` does (see ``live_capacity``), whatever the state
+      holds (``pulumi up --refresh=false`` too) and whatever the new ``minSize``/``maxSize``.
+    * unknown: ``count`` is ``minSize`` and in ``ignore_changes``; Pulumi sends the stored count
+      (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``, ``processIgnoreChanges``), which is
+      the live one because every update starts with a refresh (``Pulumi.yaml``
+      ``options.refresh: always``): azure-native's ``Read`` copies the changed ``count`` into the
+      stored inputs (``provider.go``, ``Read``: ``applyDiff`` of the old and new output projections
+      onto the old inputs).
+
+    Pool names and create-only fields never depend on the count, so neither path replaces a pool.
+
+    Raises:
+        ConfigError: for invalid arguments, before anything is registered.
+
+    Attributes:
+        spec: the validated spec.
+        agent_pools: the ``AgentPool`` resources, in creation order.
+        last: the last ``AgentPool``; pass it as the next pool's ``after``.
+        pools: one ``NodePoolInfo`` per agent pool (what the device plugin, priority expander and
+            stack outputs derive from).
+    """
+
+    TYPE = "gpupools:index:GpuNodePool"
+    ROLE = Role.GPU
+
+    spec: GpuPoolSpec
+    agent_pools: list[containerservice.AgentPool]
+    last: containerservice.AgentPool
+    pools: list[NodePoolInfo]
+    agent_pool_names: list[str]
+
+    def __init__(
+        self,
+        name: str,
+        pool: GpuPoolSpec | Mapping[str, Any],
+        *,
+        resource_group_name: pulumi.Input[str],
+        cluster_name: pulumi.Input[str],
+        subnet_id: pulumi.Input[str] | None = None,
+        cluster_zones: Sequence[str] = config.DEFAULT_AZURE_ZONES,
+        after: pulumi.Resource | None = None,
+        live_counts: AgentPoolCounts | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        component = type(self).__name__
+        spec, zones = resolve_gpu_pool(name, pool, cluster_zones, self.ROLE, component)
+        if after is not None and not isinstance(after, pulumi.Resource):
+            raise ConfigError(f"{component}({name}).after", "must be a Pulumi resource or None", type(after).__name__)
+        subnet_key = subnet_id if isinstance(subnet_id, str) else None
+        plans = plan_agent_pools(spec, zones, subnet_key, path=f"{component}({name}).pool")
+
+        super().__init__(self.TYPE, name, {}, opts)
+        self.spec = spec
+        self.agent_pools = []
+        counts = live_counts
+        if counts is None and isinstance(resource_group_name, str) and isinstance(cluster_name, str):
+            counts = AgentPoolCounts(resource_group_name, cluster_name, parent=self)
+        previous = after
+        for plan in plans:
+            suffix = "spot" if plan.capacity is CapacityType.SPOT else "ondemand"
+            live = counts.count(plan.name) if counts is not None else None
+            # An existing pool sends the count AKS has when the pool before it has finished.
+            args = (
+                dict(plan.args)
+                if live is None or counts is None
+                else {**plan.args, "count": counts.count_after(plan.name, previous)}
+            )
+            agent_pool = containerservice.AgentPool(
+                f"{name}-{suffix}",
+                resource_group_name=resource_group_name,
+                resource_name_=cluster_name,
+                vnet_subnet_id=subnet_id,
+                **args,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[previous] if previous is not None else None,
+                    ignore_changes=list(COUNT_IGNORE) if live is None else None,
+                    replace_on_changes=list(CREATE_ONLY_FIELDS),
+                ),
+            )
+            self.agent_pools.append(agent_pool)
+            previous = agent_pool
+        self.last = self.agent_pools[-1]
+        self.pools = [plan.info for plan in plans]
+        self.agent_pool_names = [plan.name for plan in plans]
+        self.register_outputs({"agentPoolNames": self.agent_pool_names, "nodePools": [p.to_output() for p in self.pools]})
+
+
+class CpuNodePool(GpuNodePool):
+    """A CPU Spot agent pool and its on-demand fallback: one ``cpuPools`` entry.
+
+    Type token ``gpupools:index:CpuNodePool``. The same component as ``GpuNodePool`` (same
+    arguments, lifecycle rules, live counts and chaining; pass the previous pool's ``.last`` as
+    ``after``), with the CPU parts: role label ``gpupools.io/role=cpu``, no GPU taint, no
+    ``gpuProfile``, no GPU label; Spot pools keep the Spot label and taint AKS adds. ``pool`` is a
+    ``PoolSpec`` with ``role=Role.CPU`` or a plain ``cpuPools`` entry
+    (``{"name": "general", "instanceTypes": ["Standard_D8s_v5"], "maxSize": 20}``).
+    """
+
+    TYPE = "gpupools:index:CpuNodePool"
+    ROLE = Role.CPU

@@ -1,0 +1,121 @@
+"""Hourly prices per region and size: Linux on-demand and Spot, in USD.
+
+What every cost figure and the priority expander's price order are computed from. One table per
+cloud, stored as JSON beside this module (``prices_aws.json``, ``prices_azure.json``) and rebuilt
+by ``python -m gpupools.pricing refresh`` from the clouds' own price sources. Each table says
+where its figures come from (``source``), when they were read (``read_on``) and what its Spot
+figure is (``spot_basis``): on-demand prices are list prices and change rarely; Spot prices move
+with supply and demand, so a Spot figure is an observation, never a quote.
+
+A size or region missing from a table has no price: estimates show ``?`` for it and say how to
+refresh (``REFRESH_HINT``); nothing fails because of it unless a budget must be checked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from gpupools.specs import Cloud
+
+HOURS_PER_MONTH = 730
+"""Hours in an average month (8,760 / 12): the convention both clouds' price pages and calculators use."""
+
+MAX_AGE_DAYS = 90
+"""A table older than this fails ``tests/test_prices.py``: Spot prices and new sizes drift in a quarter."""
+
+REFRESH_HINT = "python -m gpupools.pricing refresh --cloud {cloud}"
+"""The command that rebuilds a cloud's table (see the README, Costs)."""
+
+TABLE_FILES = {Cloud.AWS: "prices_aws.json", Cloud.AZURE: "prices_azure.json"}
+
+
+@dataclass(frozen=True)
+class Price:
+    """One size in one region, USD per node-hour; ``None`` where the source had no figure."""
+
+    on_demand: float | None
+    spot: float | None
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """A cloud's prices: region -> size -> ``Price``, with their provenance.
+
+    Attributes:
+        cloud: the cloud the prices belong to.
+        source: where the figures come from (API, endpoint, filters).
+        read_on: the date they were read from the source.
+        spot_basis: what the Spot figure is (AWS: the median over a window of the Spot price
+            history across the region's zones; Azure: the Spot retail meter).
+        prices: region -> size -> price.
+    """
+
+    cloud: Cloud
+    source: str
+    read_on: date
+    spot_basis: str
+    prices: Mapping[str, Mapping[str, Price]]
+
+    def price(self, region: str, size: str) -> Price | None:
+        """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
+        return self.prices.get(normalize_region(region), {}).get(size)
+
+    def to_json(self) -> dict[str, Any]:
+        """The table as stored (sorted, so a refresh diff shows only what changed)."""
+        return {
+            "cloud": self.cloud.value,
+            "source": self.source,
+            "readOn": self.read_on.isoformat(),
+            "spotBasis": self.spot_basis,
+            "regions": {
+                region: {
+                    size: {"onDemand": price.on_demand, "spot": price.spot} for size, price in sorted(self.prices[region].items())
+                }
+                for region in sorted(self.prices)
+            },
+        }
+
+
+def normalize_region(region: str) -> str:
+    """``East US`` / ``eastus`` / ``us-east-1`` -> the form the tables key on (lower case, no spaces)."""
+    return region.replace(" ", "").lower()
+
+
+def _optional_price(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def table_from_json(data: Mapping[str, Any]) -> PriceTable:
+    """Parse a stored table (the inverse of ``PriceTable.to_json``)."""
+    regions = {
+        region: MappingProxyType(
+            {
+                size: Price(on_demand=_optional_price(row.get("onDemand")), spot=_optional_price(row.get("spot")))
+                for size, row in sizes.items()
+            }
+        )
+        for region, sizes in data["regions"].items()
+    }
+    return PriceTable(
+        cloud=Cloud(data["cloud"]),
+        source=str(data["source"]),
+        read_on=date.fromisoformat(data["readOn"]),
+        spot_basis=str(data["spotBasis"]),
+        prices=MappingProxyType(regions),
+    )
+
+
+def table_path(cloud: Cloud) -> Path:
+    return Path(__file__).with_name(TABLE_FILES[cloud])
+
+
+@cache
+def price_table(cloud: Cloud) -> PriceTable:
+    """The committed table of ``cloud`` (read once per process)."""
+    return table_from_json(json.loads(table_path(cloud).read_text()))

@@ -1,0 +1,669 @@
+"""The config contract: ``Pulumi.<stack>.yaml`` -> frozen, validated ``StackSpec``.
+
+Pure Python: no resources are registered here, so a bad config fails before the first one. Every
+violation raises one ``ConfigError`` naming the config path, the rule and the value, e.g.
+``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``. Unknown keys are errors with a
+"did you mean" suggestion: a typo in ``maxSize`` must never silently become the default.
+
+Two entry points:
+    ``parse(values, region=None)`` takes the stack's ``config:`` mapping (keys like ``gpupools:cloud``),
+    as read from ``Pulumi.<stack>.yaml``; tests and tools use it.
+    ``load()`` reads the same keys through ``pulumi.Config`` inside a Pulumi program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from typing import Any, Callable, Mapping, Sequence, TypeVar
+
+from gpupools import rules
+from gpupools.conventions import Role, Taint, TaintEffect
+from gpupools.errors import ConfigError
+from gpupools.specs import (
+    AmiType,
+    AutoscalerSpec,
+    Cloud,
+    ClusterSpec,
+    CostSpec,
+    DevicePluginSpec,
+    GpuPoolSpec,
+    MaintenanceSpec,
+    NetworkSpec,
+    PoolSpec,
+    Provisioner,
+    SharingMode,
+    SharingSpec,
+    SmokeTestSpec,
+    StackSpec,
+    SystemPoolSpec,
+    WeekDay,
+    frozen_map,
+)
+from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_VERSION
+
+NAMESPACE = "gpupools"
+
+TOP_LEVEL_KEYS = (
+    "cloud",
+    "cluster",
+    "network",
+    "systemPool",
+    "gpuPools",
+    "cpuPools",
+    "provisioner",
+    "devicePlugin",
+    "autoscaler",
+    "smokeTest",
+    "cost",
+    "maintenance",
+)
+CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
+NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
+SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
+GPU_POOL_KEYS = (
+    "name",
+    "instanceTypes",
+    "maxSize",
+    "minSize",
+    "spot",
+    "spotMaxPrice",
+    "onDemandFallback",
+    "onDemandMaxSize",
+    "zones",
+    "labels",
+    "taints",
+    "diskSizeGb",
+    "amiType",
+    "sharing",
+)
+CPU_POOL_KEYS = GPU_POOL_KEYS
+"""A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
+a key in ``GPU_ONLY_POOL_KEYS``."""
+GPU_ONLY_POOL_KEYS = ("sharing",)
+"""Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
+SHARING_KEYS = ("timeSlicing", "mps", "mig")
+REPLICATED_KEYS = ("replicas",)
+MIG_KEYS = ("profile",)
+TAINT_KEYS = ("key", "value", "effect")
+DEVICE_PLUGIN_KEYS = ("version",)
+AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
+SMOKE_TEST_KEYS = ("enabled",)
+COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour")
+MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
+
+AZURE_ONLY_KEYS = {
+    "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
+    "network": ("subnetId", "dataplane"),
+    "gpuPool": ("spotMaxPrice",),
+}
+AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType",)}
+
+DATAPLANES = ("azure", "cilium")
+"""``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
+(pulumi-azure-native ``containerservice.NetworkDataplane``; a test keeps the two equal)."""
+
+NAP_DATAPLANE = "cilium"
+"""The dataplane of a Node Auto Provisioning cluster unless ``network.dataplane`` says otherwise: AKS
+"Overview of networking configurations for NAP" supports Azure CNI Overlay with or without Cilium
+and recommends Cilium ("optimized for performance with NAP"); its custom-VNet example creates the
+cluster with ``--network-plugin-mode overlay --network-dataplane cilium``."""
+
+DEFAULT_SYSTEM_INSTANCE_TYPES = {Cloud.AZURE: ("Standard_D4s_v5",), Cloud.AWS: ("m6i.xlarge",)}
+"""Azure: D4s_v5 (4 vCPU, 16 GiB), the smallest general-purpose size AKS accepts for a system pool.
+AWS: m6i.xlarge (4 vCPU, 16 GiB), room for CoreDNS, cluster-autoscaler and the CNI."""
+
+DEFAULT_GPU_DISK_GB = {Cloud.AZURE: 128, Cloud.AWS: 100}
+"""Azure: the AKS default OS disk. AWS: CUDA images are large; eksctl's 80 GiB fills up quickly."""
+
+DEFAULT_CPU_DISK_GB = {Cloud.AZURE: 128, Cloud.AWS: 80}
+"""Azure: the AKS default OS disk. AWS: eksctl's default; data-prep images are smaller than CUDA's."""
+
+DEFAULT_AMI_TYPE = {Role.GPU: AmiType.AL2023_NVIDIA, Role.CPU: AmiType.AL2023_STANDARD}
+
+DEFAULT_AZURE_ZONES = ("1", "2", "3")
+
+T = TypeVar("T")
+
+
+# --- reading typed values ------------------------------------------------------------------------
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def check_keys(raw: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
+    """Reject unknown keys, suggesting the closest known one."""
+    for key in raw:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(allowed)
+            raise ConfigError(f"{path}.{key}" if path else str(key), "is not a known key", key, hint)
+
+
+def _mapping(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(path, "must be a mapping", value)
+    return value
+
+
+def _get(raw: Mapping[str, Any], key: str, path: str, kind: type, default: Any, describe: str) -> Any:
+    if key not in raw or raw[key] is None:
+        return default
+    value = raw[key]
+    ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not ok:
+        raise ConfigError(f"{path}.{key}", f"must be {describe}", value)
+    return value
+
+
+def _str(raw: Mapping[str, Any], key: str, path: str, default: Any = None, *, required: bool = False) -> Any:
+    if required and (key not in raw or raw[key] is None):
+        raise ConfigError(f"{path}.{key}", "is required", None)
+    value = _get(raw, key, path, str, default, "a string")
+    if required and value == "":
+        raise ConfigError(f"{path}.{key}", "must not be empty", value)
+    return value
+
+
+def _int(raw: Mapping[str, Any], key: str, path: str, default: Any = None, *, required: bool = False) -> Any:
+    if required and (key not in raw or raw[key] is None):
+        raise ConfigError(f"{path}.{key}", "is required", None)
+    return _get(raw, key, path, int, default, "an integer")
+
+
+def _bool(raw: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
+    return bool(_get(raw, key, path, bool, default, "true or false"))
+
+
+def _str_list(raw: Mapping[str, Any], key: str, path: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    value = _get(raw, key, path, list, None, "a list of strings")
+    if value is None:
+        return default
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ConfigError(f"{path}.{key}[{index}]", "must be a string", item)
+    return tuple(value)
+
+
+def _str_map(raw: Mapping[str, Any], key: str, path: str) -> Mapping[str, str]:
+    value = _get(raw, key, path, dict, None, "a mapping of strings to strings")
+    for k, v in (value or {}).items():
+        if not isinstance(v, str):
+            raise ConfigError(f"{path}.{key}.{k}", "must be a string (quote numbers and booleans)", v)
+    return frozen_map(value)
+
+
+def _enum(raw: Mapping[str, Any], key: str, path: str, enum: Callable[[str], T], choices: Sequence[str], default: T) -> T:
+    value = _str(raw, key, path)
+    if value is None:
+        return default
+    if value not in choices:
+        close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else None
+        raise ConfigError(f"{path}.{key}", "must be one of " + ", ".join(choices), value, hint)
+    return enum(value)
+
+
+def _reject_keys(raw: Mapping[str, Any], keys: Sequence[str], path: str, rule: str) -> None:
+    for key in keys:
+        if key in raw:
+            raise ConfigError(f"{path}.{key}", rule, raw[key])
+
+
+# --- sections ------------------------------------------------------------------------------------
+
+
+def parse_cloud(value: Any) -> Cloud:
+    path = f"{NAMESPACE}:cloud"
+    if value is None:
+        raise ConfigError(path, "is required (azure or aws)", None)
+    if value not in [c.value for c in Cloud]:
+        raise ConfigError(path, "must be one of azure, aws", value)
+    return Cloud(value)
+
+
+def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") -> ClusterSpec:
+    if raw is None:
+        raise ConfigError(path, "is required (at least a name)", None)
+    raw = _mapping(raw, path)
+    check_keys(raw, CLUSTER_KEYS, path)
+    if cloud is Cloud.AWS:
+        _reject_keys(raw, AZURE_ONLY_KEYS["cluster"], path, "is Azure only")
+    default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
+    version = raw.get("kubernetesVersion")
+    if isinstance(version, float):
+        raise ConfigError(
+            f"{path}.kubernetesVersion", 'must be a quoted string such as "1.35" (1.30 in YAML is the number 1.3)', version
+        )
+    return ClusterSpec(
+        name=_str(raw, "name", path, required=True),
+        kubernetes_version=_str(raw, "kubernetesVersion", path, DEFAULT_KUBERNETES_VERSION),
+        zones=_str_list(raw, "zones", path, default_zones),
+        allow_local_accounts=_bool(raw, "allowLocalAccounts", path, False),
+        admin_group_object_ids=_str_list(raw, "adminGroupObjectIds", path),
+    )
+
+
+def parse_network(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:network") -> NetworkSpec:
+    if raw is None:
+        return NetworkSpec()
+    raw = _mapping(raw, path)
+    check_keys(raw, NETWORK_KEYS, path)
+    if cloud is Cloud.AWS:
+        _reject_keys(raw, AZURE_ONLY_KEYS["network"], path, "is Azure only; on AWS bring your own vpcId and privateSubnetIds")
+    else:
+        _reject_keys(raw, AWS_ONLY_KEYS["network"], path, "is AWS only; on Azure bring your own subnet with subnetId")
+    if "cidr" in raw and ("subnetId" in raw or "vpcId" in raw):
+        raise ConfigError(f"{path}.cidr", "is for a created network; leave it out when bringing your own", raw["cidr"])
+    dataplane = _str(raw, "dataplane", path)
+    if dataplane is not None and dataplane not in DATAPLANES:
+        raise ConfigError(f"{path}.dataplane", "must be one of " + ", ".join(DATAPLANES), dataplane)
+    return NetworkSpec(
+        cidr=_str(raw, "cidr", path, NetworkSpec.cidr),
+        subnet_id=_str(raw, "subnetId", path),
+        vpc_id=_str(raw, "vpcId", path),
+        private_subnet_ids=_str_list(raw, "privateSubnetIds", path),
+        dataplane=dataplane,
+    )
+
+
+def parse_system_pool(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:systemPool") -> SystemPoolSpec:
+    raw = _mapping(raw if raw is not None else {}, path)
+    if "spot" in raw:
+        raise ConfigError(
+            f"{path}.spot",
+            "is not allowed: the system pool is always on-demand (AKS rejects Spot system pools, and "
+            "evicting CoreDNS or the autoscaler stalls the cluster)",
+            raw["spot"],
+        )
+    check_keys(raw, SYSTEM_POOL_KEYS, path)
+    return SystemPoolSpec(
+        instance_types=_str_list(raw, "instanceTypes", path, DEFAULT_SYSTEM_INSTANCE_TYPES[cloud]),
+        min_size=_int(raw, "minSize", path, 2),
+        max_size=_int(raw, "maxSize", path, 4),
+        disk_size_gb=_int(raw, "diskSizeGb", path, 128),
+    )
+
+
+def parse_taint(raw: Any, path: str) -> Taint:
+    raw = _mapping(raw, path)
+    check_keys(raw, TAINT_KEYS, path)
+    key = _str(raw, "key", path, required=True)
+    value = _str(raw, "value", path, "")
+    if "value" not in raw or value == "":
+        raise ConfigError(
+            f"{path}.value",
+            "is required and must be non-empty (cluster-autoscaler ignores taints without a value "
+            "when it builds a scale-from-zero template)",
+            raw.get("value"),
+        )
+    effects = [e.value for e in TaintEffect]
+    effect = _str(raw, "effect", path, required=True)
+    if effect not in effects:
+        eks = {e.eks: e.value for e in TaintEffect}
+        hint = f"use the Kubernetes spelling {eks[effect]!r}" if effect in eks else None
+        raise ConfigError(f"{path}.effect", "must be one of " + ", ".join(effects), effect, hint)
+    return Taint(key=key, value=value, effect=TaintEffect(effect))
+
+
+def parse_sharing(raw: Any, path: str) -> SharingSpec:
+    """``gpuPools[].sharing``: exactly one of ``timeSlicing: {replicas}``, ``mps: {replicas}``,
+    ``mig: {profile}``. Ranges and cloud rules are checked by ``rules.check_sharing``."""
+    if raw is None:
+        return SharingSpec()
+    raw = _mapping(raw, path)
+    check_keys(raw, SHARING_KEYS, path)
+    modes = [key for key in SHARING_KEYS if key in raw]
+    if len(modes) != 1:
+        raise ConfigError(
+            path,
+            "must set exactly one mode (timeSlicing, mps or mig): the device plugin applies one sharing setting to "
+            "every GPU of a node, and time-slicing and MPS are mutually exclusive",
+            sorted(raw),
+        )
+    [mode] = modes
+    at = f"{path}.{mode}"
+    body = _mapping(raw[mode] if raw[mode] is not None else {}, at)
+    if mode == "mig":
+        check_keys(body, MIG_KEYS, at)
+        return SharingSpec(mode=SharingMode.MIG, mig_profile=_str(body, "profile", at, required=True))
+    check_keys(body, REPLICATED_KEYS, at)
+    return SharingSpec(mode=SharingMode(mode), replicas=_int(body, "replicas", at, required=True))
+
+
+def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
+    """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
+    return parse_pool(raw, cloud, path, Role.GPU)
+
+
+def parse_cpu_pool(raw: Any, cloud: Cloud, path: str) -> PoolSpec:
+    """One ``cpuPools`` entry: the ``gpuPools`` keys with CPU defaults (``amiType``
+    ``AL2023_x86_64_STANDARD``, 80 GiB disk on AWS)."""
+    return parse_pool(raw, cloud, path, Role.CPU)
+
+
+def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
+    """One pool entry of either list; ``role`` picks the defaults and the GPU-only keys' fate."""
+    raw = _mapping(raw, path)
+    if role is Role.CPU:
+        for key in GPU_ONLY_POOL_KEYS:
+            if key in raw:
+                raise ConfigError(f"{path}.{key}", "is for GPU pools only; move the pool to gpuPools if it has GPUs", raw[key])
+    check_keys(raw, GPU_POOL_KEYS, path)
+    if cloud is Cloud.AWS:
+        _reject_keys(
+            raw, AZURE_ONLY_KEYS["gpuPool"], path, "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)"
+        )
+    else:
+        _reject_keys(raw, AWS_ONLY_KEYS["gpuPool"], path, "is AWS only")
+    if "instanceTypes" not in raw:
+        raise ConfigError(f"{path}.instanceTypes", "is required", None)
+    spot = _bool(raw, "spot", path, True)
+    taints_raw = _get(raw, "taints", path, list, [], "a list of {key, value, effect}")
+    price = raw.get("spotMaxPrice")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))):
+        raise ConfigError(f"{path}.spotMaxPrice", "must be a number", price)
+    return GpuPoolSpec(
+        name=_str(raw, "name", path, required=True),
+        instance_types=_str_list(raw, "instanceTypes", path),
+        max_size=_int(raw, "maxSize", path, required=True),
+        min_size=_int(raw, "minSize", path, 0),
+        spot=spot,
+        spot_max_price=float(price) if price is not None else -1.0,
+        on_demand_fallback=_bool(raw, "onDemandFallback", path, spot),
+        on_demand_max_size=_int(raw, "onDemandMaxSize", path),
+        zones=_str_list(raw, "zones", path),
+        labels=_str_map(raw, "labels", path),
+        taints=tuple(parse_taint(t, f"{path}.taints[{i}]") for i, t in enumerate(taints_raw)),
+        disk_size_gb=_int(raw, "diskSizeGb", path, (DEFAULT_GPU_DISK_GB if role is Role.GPU else DEFAULT_CPU_DISK_GB)[cloud]),
+        ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], DEFAULT_AMI_TYPE[role]),
+        role=role,
+        sharing=parse_sharing(raw.get("sharing"), f"{path}.sharing"),
+    )
+
+
+def parse_gpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:gpuPools") -> tuple[GpuPoolSpec, ...]:
+    if raw is None:
+        raise ConfigError(path, "is required: list at least one GPU pool", None)
+    if not isinstance(raw, list):
+        raise ConfigError(path, "must be a list of pools", raw)
+    return tuple(parse_gpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
+
+
+def parse_cpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cpuPools") -> tuple[PoolSpec, ...]:
+    """Optional: no CPU pools unless listed."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(path, "must be a list of pools", raw)
+    return tuple(parse_cpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
+
+
+KARPENTER_MEANINGLESS_POOL_KEYS = {
+    "onDemandMaxSize": "one NodePool serves Spot and on-demand together, and its limits (from maxSize) cap both; "
+    "leave it out, or use cluster-autoscaler for a separate on-demand cap",
+    "minSize": "Karpenter keeps no minimum: it buys nodes for pending pods and removes empty ones; "
+    "leave it out (or 0), or run a placeholder Deployment to keep nodes warm",
+}
+"""Pool keys that cannot mean anything under ``provisioner: karpenter``, with why (set to a
+non-default value, they are an error naming the key)."""
+
+NAP_MEANINGLESS_POOL_KEYS = {
+    "spotMaxPrice": "Node Auto Provisioning buys Spot VMs with a max price of -1 (up to the on-demand price; "
+    "Azure/karpenter-provider-azure pkg/providers/instance/vminstance.go, setVMPropertiesBillingProfile); leave it out",
+}
+"""Pool keys without a meaning under AKS Node Auto Provisioning only."""
+
+NAP_SHARING_RULE = (
+    "is not available with provisioner karpenter on azure: Karpenter plans a node's physical GPUs, not the "
+    "replicas the device plugin advertises (kubernetes-sigs/karpenter #729), so k pending pods of a shared pool buy "
+    "k nodes that spreading keeps non-empty; the fix, a NodeOverlay declaring the shared capacity, needs Karpenter's "
+    "alpha NodeOverlay feature gate, which AKS sets for its managed Karpenter and gpupools can neither enable nor "
+    "confirm; use cluster-autoscaler for shared GPUs on AKS (or Karpenter on EKS)"
+)
+"""Why ``sharing`` (time-slicing, MPS) is refused under AKS Node Auto Provisioning."""
+
+MEANINGFUL_DEFAULTS: dict[str, Any] = {"minSize": 0, "spotMaxPrice": -1}
+"""The values of those keys that say what Karpenter does anyway, so they are accepted."""
+
+KARPENTER_MEANINGLESS_AUTOSCALER_KEYS = {
+    "maxNodeProvisionTime": "Karpenter has no provision timeout to tune: a Spot capacity error marks the offering "
+    "unavailable and it launches the next one (on-demand) at once; leave it out",
+}
+"""``gpupools:autoscaler`` keys without a Karpenter meaning. ``scaleDownUnneededTime`` keeps one: it
+becomes each NodePool's ``disruption.consolidateAfter``."""
+
+
+def parse_provisioner(value: Any, path: str = f"{NAMESPACE}:provisioner") -> Provisioner:
+    """``gpupools:provisioner``: ``cluster-autoscaler`` (default) or ``karpenter``."""
+    if value is None:
+        return Provisioner.CLUSTER_AUTOSCALER
+    choices = [p.value for p in Provisioner]
+    if value not in choices:
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+        raise ConfigError(path, "must be one of " + ", ".join(choices), value, f"did you mean {close[0]!r}?" if close else None)
+    return Provisioner(value)
+
+
+def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Provisioner) -> None:
+    """Reject, under ``karpenter``, the keys it cannot honour (by name, with why).
+
+    Runs on the raw mappings, so an explicit key is caught even when its value equals the default
+    (``maxNodeProvisionTime: 10m``): a stack switching provisioner must not silently keep a setting
+    that no longer does anything. ``minSize: 0`` is the Karpenter behaviour itself and is accepted.
+    On AKS (Node Auto Provisioning) also ``spotMaxPrice`` other than -1, ``sharing.mig`` and a
+    ``systemPool.maxSize`` other than ``minSize`` (``NAP_MEANINGLESS_POOL_KEYS``, ``check_nap_system_pool``).
+    """
+    if provisioner is not Provisioner.KARPENTER:
+        if "maintenance" in ours:
+            raise ConfigError(
+                f"{NAMESPACE}:maintenance",
+                "has no meaning with provisioner cluster-autoscaler: it is the window in which Karpenter and AKS Node Auto "
+                "Provisioning may replace nodes for a new image (NodePool budgets, the AKS aksManagedNodeOSUpgradeSchedule); "
+                "leave it out, or set gpupools:provisioner: karpenter",
+                ours["maintenance"],
+            )
+        return
+    pool_keys = {**KARPENTER_MEANINGLESS_POOL_KEYS, **(NAP_MEANINGLESS_POOL_KEYS if cloud is Cloud.AZURE else {})}
+    for section in ("gpuPools", "cpuPools"):
+        entries = ours.get(section)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(entry, Mapping):
+                continue
+            for key, why in pool_keys.items():
+                if key in entry and entry[key] != MEANINGFUL_DEFAULTS.get(key):
+                    raise ConfigError(
+                        f"{NAMESPACE}:{section}[{index}].{key}", f"has no meaning with provisioner karpenter: {why}", entry[key]
+                    )
+            sharing = entry.get("sharing")
+            if cloud is Cloud.AZURE and isinstance(sharing, Mapping) and "mig" in sharing:
+                raise ConfigError(
+                    f"{NAMESPACE}:{section}[{index}].sharing.mig",
+                    "is not available with provisioner karpenter on azure: MIG is an agent pool's gpuInstanceProfile, and "
+                    "an AKSNodeClass has no such field (karpenter.azure.com/v1beta1); use cluster-autoscaler",
+                    sharing["mig"],
+                )
+            if cloud is Cloud.AZURE and isinstance(sharing, Mapping) and sharing:
+                raise ConfigError(f"{NAMESPACE}:{section}[{index}].sharing", NAP_SHARING_RULE, dict(sharing))
+    autoscaler = ours.get("autoscaler")
+    if isinstance(autoscaler, Mapping):
+        for key, why in KARPENTER_MEANINGLESS_AUTOSCALER_KEYS.items():
+            if key in autoscaler:
+                raise ConfigError(
+                    f"{NAMESPACE}:autoscaler.{key}", f"has no meaning with provisioner karpenter: {why}", autoscaler[key]
+                )
+    if cloud is Cloud.AZURE:
+        check_nap_system_pool(ours.get("systemPool"))
+
+
+def check_nap_system_pool(raw: Any, path: str = f"{NAMESPACE}:systemPool") -> None:
+    """Under NAP the System pool has a fixed size, ``minSize`` nodes: with ``nodeProvisioningProfile.mode:
+    Auto`` AKS refuses autoscaled agent pools ("Fixed size Node Pools can still be created, but
+    autoscaling Node Pools cannot be", pulumi-azure-native ``NodeProvisioningMode.AUTO``), so
+    ``maxSize`` can only repeat ``minSize``."""
+    if not isinstance(raw, Mapping) or "maxSize" not in raw:
+        return
+    min_size = raw.get("minSize", SystemPoolSpec.min_size)
+    if raw["maxSize"] != min_size:
+        raise ConfigError(
+            f"{path}.maxSize",
+            f"has no meaning with provisioner karpenter on azure: Node Auto Provisioning refuses autoscaled pools, "
+            f"so the System pool stays at minSize ({min_size}) nodes; leave maxSize out",
+            raw["maxSize"],
+        )
+
+
+def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
+    section = _mapping(raw if raw is not None else {}, path)
+    check_keys(section, keys, path)
+    return section
+
+
+def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
+    """Parse and validate a stack's ``config:`` mapping (``gpupools:*`` keys; others are ignored).
+
+    Object values may be given parsed or as JSON strings (the form ``pulumi.Config`` stores them in).
+    """
+    ours: dict[str, Any] = {}
+    for full_key, value in values.items():
+        namespace, _, key = str(full_key).partition(":")
+        if namespace != NAMESPACE:
+            continue
+        ours[key] = _decode(value, full_key)
+    check_keys(ours, TOP_LEVEL_KEYS, "")
+    cloud = parse_cloud(ours.get("cloud"))
+    provisioner = parse_provisioner(ours.get("provisioner"))
+    check_provisioner_keys(ours, cloud, provisioner)
+    p = f"{NAMESPACE}:"
+    device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
+    autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
+    smoke = _section(ours.get("smokeTest"), SMOKE_TEST_KEYS, p + "smokeTest")
+    network = parse_network(ours.get("network"), cloud)
+    system_pool = parse_system_pool(ours.get("systemPool"), cloud)
+    if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
+        # Node Auto Provisioning: a fixed-size System pool (check_nap_system_pool) and the dataplane NAP
+        # recommends unless one is chosen.
+        system_pool = dataclasses.replace(system_pool, max_size=system_pool.min_size)
+        network = dataclasses.replace(network, dataplane=network.dataplane or NAP_DATAPLANE)
+    spec = StackSpec(
+        cloud=cloud,
+        cluster=parse_cluster(ours.get("cluster"), cloud),
+        network=network,
+        system_pool=system_pool,
+        gpu_pools=parse_gpu_pools(ours.get("gpuPools"), cloud),
+        cpu_pools=parse_cpu_pools(ours.get("cpuPools"), cloud),
+        device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),
+        autoscaler=AutoscalerSpec(
+            max_node_provision_time=_str(
+                autoscaler, "maxNodeProvisionTime", p + "autoscaler", AutoscalerSpec.max_node_provision_time
+            ),
+            scale_down_unneeded_time=_str(
+                autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time
+            ),
+        ),
+        smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
+        cost=parse_cost(ours.get("cost"), p + "cost"),
+        provisioner=provisioner,
+        maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
+    )
+    rules.check_stack(spec, region)
+    check_budget(spec, region)
+    return spec
+
+
+def parse_cost(raw: Any, path: str) -> CostSpec:
+    """``gpupools:cost``: optional; numbers only (ranges in ``rules.check_cost``)."""
+    section = _section(raw, COST_KEYS, path)
+    return CostSpec(
+        gpu_hours_per_month=_get(section, "gpuHoursPerMonth", path, float, None, "a number of hours"),
+        spot_share=_get(section, "spotShare", path, float, CostSpec.spot_share, "a number from 0 to 1"),
+        budget_per_hour=_get(section, "budgetPerHour", path, float, None, "a number (USD per hour)"),
+    )
+
+
+def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:
+    """``gpupools:maintenance``: optional; every key has a default (``MaintenanceSpec``). Forms and
+    ranges in ``rules.check_maintenance``."""
+    section = _section(raw, MAINTENANCE_KEYS, path)
+    default = MaintenanceSpec()
+    start_time = section.get("startTime")
+    if isinstance(start_time, int) and not isinstance(start_time, bool):
+        raise ConfigError(
+            f"{path}.startTime", 'must be a quoted "HH:MM" string (YAML reads an unquoted 02:00 as a number)', start_time
+        )
+    return MaintenanceSpec(
+        day=_enum(section, "day", path, WeekDay, [d.value for d in WeekDay], default.day),
+        start_time=_str(section, "startTime", path, default.start_time),
+        duration_hours=_int(section, "durationHours", path, default.duration_hours),
+        utc_offset=_str(section, "utcOffset", path, default.utc_offset),
+        termination_grace_period=_str(section, "terminationGracePeriod", path, default.termination_grace_period),
+    )
+
+
+def check_budget(spec: StackSpec, region: str | None) -> None:
+    """``gpupools:cost.budgetPerHour`` against the fleet's ceiling, before anything is registered."""
+    if spec.cost.budget_per_hour is None:
+        return
+    from gpupools.catalog.prices import price_table
+    from gpupools.pricing.estimate import check_budget as check
+    from gpupools.pricing.estimate import fleet_cost, groups_of_spec
+
+    path = f"{NAMESPACE}:cost.budgetPerHour"
+    if not region:
+        key = "aws:region" if spec.cloud is Cloud.AWS else "azure-native:location"
+        raise ConfigError(path, f"needs the stack's region to price the fleet: set {key}", spec.cost.budget_per_hour)
+    check(fleet_cost(groups_of_spec(spec), price_table(spec.cloud), region, spec.cost), path)
+
+
+def _decode(value: Any, key: str) -> Any:
+    """Pulumi stores object config as JSON strings; scalars stay strings."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ConfigError(key, "must be valid YAML/JSON", value, str(error)) from None
+    return value
+
+
+# --- inside a Pulumi program ---------------------------------------------------------------------
+
+
+def _raw_config() -> dict[str, Any]:
+    import pulumi
+
+    config = pulumi.Config(NAMESPACE)
+    values: dict[str, Any] = {}
+    for key in TOP_LEVEL_KEYS:
+        value = config.get(key)
+        if value is not None:
+            values[f"{NAMESPACE}:{key}"] = value
+    # Unknown gpupools:* keys: read what the engine passed in so typos are caught here too.
+    from pulumi.runtime.config import CONFIG
+
+    for full_key, value in CONFIG.get().items():
+        if full_key.startswith(f"{NAMESPACE}:") and full_key not in values:
+            values[full_key] = value
+    return values
+
+
+def load_cloud() -> Cloud:
+    """``gpupools:cloud`` of the running stack."""
+    import pulumi
+
+    return parse_cloud(pulumi.Config(NAMESPACE).get("cloud"))
+
+
+def load() -> StackSpec:
+    """The running stack's validated spec. Raises ``ConfigError`` before any resource exists."""
+    import pulumi
+
+    namespace, key = ("aws", "region") if load_cloud() is Cloud.AWS else ("azure-native", "location")
+    region = pulumi.Config(namespace).get(key)
+    return parse(_raw_config(), region=region)

@@ -1,0 +1,19 @@
+"""Kubernetes-side components, deployed through the cluster's explicit Kubernetes provider.
+
+* ``NvidiaDevicePlugin``: the NVIDIA device plugin DaemonSet, tolerating every taint of the GPU
+  pools it serves and required onto their GPU nodes only.
+* ``PriorityExpander``: cluster-autoscaler's priority expander ConfigMap (Spot > on-demand >
+  system), with ``priority_tiers`` the pure decision behind it.
+* ``GpuSmokeTest``: an optional Job that runs CUDA on one GPU of one pool.
+* ``karpenter``: pure builders of Karpenter ``karpenter.sh/v1`` NodePools from pools, shared by
+  EKS (``gpupools.aws.KarpenterNodePools``) and AKS Node Auto Provisioning.
+
+Each takes the pools as ``gpupools.pools.NodePoolInfo`` (what the cloud components return) and
+the provider through ``opts``. Importing registers nothing.
+"""
+
+from gpupools.kubernetes.device_plugin import NvidiaDevicePlugin
+from gpupools.kubernetes.priority_expander import PriorityExpander, priority_tiers
+from gpupools.kubernetes.smoke_test import GpuSmokeTest
+
+__all__ = ["GpuSmokeTest", "NvidiaDevicePlugin", "PriorityExpander", "priority_tiers"]

@@ -1,0 +1,510 @@
+"""The AWS preflight: read-only calls with the caller's own credentials (boto3's default chain, which
+honours ``AWS_ENDPOINT_URL``, ``AWS_PROFILE``, SSO, web identity and the rest).
+
+=============  ================================================================================
+check          how
+=============  ================================================================================
+offered        ``ec2:DescribeInstanceTypeOfferings`` with ``LocationType=availability-zone``:
+               every instance type of a pool in every zone of the pool. Zones not set in the
+               config are the region's first three that need no opt-in, found the way the stack
+               finds them (``gpupools.aws.cluster.default_zones``).
+quota          Service Quotas ``GetServiceQuota`` (``GetAWSDefaultServiceQuota`` when no applied
+               value exists) for each vCPU quota the pools draw on, Spot and On-Demand apart:
+               the sum over pools of max nodes x vCPUs (``ec2:DescribeInstanceTypes``).
+version        ``eks:DescribeClusterVersions``: the minor is listed, and not ``UNSUPPORTED``.
+permissions    ``iam:SimulatePrincipalPolicy`` for the caller (``sts:GetCallerIdentity``; an
+               assumed role is simulated as its role) on the actions ``pulumi up`` starts with,
+               those of the stack's provisioner included (``required_actions``).
+spot-role      ``gpupools:provisioner: karpenter`` with a Spot pool only: ``iam:GetRole`` of
+               ``AWSServiceRoleForEC2Spot``. Without it Karpenter's Spot launches fail with
+               ``ServiceLinkedRoleCreationNotPermitted`` (its controller policy may not create
+               the role), and Karpenter then marks Spot unavailable and buys on-demand without
+               an error (aws/karpenter-provider-aws v1.14.1 ``pkg/providers/instance/instance.go``:
+               ``MarkCapacityTypeUnavailable(karpv1.CapacityTypeSpot)``; ``troubleshooting.md``,
+               "Missing Service Linked Role"). The ✗ row names the fix.
+=============  ================================================================================
+
+A call the endpoint cannot answer (access denied, an API it lacks, no credentials) gives ``?`` rows
+with the reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.conventions import CapacityType
+from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
+from gpupools.preflight.report import NO_POOL, NO_ZONE, Check, CheckKind, Status, unknown
+from gpupools.preflight.sdk import AWS_MODULES, require
+from gpupools.preflight.stack import Target
+from gpupools.specs import Provisioner, StackSpec
+from gpupools.versions import minor
+
+ClientFactory = Callable[[str], Any]
+"""``name -> botocore client`` (``ec2``, ``service-quotas``, ``eks``, ``iam``, ``sts``)."""
+
+DEFAULT_ZONE_COUNT = 3
+"""As ``gpupools.aws.cluster.DEFAULT_ZONE_COUNT``: zones used when ``cluster.zones`` is empty."""
+
+
+# --- vCPU quotas ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One EC2 vCPU quota (service code ``ec2``)."""
+
+    code: str
+    name: str
+
+
+STANDARD_ON_DEMAND = Quota("L-1216C47A", "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances")
+STANDARD_SPOT = Quota("L-34B43A08", "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests")
+G_VT_ON_DEMAND = Quota("L-DB2E81BA", "Running On-Demand G and VT instances")
+G_VT_SPOT = Quota("L-3819A6DF", "All G and VT Spot Instance Requests")
+P_ON_DEMAND = Quota("L-417A185B", "Running On-Demand P instances")
+P_SPOT = Quota("L-7212CCBC", "All P4, P3 and P2 Spot Instance Requests")
+P5_SPOT = Quota("L-C4BD4855", "All P5 Spot Instance Requests")
+"""The EC2 vCPU quotas by instance family letter. AWS publishes no machine-readable family -> code
+map; these codes are the ones the Service Quotas console lists under those names, as recorded by
+meadowrun (``src/meadowrun/aws_integration/quotas.py``, ``_QUOTA_TO_INSTANCE_FAMILY``: standard
+letters ``acdhimrtz``, ``g``/``vt``, ``p``) and SkyPilot's AWS quota tooling (P5 Spot ``L-C4BD4855``,
+separate from P4/P3/P2 Spot). Each row shows the ``QuotaName`` the API returns, so a code that
+ever pointed elsewhere would be visible in the table."""
+
+STANDARD_FAMILIES = frozenset("acdhimrtz")
+
+
+def instance_family(instance_type: str) -> str:
+    """The letters before the generation digit: ``g4dn.xlarge`` -> ``g``, ``vt1.3xlarge`` -> ``vt``."""
+    match = re.match(r"[a-z]+", instance_type.lower())
+    return match.group() if match else ""
+
+
+def quota_for(instance_type: str, capacity: CapacityType) -> Quota | None:
+    """The vCPU quota ``instance_type`` counts against for ``capacity``; ``None`` if not known here."""
+    family = instance_family(instance_type)
+    spot = capacity is CapacityType.SPOT
+    if family in STANDARD_FAMILIES:
+        return STANDARD_SPOT if spot else STANDARD_ON_DEMAND
+    if family in ("g", "vt"):
+        return G_VT_SPOT if spot else G_VT_ON_DEMAND
+    if family == "p":
+        if not spot:
+            return P_ON_DEMAND
+        return P5_SPOT if instance_type.lower().startswith("p5") else P_SPOT
+    return None
+
+
+@dataclass
+class QuotaNeed:
+    """The vCPUs one quota must cover, and where they come from (``gpu1 6x4``)."""
+
+    quota: Quota
+    vcpus: int = 0
+    parts: list[str] | None = None
+
+    def add(self, pool: str, nodes: int, vcpus: int) -> None:
+        self.vcpus += nodes * vcpus
+        self.parts = [*(self.parts or []), f"{pool} {nodes}x{vcpus}"]
+
+    @property
+    def needed(self) -> str:
+        return f"{self.vcpus} vCPU = " + " + ".join(self.parts or [])
+
+
+def quota_needs(demands: Sequence[PoolDemand], vcpus: dict[str, int]) -> tuple[dict[str, QuotaNeed], list[str]]:
+    """vCPUs per quota at every pool's maximum; also the instance types without a known quota.
+
+    A pool may get all its nodes from any of its types, so each quota its types touch must cover
+    the whole pool at its largest type.
+    """
+    needs: dict[str, QuotaNeed] = {}
+    unmapped: list[str] = []
+    for demand in demands:
+        size = max(vcpus[t] for t in demand.instance_types)
+        quotas = {}
+        for instance_type in demand.instance_types:
+            quota = quota_for(instance_type, demand.capacity)
+            if quota is None:
+                unmapped.append(instance_type)
+            else:
+                quotas[quota.code] = quota
+        for quota in quotas.values():
+            needs.setdefault(quota.code, QuotaNeed(quota)).add(demand.pool, demand.max_nodes, size)
+    return needs, unmapped
+
+
+# --- permissions ---------------------------------------------------------------------------------
+
+NETWORK_ACTIONS = (
+    "ec2:CreateVpc",
+    "ec2:CreateSubnet",
+    "ec2:CreateInternetGateway",
+    "ec2:AllocateAddress",
+    "ec2:CreateNatGateway",
+    "ec2:CreateRouteTable",
+)
+"""The created VPC (``gpupools.aws.network``); not needed with ``network.vpcId``."""
+
+DEPLOY_ACTIONS = (
+    "ec2:CreateLaunchTemplate",
+    "eks:CreateCluster",
+    "eks:CreateNodegroup",
+    "eks:CreateAccessEntry",
+    "eks:CreateAddon",
+    "iam:CreateRole",
+    "iam:AttachRolePolicy",
+    "iam:PutRolePolicy",
+    "iam:PassRole",
+    "iam:CreateOpenIDConnectProvider",
+)
+"""The first call of each resource type every EKS stack creates (``tests/snapshots/aws-dev.json``):
+launch templates, the cluster (pulumi-eks, with its OIDC provider for IRSA and its add-ons), the
+system node group, the node role's access entry, the IAM roles and policies. ``iam:PassRole``
+because CreateCluster and CreateNodegroup hand roles to EKS."""
+
+AUTOSCALER_ACTIONS = ("autoscaling:CreateOrUpdateTags",)
+"""``gpupools:provisioner: cluster-autoscaler``: the node-template tags on the groups' ASGs."""
+
+KARPENTER_ACTIONS = (
+    "ec2:CreateTags",
+    "sqs:CreateQueue",
+    "sqs:SetQueueAttributes",
+    "events:PutRule",
+    "events:PutTargets",
+    "iam:CreatePolicy",
+)
+"""``gpupools:provisioner: karpenter`` (``tests/snapshots/aws-karpenter-dev.json``): the discovery
+tag on the cluster security group, the interruption queue and its policy, the EventBridge rules and
+their targets, the controller's managed policies."""
+
+
+def required_actions(spec: StackSpec) -> tuple[str, ...]:
+    """The actions the permission rows simulate for ``spec``: its network, the common EKS
+    resources and those of its provisioner."""
+    provisioner = KARPENTER_ACTIONS if spec.provisioner is Provisioner.KARPENTER else AUTOSCALER_ACTIONS
+    return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner)
+
+
+SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
+"""The EC2 Spot service-linked role's name (EC2 user guide, "Service-linked role for Spot Instance
+requests"), made by ``spot.amazonaws.com``."""
+
+SPOT_ROLE_FIX = "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"
+"""Karpenter's fix (v1.14.1 ``website/content/en/docs/troubleshooting.md``, "Missing Service Linked Role")."""
+
+
+def principal_arn(caller_arn: str, role_arn: Callable[[str], str | None]) -> str | None:
+    """The IAM principal to simulate for ``sts:GetCallerIdentity``'s ARN.
+
+    An assumed-role session (``arn:aws:sts::<acct>:assumed-role/<role>/<session>``) is simulated as
+    its role; the role's ARN carries its path, which the session ARN drops, so it is looked up
+    (``role_arn``) and built path-less when that is denied. Users are simulated as themselves; the
+    root user and federated users cannot be simulated (``None``).
+    """
+    match = re.fullmatch(r"arn:(aws[\w-]*):sts::(\d+):assumed-role/([^/]+)/.+", caller_arn)
+    if match:
+        partition, account, role = match.groups()
+        return role_arn(role) or f"arn:{partition}:iam::{account}:role/{role}"
+    if re.fullmatch(r"arn:aws[\w-]*:iam::\d+:user/.+", caller_arn):
+        return caller_arn
+    return None
+
+
+# --- the checks ----------------------------------------------------------------------------------
+
+
+def reason(error: BaseException) -> str:
+    """A one-line reason for a ``?`` row: the error code and the first line of the message."""
+    response = getattr(error, "response", None)
+    if isinstance(response, dict):
+        err = response.get("Error") or {}
+        code = err.get("Code") or "error"
+        message = str(err.get("Message") or "").splitlines()[0:1]
+        operation = getattr(error, "operation_name", "")
+        text = f"{operation} {code}" + (f": {message[0]}" if message and not message[0].startswith("<") else "")
+        return text.strip()[:160]
+    first = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {first}"[:160]
+
+
+class AwsPreflight:
+    """The AWS checks of one stack. ``clients`` makes botocore clients (default: boto3's chain)."""
+
+    def __init__(self, target: Target, clients: ClientFactory | None = None) -> None:
+        self.target = target
+        self.region = target.region
+        self.clients = clients or default_clients(target.region)
+        require("AWS", AWS_MODULES)
+        import botocore.exceptions
+        import botocore.parsers
+
+        # ResponseParserError is not a BotoCoreError: an endpoint answering an API it lacks with an
+        # HTML error page (as moto does) raises it from the parser.
+        self.errors: tuple[type[BaseException], ...] = (
+            botocore.exceptions.BotoCoreError,
+            botocore.exceptions.ClientError,
+            botocore.parsers.ResponseParserError,
+        )
+
+    def run(self) -> list[Check]:
+        spec = self.target.spec
+        zones, zone_reason = self.cluster_zones()
+        demands = stack_demands(spec, zones or ())
+        checks: list[Check] = []
+        checks += self.offered(demands, zone_reason)
+        checks += self.quotas(demands)
+        checks += self.version()
+        checks += self.permissions()
+        checks += self.spot_role()
+        return checks
+
+    # zones and offerings
+
+    def region_zones(self) -> list[str]:
+        """The region's available zones that need no opt-in, sorted (``default_zones``' query)."""
+        response = self.clients("ec2").describe_availability_zones(
+            Filters=[
+                {"Name": "state", "Values": ["available"]},
+                {"Name": "opt-in-status", "Values": ["opt-in-not-required"]},
+            ]
+        )
+        return sorted(z["ZoneName"] for z in response["AvailabilityZones"])
+
+    def cluster_zones(self) -> tuple[tuple[str, ...] | None, str]:
+        if self.target.spec.cluster.zones:
+            return self.target.spec.cluster.zones, ""
+        try:
+            return tuple(self.region_zones()[:DEFAULT_ZONE_COUNT]), ""
+        except self.errors as error:
+            return None, reason(error)
+
+    def offerings(self, instance_types: Iterable[str]) -> dict[str, set[str]]:
+        """``instance type -> zones`` where this account is offered it."""
+        found: dict[str, set[str]] = {t: set() for t in instance_types}
+        paginator = self.clients("ec2").get_paginator("describe_instance_type_offerings")
+        pages = paginator.paginate(LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": sorted(found)}])
+        for page in pages:
+            for offering in page["InstanceTypeOfferings"]:
+                found.setdefault(offering["InstanceType"], set()).add(offering["Location"])
+        return found
+
+    def offered(self, demands: Sequence[PoolDemand], zone_reason: str) -> list[Check]:
+        if zone_reason:
+            pools = sorted({d.pool for d in demands}, key=[d.pool for d in demands].index)
+            return [
+                unknown(
+                    CheckKind.OFFERED, p, "(first 3)", "the region's default zones", "DescribeAvailabilityZones: " + zone_reason
+                )
+                for p in pools
+            ]
+        pairs = zone_pairs(demands)
+        types = {t for _, instance_types, _ in pairs for t in instance_types}
+        try:
+            where = self.offerings(types)
+        except self.errors as error:
+            return [unknown(CheckKind.OFFERED, p, z, ", ".join(ts), reason(error)) for p, ts, z in pairs]
+        checks = []
+        for pool, instance_types, zone in pairs:
+            missing = [t for t in instance_types if zone not in where.get(t, set())]
+            offered = [t for t in instance_types if t not in missing]
+            found = ", ".join(offered) if offered else "none"
+            if missing:
+                found += " (not offered: " + ", ".join(missing) + ")"
+            status = Status.FAILED if missing else Status.OK
+            checks.append(Check(CheckKind.OFFERED, pool, zone, found, ", ".join(instance_types), status))
+        return checks
+
+    # quotas
+
+    def vcpus(self, instance_types: Iterable[str]) -> dict[str, int]:
+        """vCPUs per type from ``DescribeInstanceTypes``, else the catalogue; types neither knows are left out."""
+        wanted = sorted(set(instance_types))
+        known = {t: INSTANCE_TYPES[t].vcpus for t in wanted if t in INSTANCE_TYPES}
+        try:
+            response = self.clients("ec2").describe_instance_types(InstanceTypes=wanted)
+        except self.errors:
+            return known
+        for item in response["InstanceTypes"]:
+            known[item["InstanceType"]] = int(item["VCpuInfo"]["DefaultVCpus"])
+        return known
+
+    def quota_value(self, quota: Quota) -> tuple[float, str]:
+        """The applied value (``GetServiceQuota``), else the default (``GetAWSDefaultServiceQuota``):
+        Service Quotas returns no applied value for some quotas ("If the applied quota value is not
+        available for a quota, the quota is not retrieved", GetServiceQuota API reference)."""
+        client = self.clients("service-quotas")
+        try:
+            response = client.get_service_quota(ServiceCode="ec2", QuotaCode=quota.code)
+        except client.exceptions.NoSuchResourceException:
+            response = client.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=quota.code)
+        item = response["Quota"]
+        return float(item["Value"]), str(item.get("QuotaName") or quota.name)
+
+    def quotas(self, demands: Sequence[PoolDemand]) -> list[Check]:
+        vcpus = self.vcpus(t for d in demands for t in d.instance_types)
+        known = [d for d in demands if all(t in vcpus for t in d.instance_types)]
+        checks = [
+            unknown(
+                CheckKind.QUOTA,
+                d.pool,
+                NO_ZONE,
+                f"{d.capacity.value} vCPUs",
+                "vCPUs of " + ", ".join(d.instance_types) + " unknown",
+            )
+            for d in demands
+            if d not in known
+        ]
+        needs, unmapped = quota_needs(known, vcpus)
+        for instance_type in sorted(set(unmapped)):
+            pools = ", ".join(sorted({d.pool for d in known if instance_type in d.instance_types}))
+            checks.append(
+                unknown(CheckKind.QUOTA, pools, NO_ZONE, f"{instance_type} vCPUs", "no EC2 vCPU quota code known for its family")
+            )
+        for need in needs.values():
+            pools = ", ".join(dict.fromkeys(part.split()[0] for part in need.parts or []))
+            try:
+                value, name = self.quota_value(need.quota)
+            except self.errors as error:
+                found = f"{need.quota.name} ({need.quota.code}): no answer: {reason(error)}"
+                checks.append(Check(CheckKind.QUOTA, pools, NO_ZONE, found, need.needed, Status.UNKNOWN))
+                continue
+            found = f"{name} ({need.quota.code}): {value:g} vCPU"
+            status = Status.OK if value >= need.vcpus else Status.FAILED
+            checks.append(Check(CheckKind.QUOTA, pools, NO_ZONE, found, need.needed, status))
+        return checks
+
+    # Kubernetes version
+
+    def cluster_versions(self) -> list[dict[str, Any]]:
+        client = self.clients("eks")
+        versions: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            response = client.describe_cluster_versions(**({"nextToken": token} if token else {}))
+            versions.extend(response.get("clusterVersions", []))
+            token = response.get("nextToken")
+            if not token:
+                return versions
+
+    def version(self) -> list[Check]:
+        wanted = minor(self.target.spec.cluster.kubernetes_version)
+        needed = f"EKS {wanted}"
+        try:
+            versions = self.cluster_versions()
+        except self.errors as error:
+            return [unknown(CheckKind.VERSION, NO_POOL, NO_ZONE, needed, reason(error))]
+        match = next((v for v in versions if v.get("clusterVersion") == wanted), None)
+        if match is None:
+            offered = ", ".join(sorted({str(v.get("clusterVersion")) for v in versions}, key=_version_key)) or "none"
+            return [
+                Check(
+                    CheckKind.VERSION,
+                    NO_POOL,
+                    NO_ZONE,
+                    f"not offered in {self.region} (offered: {offered})",
+                    needed,
+                    Status.FAILED,
+                )
+            ]
+        support = str(match.get("versionStatus") or match.get("status") or "").upper().replace("-", "_")
+        status = Status.FAILED if support == "UNSUPPORTED" else Status.OK
+        found = f"{wanted}: " + (support.lower().replace("_", " ") or "listed")
+        return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, status)]
+
+    # permissions
+
+    def role_arn(self, role: str) -> str | None:
+        try:
+            return str(self.clients("iam").get_role(RoleName=role)["Role"]["Arn"])
+        except self.errors:
+            return None
+
+    def simulate(self, principal: str, actions: Sequence[str]) -> dict[str, str]:
+        """``action -> EvalDecision`` (``allowed``, ``implicitDeny``, ``explicitDeny``)."""
+        client = self.clients("iam")
+        decisions: dict[str, str] = {}
+        marker: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": list(actions)}
+            if marker:
+                kwargs["Marker"] = marker
+            response = client.simulate_principal_policy(**kwargs)
+            for result in response["EvaluationResults"]:
+                decisions[result["EvalActionName"]] = result["EvalDecision"]
+            marker = response.get("Marker") if response.get("IsTruncated") else None
+            if not marker:
+                return decisions
+
+    def permissions(self) -> list[Check]:
+        actions = required_actions(self.target.spec)
+        services = list(dict.fromkeys(a.split(":")[0] for a in actions))
+        by_service = {s: [a for a in actions if a.startswith(s + ":")] for s in services}
+
+        def needed(service: str) -> str:
+            count = len(by_service[service])
+            return f"{service}: {count} action{'s' if count > 1 else ''}"
+
+        try:
+            caller = str(self.clients("sts").get_caller_identity()["Arn"])
+            principal = principal_arn(caller, self.role_arn)
+            if principal is None:
+                why = f"{caller} cannot be simulated (only IAM users and assumed roles can)"
+                return [unknown(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, needed(s), why) for s in services]
+            decisions = self.simulate(principal, actions)
+        except self.errors as error:
+            return [unknown(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, needed(s), reason(error)) for s in services]
+        checks = []
+        for service in services:
+            denied = [a for a in by_service[service] if decisions.get(a) != "allowed"]
+            if denied:
+                found = "denied: " + ", ".join(f"{a.split(':')[1]} ({decisions.get(a, 'not evaluated')})" for a in denied)
+            else:
+                found = f"all {len(by_service[service])} allowed"
+            status = Status.FAILED if denied else Status.OK
+            checks.append(Check(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, found, needed(service), status))
+        return checks
+
+    # the Spot service-linked role (Karpenter)
+
+    def spot_role(self) -> list[Check]:
+        """One ``spot-role`` row when Karpenter provisions and a pool allows Spot, else none."""
+        spec = self.target.spec
+        spot_pools = [p.name for p in spec.pools if p.spot]
+        if spec.provisioner is not Provisioner.KARPENTER or not spot_pools:
+            return []
+        pools = ", ".join(spot_pools)
+        needed = f"{SPOT_SERVICE_LINKED_ROLE} (Karpenter buys Spot)"
+        client = self.clients("iam")
+        try:
+            role = client.get_role(RoleName=SPOT_SERVICE_LINKED_ROLE)["Role"]
+        except client.exceptions.NoSuchEntityException:
+            found = f"missing: Karpenter would buy on-demand only; create it: {SPOT_ROLE_FIX}"
+            return [Check(CheckKind.SPOT_ROLE, pools, NO_ZONE, found, needed, Status.FAILED)]
+        except self.errors as error:
+            return [unknown(CheckKind.SPOT_ROLE, pools, NO_ZONE, needed, reason(error))]
+        return [Check(CheckKind.SPOT_ROLE, pools, NO_ZONE, f"present ({role.get('Path', '/')})", needed, Status.OK)]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+def default_clients(region: str) -> ClientFactory:
+    """boto3 clients for ``region`` from the default credential chain (which honours
+    ``AWS_ENDPOINT_URL``, ``AWS_MAX_ATTEMPTS`` and ``AWS_RETRY_MODE``), with bounded timeouts."""
+    modules = require("AWS", ("boto3", "botocore.config"))
+    session = modules["boto3"].session.Session(region_name=region)
+    config = modules["botocore.config"].Config(connect_timeout=10, read_timeout=30)
+    cache: dict[str, Any] = {}
+
+    def client(name: str) -> Any:
+        if name not in cache:
+            cache[name] = session.client(name, config=config)
+        return cache[name]
+
+    return client

@@ -1,0 +1,428 @@
+"""The Azure preflight: read-only ARM calls with the caller's own credentials
+(``DefaultAzureCredential``: environment, workload identity, managed identity, Azure CLI, ...).
+
+=============  ================================================================================
+check          how
+=============  ================================================================================
+offered        Resource SKUs (``resource_skus.list(filter="location eq '<location>'")``): the
+               pool's VM size is listed for ``virtualMachines`` in the location, the zone is in its
+               ``locationInfo.zones``, and no restriction applies to the subscription there
+               (``type: Location`` or ``type: Zone`` with ``reasonCode`` ``NotAvailableForSubscription``
+               or ``QuotaId``). AKS rejects a pool whose size is missing in one of its zones
+               (``AvailabilityZoneNotSupported``, Azure/AKS #1444), and gpupools chains pool
+               operations, so one rejected pool blocks every later one. A ✓ is necessary, not
+               sufficient: AKS can still refuse a size Compute lists (MicrosoftDocs/azure-aks-docs
+               PR #416, "Update AKS availability zones configuration details").
+quota          Compute usages (``usage.list(location)``): the VM family of each size (the SKU's
+               ``family``) covers its on-demand pools at max, ``cores`` (Total Regional vCPUs)
+               all on-demand pools, and ``lowPriorityCores`` (Total Regional Spot vCPUs) all Spot
+               pools: vCPU quotas are "arranged in two tiers for each subscription, in each
+               region", the family and the regional total, and a VM must fit both (azure-docs
+               ``virtual-machines/quotas.md``); Spot quota is a separate regional pool
+               (``virtual-machines/spot-vms.md``, FAQ). Compared with the limit; current usage
+               is shown.
+version        AKS ``managed_clusters.list_kubernetes_versions(location)``: the minor is listed
+               with the ``KubernetesOfficial`` support plan (a minor offered only under
+               ``AKSLongTermSupport`` needs the Premium tier, which the stack does not use).
+permissions    The deployer's effective actions on the stack's resource group (Permissions - List
+               For Resource Group); before the first ``pulumi up`` the group does not exist, so
+               the roles assigned to the caller at or above the subscription are read instead
+               (``atScope() and assignedTo('<object id>')``, as ``az role assignment list
+               --include-groups`` does, azure-cli ``role/custom.py``) and their definitions
+               evaluated. Deny assignments and assignment conditions are not evaluated: an action
+               granted only through a conditional assignment is reported as ``?``.
+=============  ================================================================================
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
+
+from gpupools.conventions import CapacityType
+from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
+from gpupools.preflight.report import NO_POOL, NO_ZONE, Check, CheckKind, Status, unknown
+from gpupools.preflight.sdk import AZURE_MODULES, require
+from gpupools.preflight.stack import Target
+from gpupools.versions import minor
+
+ARM_SCOPE = "https://management.azure.com/.default"
+
+TOTAL_CORES = "cores"
+"""Compute usage name of "Total Regional vCPUs" (on-demand VMs of every family)."""
+
+SPOT_CORES = "lowPriorityCores"
+"""Compute usage name of "Total Regional Low-priority vCPUs", the Spot quota."""
+
+BLOCKING_RESTRICTIONS = ("NotAvailableForSubscription", "QuotaId")
+"""Resource SKU restriction reasons that stop this subscription from deploying the size (Compute
+REST API, Resource Skus - List: ``ResourceSkuRestrictionsReasonCode``)."""
+
+REQUIRED_ACTIONS = (
+    "Microsoft.Resources/subscriptions/resourceGroups/write",
+    "Microsoft.Network/virtualNetworks/write",
+    "Microsoft.Network/virtualNetworks/subnets/write",
+    "Microsoft.ManagedIdentity/userAssignedIdentities/write",
+    "Microsoft.ContainerService/managedClusters/write",
+    "Microsoft.ContainerService/managedClusters/agentPools/write",
+    "Microsoft.Authorization/roleAssignments/write",
+)
+"""What ``pulumi up`` writes (``tests/snapshots/azure-dev.json``): the resource group, the network,
+the control plane's identity, the cluster and its agent pools, and two role assignments (the
+control plane on the node subnet, the deployer on the cluster). ``roleAssignments/write`` is not in
+Contributor (its ``notActions`` include ``Microsoft.Authorization/*/Write``: Microsoft Learn, "Azure
+built-in roles for General", Contributor): the deployer needs Owner, User Access Administrator or
+Role Based Access Control Administrator as well."""
+
+
+def resource_group_name(target: Target) -> str:
+    """The group the stack deploys into: ``<cluster>-rg`` (``gpupools.azure.cluster.AksCluster``)."""
+    return f"{target.spec.cluster.name}-rg"
+
+
+def enum_text(value: Any) -> str:
+    """The wire value of an SDK enum member (``ResourceSkuRestrictionsType.ZONE`` -> ``Zone``), or of a
+    plain string the SDK left as it came (values newer than the SDK's enum)."""
+    return str(getattr(value, "value", value) or "")
+
+
+def capability(sku: Any, name: str) -> str | None:
+    for item in getattr(sku, "capabilities", None) or []:
+        if item.name == name:
+            return str(item.value)
+    return None
+
+
+def sku_zones(sku: Any, location: str) -> set[str]:
+    """The zones Compute lists for ``sku`` in ``location``."""
+    zones: set[str] = set()
+    for info in sku.location_info or []:
+        if str(info.location).lower() == location.lower():
+            zones.update(info.zones or [])
+    return zones
+
+
+def restriction(sku: Any, location: str, zone: str) -> str | None:
+    """The reason code of a restriction that blocks ``sku`` in ``location`` (and ``zone``), if any."""
+    for item in sku.restrictions or []:
+        code = enum_text(item.reason_code)
+        if code not in BLOCKING_RESTRICTIONS:
+            continue
+        info = item.restriction_info
+        kind = enum_text(item.type)
+        if kind == "Location":
+            places = [str(p).lower() for p in (info.locations if info and info.locations else item.values_property or [])]
+            if not places or location.lower() in places:
+                return f"{code} in {location}"
+        elif kind == "Zone" and zone and info and zone in (info.zones or []):
+            return f"{code} in zone {zone}"
+    return None
+
+
+def action_matches(pattern: str, action: str) -> bool:
+    """Azure RBAC action matching: case-insensitive, ``*`` matches any characters."""
+    regex = "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern))
+    return re.fullmatch(regex, action, flags=re.IGNORECASE) is not None
+
+
+def granted(permissions: Iterable[Any], action: str) -> bool:
+    """True if one permission entry's ``actions`` match and none of the same entry's ``notActions``
+    do (``notActions`` subtract within a role, not across roles: Azure RBAC "Understand role
+    definitions")."""
+    return any(
+        any(action_matches(p, action) for p in (entry.actions or []))
+        and not any(action_matches(p, action) for p in (entry.not_actions or []))
+        for entry in permissions
+    )
+
+
+def object_id(token: str) -> str | None:
+    """The ``oid`` claim of an Entra ID access token (its payload is base64url JSON)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    oid = claims.get("oid")
+    return str(oid) if oid else None
+
+
+SDK_LOGGERS = ("azure",)
+"""The Azure SDK's logger tree. ``DefaultAzureCredential`` logs every credential it tried, at WARNING,
+on each failed token request: with no logging configured Python prints those records to stderr,
+dozens of lines per run. The rows already carry the reason, one line per check."""
+
+
+@contextmanager
+def quiet_sdk_logs(names: Sequence[str] = SDK_LOGGERS) -> Iterator[None]:
+    """Drop the SDK's log records inside the block (levels restored after)."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def reason(error: BaseException) -> str:
+    """A one-line reason for a ``?`` row."""
+    code = getattr(getattr(error, "error", None), "code", None) or getattr(error, "status_code", None)
+    text = str(getattr(getattr(error, "error", None), "message", None) or error).splitlines()
+    first = text[0] if text else ""
+    return (f"{code}: {first}" if code else f"{type(error).__name__}: {first}")[:160]
+
+
+@dataclass
+class CoreNeed:
+    """vCPUs one Compute usage must cover, and where they come from."""
+
+    usage: str
+    vcpus: int = 0
+    parts: list[str] | None = None
+
+    def add(self, pool: str, nodes: int, vcpus: int) -> None:
+        self.vcpus += nodes * vcpus
+        self.parts = [*(self.parts or []), f"{pool} {nodes}x{vcpus}"]
+
+    @property
+    def pools(self) -> str:
+        return ", ".join(dict.fromkeys(p.split()[0] for p in self.parts or []))
+
+    @property
+    def needed(self) -> str:
+        return f"{self.vcpus} vCPU = " + " + ".join(self.parts or [])
+
+
+def core_needs(demands: Sequence[PoolDemand], skus: dict[str, Any]) -> dict[str, CoreNeed]:
+    """vCPUs per usage name at every pool's maximum: family and ``cores`` for on-demand pools,
+    ``lowPriorityCores`` for Spot pools. ``demands`` must have sizes found in ``skus``."""
+    needs: dict[str, CoreNeed] = {}
+    for demand in demands:
+        sku = skus[demand.instance_types[0]]
+        vcpus = int(capability(sku, "vCPUs") or 0)
+        usages = [SPOT_CORES] if demand.capacity is CapacityType.SPOT else [str(sku.family), TOTAL_CORES]
+        for usage in usages:
+            needs.setdefault(usage.lower(), CoreNeed(usage)).add(demand.pool, demand.max_nodes, vcpus)
+    return needs
+
+
+class AzurePreflight:
+    """The Azure checks of one stack.
+
+    ``credential`` defaults to ``DefaultAzureCredential()``; ``client_options`` are passed to every
+    management client (tests pass ``transport=``).
+    """
+
+    def __init__(self, target: Target, credential: Any = None, **client_options: Any) -> None:
+        modules = require("Azure", AZURE_MODULES)
+        self.target = target
+        self.location = target.region
+        self.subscription = target.subscription_id
+        with quiet_sdk_logs():
+            self.credential = credential or modules["azure.identity"].DefaultAzureCredential()
+        self.options = client_options
+        self.modules = modules
+        from azure.core.exceptions import AzureError
+
+        self.errors: tuple[type[BaseException], ...] = (AzureError,)
+
+    def client(self, module: str, name: str) -> Any:
+        return getattr(self.modules[module], name)(self.credential, self.subscription, **self.options)
+
+    def run(self) -> list[Check]:
+        """Every check; the SDK's own log output is silenced (``quiet_sdk_logs``), the rows say why."""
+        with quiet_sdk_logs():
+            return self._run()
+
+    def _run(self) -> list[Check]:
+        demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
+        if not self.subscription:
+            why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
+            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in CheckKind if kind is not CheckKind.SPOT_ROLE]
+        checks: list[Check] = []
+        skus: dict[str, Any] | None = None
+        try:
+            skus = self.resource_skus()
+        except self.errors as error:
+            why = "Resource SKUs: " + reason(error)
+            checks += [unknown(CheckKind.OFFERED, p, z or NO_ZONE, ts[0], why) for p, ts, z in zone_pairs(demands)]
+            checks += [unknown(CheckKind.QUOTA, d.pool, NO_ZONE, f"{d.capacity.value} vCPUs", why) for d in demands]
+        if skus is not None:
+            checks += self.offered(demands, skus)
+            checks += self.quotas(demands, skus)
+        checks += self.version()
+        checks += self.permissions()
+        return checks
+
+    # sizes and zones
+
+    def resource_skus(self) -> dict[str, Any]:
+        """The ``virtualMachines`` SKUs listed for the location, by name."""
+        compute = self.client("azure.mgmt.compute", "ComputeManagementClient")
+        return {
+            str(sku.name): sku
+            for sku in compute.resource_skus.list(filter=f"location eq '{self.location}'")
+            if enum_text(sku.resource_type) == "virtualMachines"
+        }
+
+    def offered(self, demands: Sequence[PoolDemand], skus: dict[str, Any]) -> list[Check]:
+        checks = []
+        for pool, sizes, zone in zone_pairs(demands):
+            size = sizes[0]
+            sku = skus.get(size)
+            if sku is None:
+                checks.append(
+                    Check(CheckKind.OFFERED, pool, zone or NO_ZONE, f"not offered in {self.location}", size, Status.FAILED)
+                )
+                continue
+            blocked = restriction(sku, self.location, zone)
+            zones = sorted(sku_zones(sku, self.location))
+            if blocked:
+                found, status = f"restricted: {blocked}", Status.FAILED
+            elif zone and zone not in zones:
+                found, status = f"not in zone {zone} (zones: {', '.join(zones) or 'none'})", Status.FAILED
+            else:
+                found, status = size, Status.OK
+            checks.append(Check(CheckKind.OFFERED, pool, zone or NO_ZONE, found, size, status))
+        return checks
+
+    # quota
+
+    def usages(self) -> dict[str, Any]:
+        compute = self.client("azure.mgmt.compute", "ComputeManagementClient")
+        return {str(u.name.value).lower(): u for u in compute.usage.list(self.location)}
+
+    def quotas(self, demands: Sequence[PoolDemand], skus: dict[str, Any]) -> list[Check]:
+        # A size missing from the location already failed "offered"; its quota cannot be sized.
+        sized = [d for d in demands if d.instance_types[0] in skus and capability(skus[d.instance_types[0]], "vCPUs")]
+        checks = [
+            unknown(
+                CheckKind.QUOTA,
+                d.pool,
+                NO_ZONE,
+                f"{d.capacity.value} vCPUs",
+                f"{d.instance_types[0]} is not listed in {self.location}",
+            )
+            for d in demands
+            if d not in sized
+        ]
+        needs = core_needs(sized, skus)
+        try:
+            usages = self.usages()
+        except self.errors as error:
+            return checks + [
+                unknown(CheckKind.QUOTA, n.pools, NO_ZONE, f"{n.usage}: {n.needed}", reason(error)) for n in needs.values()
+            ]
+        for key, need in needs.items():
+            usage = usages.get(key)
+            if usage is None:
+                checks.append(
+                    Check(
+                        CheckKind.QUOTA,
+                        need.pools,
+                        NO_ZONE,
+                        f"no {need.usage} quota in {self.location}",
+                        need.needed,
+                        Status.FAILED,
+                    )
+                )
+                continue
+            label = usage.name.localized_value or need.usage
+            found = f"{label}: {usage.limit} vCPU ({usage.current_value} in use)"
+            status = Status.OK if int(usage.limit) >= need.vcpus else Status.FAILED
+            checks.append(Check(CheckKind.QUOTA, need.pools, NO_ZONE, found, need.needed, status))
+        return checks
+
+    # Kubernetes version
+
+    def version(self) -> list[Check]:
+        wanted = minor(self.target.spec.cluster.kubernetes_version)
+        needed = f"AKS {wanted}"
+        try:
+            client = self.client("azure.mgmt.containerservice", "ContainerServiceClient")
+            result = client.managed_clusters.list_kubernetes_versions(self.location)
+        except self.errors as error:
+            return [unknown(CheckKind.VERSION, NO_POOL, NO_ZONE, needed, reason(error))]
+        versions = list(result.values_property or [])
+        match = next((v for v in versions if v.version == wanted), None)
+        if match is None:
+            offered = ", ".join(sorted((str(v.version) for v in versions), key=_version_key)) or "none"
+            found = f"not offered in {self.location} (offered: {offered})"
+            return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, Status.FAILED)]
+        plans = [enum_text(p) for p in ((match.capabilities.support_plan if match.capabilities else None) or [])]
+        preview = " (preview)" if match.is_preview else ""
+        if plans and "KubernetesOfficial" not in plans:
+            found = f"{wanted}{preview}: only " + ", ".join(plans) + " (needs the Premium tier)"
+            return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, Status.FAILED)]
+        return [
+            Check(CheckKind.VERSION, NO_POOL, NO_ZONE, f"{wanted}{preview}: " + (", ".join(plans) or "listed"), needed, Status.OK)
+        ]
+
+    # permissions
+
+    def effective_permissions(self) -> tuple[list[Any], list[Any], str]:
+        """(unconditional permissions, conditional permissions, where they were read)."""
+        from azure.core.exceptions import ResourceNotFoundError
+
+        client = self.client("azure.mgmt.authorization", "AuthorizationManagementClient")
+        group = resource_group_name(self.target)
+        try:
+            return list(client.permissions.list_for_resource_group(group)), [], f"on {group}"
+        except ResourceNotFoundError:
+            pass
+        token = self.credential.get_token(ARM_SCOPE).token
+        principal = object_id(token)
+        if principal is None:
+            raise LookupError("the access token names no object id (oid)")
+        scope = f"/subscriptions/{self.subscription}"
+        plain: list[Any] = []
+        conditional: list[Any] = []
+        definitions: dict[str, Any] = {}
+        assignments = client.role_assignments.list_for_scope(scope, filter=f"atScope() and assignedTo('{principal}')")
+        for assignment in assignments:
+            definition_id = str(assignment.role_definition_id)
+            if definition_id not in definitions:
+                definitions[definition_id] = client.role_definitions.get_by_id(definition_id)
+            target = conditional if assignment.condition else plain
+            target.extend(definitions[definition_id].permissions or [])
+        return plain, conditional, f"subscription roles; {group} not created yet"
+
+    def permissions(self) -> list[Check]:
+        providers = list(dict.fromkeys(a.split("/")[0] for a in REQUIRED_ACTIONS))
+        by_provider = {p: [a for a in REQUIRED_ACTIONS if a.startswith(p + "/")] for p in providers}
+
+        def needed(provider: str) -> str:
+            count = len(by_provider[provider])
+            return f"{provider}: {count} action{'s' if count > 1 else ''}"
+
+        unanswered: tuple[type[BaseException], ...] = (*self.errors, LookupError)
+        try:
+            plain, conditional, where = self.effective_permissions()
+        except unanswered as error:
+            return [unknown(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, needed(p), reason(error)) for p in providers]
+        checks = []
+        for provider in providers:
+            missing = [a for a in by_provider[provider] if not granted(plain, a)]
+            only_conditional = [a for a in missing if granted(conditional, a)]
+            denied = [a for a in missing if a not in only_conditional]
+            if denied:
+                found, status = "missing: " + ", ".join(a.split("/", 1)[1] for a in denied), Status.FAILED
+            elif only_conditional:
+                found = "only under a role assignment condition: " + ", ".join(a.split("/", 1)[1] for a in only_conditional)
+                status = Status.UNKNOWN
+            else:
+                found, status = f"all {len(by_provider[provider])} granted ({where})", Status.OK
+            checks.append(Check(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, found, needed(provider), status))
+        return checks
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())

@@ -1,0 +1,392 @@
+"""Cost arithmetic over the price catalog: per pool, per fleet, per month, and the budget check.
+
+Everything here is pure and works on ``CapacityGroup``s: one autoscaled group of nodes of one
+capacity type (an AKS agent pool, or the sum of an EKS pool's per-zone node groups of one capacity
+type). ``groups_of_spec`` derives them from a validated ``StackSpec`` (used before anything is
+registered, for ``budgetPerHour``); ``groups_of_pools`` from the ``NodePoolInfo``s the components
+created (used for the ``nodePools`` and ``cost`` outputs). Both give the same totals, since the
+components split a pool's sizes over zones without changing their sum.
+
+What a figure means:
+
+* **price per node-hour**: the Spot or on-demand Linux price of the pool's size in the stack's
+  region. A pool of several instance types (EKS) may get any of them, so its price is the dearest
+  of them: estimates are upper bounds, never optimistic.
+* **at max, all Spot**: every Spot pool at ``maxSize``, fallbacks idle, on-demand-only pools and the
+  system pool at ``maxSize``.
+* **at max, on-demand instead**: as above, but every Spot pool that has a fallback replaced by its
+  fallback at its own maximum (``onDemandMaxSize``): what the same capacity costs when Spot is gone.
+* **ceiling**: every group at its maximum at once, Spot pools *and* their fallbacks. Reachable:
+  when a Spot group is at its maximum the priority expander scales the fallback for the pods still
+  pending. ``budgetPerHour`` is checked against this figure. A Karpenter NodePool (EKS Karpenter,
+  AKS NAP) is one group of nodes of either capacity type under one ``maxSize`` limit: it is modelled
+  as a Spot group and a fallback that *share* the limit (``CapacityGroup.shares_limit``), so its
+  ceiling is ``maxSize`` nodes at the dearer (on-demand) price, not the two added up.
+* **idle**: every group at ``minSize`` (the system pool's minimum included): what runs when no job does.
+* **monthly**: idle for every hour of the month (``HOURS_PER_MONTH``) plus ``gpuHoursPerMonth`` GPU
+  node-hours, spread evenly over the GPU pools, ``spotShare`` of them at the Spot price (pools
+  without Spot: all on-demand; Spot pools without a fallback: all Spot). Savings compare it with
+  the same hours with every node on-demand. Not included: disks, public IPs, egress, the EKS
+  control-plane fee, NAT gateways, load balancers, support plans, taxes, discounts (reservations,
+  savings plans, enterprise agreements).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, PriceTable
+from gpupools.conventions import CapacityType, Role
+from gpupools.errors import ConfigError
+from gpupools.pools import NodePoolInfo
+from gpupools.specs import CostSpec, PoolSpec, Provisioner, StackSpec
+
+SYSTEM_POOL = "system"
+
+
+@dataclass(frozen=True)
+class CapacityGroup:
+    """Nodes of one pool and one capacity type, with their autoscaler bounds (totals over zones).
+
+    Attributes:
+        pool: the ``gpuPools``/``cpuPools`` entry (``system`` for the system pool).
+        role: system, gpu or cpu.
+        capacity: spot or on-demand.
+        instance_types: the sizes a node may be.
+        min_size, max_size: total bounds.
+        fallback: True for the on-demand fallback of a Spot pool.
+        shares_limit: True for a fallback that shares its Spot group's ``max_size`` (one Karpenter
+            NodePool allowing both capacity types): together they never exceed it.
+    """
+
+    pool: str
+    role: Role
+    capacity: CapacityType
+    instance_types: tuple[str, ...]
+    min_size: int
+    max_size: int
+    fallback: bool = False
+    shares_limit: bool = False
+
+
+def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
+    """The capacity groups a validated spec creates, before any resource exists."""
+    system = spec.system_pool
+    groups = [
+        CapacityGroup(SYSTEM_POOL, Role.SYSTEM, CapacityType.ON_DEMAND, system.instance_types, system.min_size, system.max_size)
+    ]
+    for pool in spec.pools:
+        if not pool.spot:
+            groups.append(
+                CapacityGroup(pool.name, pool.role, CapacityType.ON_DEMAND, pool.instance_types, pool.min_size, pool.max_size)
+            )
+            continue
+        groups.append(CapacityGroup(pool.name, pool.role, CapacityType.SPOT, pool.instance_types, pool.min_size, pool.max_size))
+        if pool.on_demand_fallback:
+            groups.append(
+                CapacityGroup(
+                    pool.name,
+                    pool.role,
+                    CapacityType.ON_DEMAND,
+                    pool.instance_types,
+                    0,
+                    pool.fallback_max_size,
+                    fallback=True,
+                    shares_limit=spec.provisioner is Provisioner.KARPENTER,
+                )
+            )
+    return groups
+
+
+def fallback_flags(groups: Sequence[tuple[str, CapacityType]]) -> list[bool]:
+    """For each created group, as ``(pool, capacity)``: True for an on-demand fallback, i.e. an
+    on-demand group of a pool that also has a Spot group. A Karpenter NodePool is one group whose
+    capacity is its preferred type (Spot), so it is never a fallback. The synth table's TOTAL and
+    ``groups_of_pools`` both decide it here."""
+    spot_pools = {pool for pool, capacity in groups if capacity is CapacityType.SPOT}
+    return [capacity is CapacityType.ON_DEMAND and pool in spot_pools for pool, capacity in groups]
+
+
+def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
+    """The capacity groups of created pools: per-zone groups of one pool and capacity added up."""
+    pools = list(pools)
+    fallbacks = fallback_flags([(p.pool, p.capacity) for p in pools])
+    totals: dict[tuple[str, CapacityType], CapacityGroup] = {}
+    for info, is_fallback in zip(pools, fallbacks, strict=True):
+        if len(info.capacity_types) > 1:
+            # One Karpenter NodePool, Spot first, on-demand under the same limit.
+            spot, *others = info.capacity_types
+            totals[(info.pool, spot)] = CapacityGroup(
+                info.pool, info.role, spot, info.instance_types, info.min_size, info.max_size
+            )
+            for other in others:
+                totals[(info.pool, other)] = CapacityGroup(
+                    info.pool, info.role, other, info.instance_types, 0, info.max_size, fallback=True, shares_limit=True
+                )
+            continue
+        key = (info.pool, info.capacity)
+        seen = totals.get(key)
+        totals[key] = CapacityGroup(
+            pool=info.pool,
+            role=info.role,
+            capacity=info.capacity,
+            instance_types=info.instance_types,
+            min_size=info.min_size + (seen.min_size if seen else 0),
+            max_size=info.max_size + (seen.max_size if seen else 0),
+            fallback=is_fallback,
+        )
+    return list(totals.values())
+
+
+def node_price(table: PriceTable, region: str, instance_types: Sequence[str], capacity: CapacityType) -> float | None:
+    """USD per node-hour of a group: the dearest of its instance types (a node may be any of them);
+    ``None`` when any of them has no price for ``capacity`` in ``region``."""
+    values: list[float] = []
+    for size in instance_types:
+        price = table.price(region, size)
+        value = None if price is None else (price.spot if capacity is CapacityType.SPOT else price.on_demand)
+        if value is None:
+            return None
+        values.append(value)
+    return max(values) if values else None
+
+
+def unpriced(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> list[str]:
+    """``<size> (<capacity>)`` for every size of ``groups`` without a price: what a refresh must add."""
+    missing: set[str] = set()
+    for group in groups:
+        for size in group.instance_types:
+            price = table.price(region, size)
+            value = None if price is None else (price.spot if group.capacity is CapacityType.SPOT else price.on_demand)
+            if value is None:
+                missing.add(f"{size} ({group.capacity.value})")
+    return sorted(missing)
+
+
+@dataclass(frozen=True)
+class FleetCost:
+    """A fleet's cost figures in USD (``None``: a price is unknown). See the module docstring.
+
+    Attributes:
+        region: the region the prices are for.
+        spot_at_max, on_demand_instead_at_max, ceiling, idle: USD per hour.
+        monthly, monthly_all_on_demand: USD per month (``None`` without ``gpuHoursPerMonth``).
+        savings_percent: ``1 - monthly / monthly_all_on_demand`` in percent.
+        ceiling_by_pool: each pool's share of the ceiling, dearest first (what drives it).
+        unpriced: sizes without a price (see ``unpriced``).
+        read_on, spot_basis: the catalog's read date and what its Spot figure is.
+    """
+
+    region: str
+    spot_at_max: float | None
+    on_demand_instead_at_max: float | None
+    ceiling: float | None
+    idle: float | None
+    monthly: float | None = None
+    monthly_all_on_demand: float | None = None
+    savings_percent: float | None = None
+    ceiling_by_pool: tuple[tuple[str, float | None], ...] = ()
+    unpriced: tuple[str, ...] = ()
+    read_on: str = ""
+    spot_basis: str = ""
+    refresh: str = ""
+    gpu_hours_per_month: float | None = None
+    spot_share: float = 1.0
+    budget_per_hour: float | None = None
+
+    def to_output(self) -> dict[str, object]:
+        """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals)."""
+        return {
+            "currency": "USD",
+            "region": self.region,
+            "spotAtMaxPerHour": _round(self.spot_at_max),
+            "onDemandInsteadAtMaxPerHour": _round(self.on_demand_instead_at_max),
+            "ceilingPerHour": _round(self.ceiling),
+            "idlePerHour": _round(self.idle),
+            "gpuHoursPerMonth": self.gpu_hours_per_month,
+            "spotShare": self.spot_share,
+            "monthly": _round(self.monthly, 2),
+            "monthlyAllOnDemand": _round(self.monthly_all_on_demand, 2),
+            "savingsPercent": _round(self.savings_percent, 1),
+            "budgetPerHour": self.budget_per_hour,
+            "ceilingByPool": {pool: _round(cost) for pool, cost in self.ceiling_by_pool},
+            "unpriced": list(self.unpriced),
+            "pricesReadOn": self.read_on,
+            "spotBasis": self.spot_basis,
+            "refresh": self.refresh,
+        }
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    total = 0.0
+    for value in values:
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+@dataclass
+class _Priced:
+    group: CapacityGroup
+    price: float | None
+    on_demand_price: float | None = field(default=None)
+
+
+def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, cost: CostSpec | None = None) -> FleetCost:
+    """The fleet figures of ``groups`` in ``region`` (see the module docstring for each figure)."""
+    cost = cost or CostSpec()
+    priced = [
+        _Priced(
+            g,
+            node_price(table, region, g.instance_types, g.capacity),
+            node_price(table, region, g.instance_types, CapacityType.ON_DEMAND),
+        )
+        for g in groups
+    ]
+
+    def at(p: _Priced, nodes: int) -> float | None:
+        return None if p.price is None else p.price * nodes
+
+    has_fallback = {p.group.pool for p in priced if p.group.fallback}
+    spot_at_max = _sum(at(p, 0 if p.group.fallback else p.group.max_size) for p in priced)
+    instead = _sum(
+        at(p, 0 if (p.group.capacity is CapacityType.SPOT and p.group.pool in has_fallback) else p.group.max_size) for p in priced
+    )
+    idle = _sum(at(p, p.group.min_size) for p in priced)
+    by_pool: dict[str, float | None] = {}
+    for pool in dict.fromkeys(p.group.pool for p in priced):
+        mine = [at(p, p.group.max_size) for p in priced if p.group.pool == pool]
+        known = [m for m in mine if m is not None]
+        shared = any(p.group.shares_limit for p in priced if p.group.pool == pool)
+        # Groups that share one limit are never all at max at once: the dearest of them bounds the pool.
+        by_pool[pool] = None if len(known) < len(mine) else (max(known) if shared else sum(known))
+    ceiling = _sum(by_pool.values())
+    drivers = tuple(sorted(by_pool.items(), key=lambda item: (item[1] is not None, item[1] or 0.0), reverse=True))
+
+    monthly = monthly_on_demand = savings = None
+    if cost.gpu_hours_per_month is not None:
+        monthly, monthly_on_demand = _monthly(priced, cost, idle)
+        if monthly is not None and monthly_on_demand:
+            savings = 100.0 * (1.0 - monthly / monthly_on_demand)
+    return FleetCost(
+        region=region,
+        spot_at_max=spot_at_max,
+        on_demand_instead_at_max=instead,
+        ceiling=ceiling,
+        idle=idle,
+        monthly=monthly,
+        monthly_all_on_demand=monthly_on_demand,
+        savings_percent=savings,
+        ceiling_by_pool=drivers,
+        unpriced=tuple(unpriced(table, region, groups)),
+        read_on=table.read_on.isoformat(),
+        spot_basis=table.spot_basis,
+        refresh=REFRESH_HINT.format(cloud=table.cloud.value),
+        gpu_hours_per_month=cost.gpu_hours_per_month,
+        spot_share=cost.spot_share,
+        budget_per_hour=cost.budget_per_hour,
+    )
+
+
+def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> tuple[float | None, float | None]:
+    """(monthly, the same all on-demand): idle every hour plus the GPU work hours."""
+    assert cost.gpu_hours_per_month is not None
+    idle_on_demand = _sum(None if p.on_demand_price is None else p.on_demand_price * p.group.min_size for p in priced)
+    gpu_pools = sorted({p.group.pool for p in priced if p.group.role is Role.GPU})
+    if idle is None or idle_on_demand is None:
+        return None, None
+    work = work_on_demand = 0.0
+    hours = cost.gpu_hours_per_month / len(gpu_pools) if gpu_pools else 0.0
+    for pool in gpu_pools:
+        mine = [p for p in priced if p.group.pool == pool]
+        spot = next((p for p in mine if p.group.capacity is CapacityType.SPOT), None)
+        on_demand = next((p for p in mine if p.group.capacity is CapacityType.ON_DEMAND), None)
+        od_price = mine[0].on_demand_price
+        if od_price is None:
+            return None, None
+        if spot is None:
+            share = 0.0
+        elif on_demand is None:
+            share = 1.0
+        else:
+            share = cost.spot_share
+        spot_price = spot.price if spot is not None else None
+        if share > 0 and spot_price is None:
+            return None, None
+        work += hours * (share * (spot_price or 0.0) + (1.0 - share) * od_price)
+        work_on_demand += hours * od_price
+    return idle * HOURS_PER_MONTH + work, idle_on_demand * HOURS_PER_MONTH + work_on_demand
+
+
+def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") -> None:
+    """``budgetPerHour`` against the ceiling: an unknown price or a ceiling above it is a ``ConfigError``."""
+    budget = fleet.budget_per_hour
+    if budget is None:
+        return
+    if fleet.ceiling is None:
+        raise ConfigError(
+            path,
+            f"cannot be checked: no price in {fleet.region} for {', '.join(fleet.unpriced)} "
+            f"(refresh the price catalog: {fleet.refresh}, or remove the budget)",
+            budget,
+        )
+    if fleet.ceiling > budget:
+        drivers = ", ".join(f"{pool} ${share:,.2f}" for pool, share in fleet.ceiling_by_pool if share)
+        raise ConfigError(
+            path,
+            f"must be at least the fleet's worst-case cost per hour at max (every pool and fallback at maxSize) "
+            f"in {fleet.region}, ${fleet.ceiling:,.2f}/h: {drivers}; lower a maxSize or raise the budget",
+            budget,
+        )
+
+
+def pool_prices(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -> dict[str, float | None]:
+    """Per created pool (``NodePoolInfo.name``), USD per node-hour for its own capacity type."""
+    return {p.name: node_price(table, region, p.instance_types, p.capacity) for p in pools}
+
+
+def with_costs(pools: Iterable[NodePoolInfo], prices: Mapping[str, float | None]) -> list[dict[str, object]]:
+    """The ``nodePools`` output: each pool's entry plus its price per node-hour and cost per hour at max."""
+    rows = []
+    for pool in pools:
+        row: dict[str, object] = dict(pool.to_output())
+        price = prices.get(pool.name)
+        row["pricePerNodeHour"] = _round(price)
+        row["costPerHourAtMax"] = _round(None if price is None else price * pool.max_size)
+        rows.append(row)
+    return rows
+
+
+def stack_costs(
+    pools: Sequence[NodePoolInfo], table: PriceTable, region: str, cost: CostSpec
+) -> tuple[dict[str, float | None], list[dict[str, object]], dict[str, object]]:
+    """What a stack exports: per-pool prices (for the priority expander), the ``nodePools`` output
+    with prices and the ``cost`` output (fleet figures, plus how the priority order was decided)."""
+    from gpupools.kubernetes.priority_expander import priced_by_size
+
+    prices = pool_prices(pools, table, region)
+    fleet = fleet_cost(groups_of_pools(pools), table, region, cost).to_output()
+    by_size = {c.value for c in priced_by_size(pools, prices)}
+    fleet["priorityOrder"] = {
+        c.value: ("size facts (a price is unknown)" if c.value in by_size else "price") for c in CapacityType
+    }
+    return prices, with_costs(pools, prices), fleet
+
+
+def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> list[str] | None:
+    """Pool names, cheapest node-hour first (Spot price where the pool buys Spot), for Karpenter's
+    NodePool weights; ``None`` when a price is unknown (the caller then orders by size facts)."""
+    keyed: list[tuple[float, str]] = []
+    for pool in pools:
+        capacity = CapacityType.SPOT if pool.spot else CapacityType.ON_DEMAND
+        price = node_price(table, region, pool.instance_types, capacity)
+        if price is None:
+            return None
+        keyed.append((price, pool.name))
+    return [name for _, name in sorted(keyed)]

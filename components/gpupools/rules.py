@@ -1,0 +1,790 @@
+"""Validation rules on specs: the one implementation behind both entry points.
+
+``gpupools.config`` calls these after parsing a stack's config; the components call them on the
+specs library users hand them directly. Each rule raises one ``ConfigError`` naming the path, the
+rule and the value, before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Mapping, Sequence
+
+from gpupools import conventions, sharing, versions
+from gpupools.catalog import regions
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES, MIG_INSTANCES_PER_GPU, RETIRED_SIZES
+from gpupools.errors import ConfigError
+from gpupools.specs import (
+    AmiType,
+    AutoscalerSpec,
+    Cloud,
+    ClusterSpec,
+    CostSpec,
+    DevicePluginSpec,
+    GpuPoolSpec,
+    MaintenanceSpec,
+    NetworkSpec,
+    PoolSpec,
+    Provisioner,
+    SharingMode,
+    SharingSpec,
+    StackSpec,
+    SystemPoolSpec,
+)
+
+CLUSTER_NAME_MAX = 20
+"""Cluster names prefix every resource name; EKS node group names (at most 63 characters) are
+``<cluster>-<pool>-<spot|od>-<zone>-<digest>``, so the cluster name gets 20."""
+
+AKS_POOL_NAME_MAX = 12
+"""AKS Linux pool names: lowercase alphanumeric, a letter first, 1-12 characters."""
+
+AKS_ROTATION_SUFFIX = 5
+"""Characters gpupools appends to an AKS GPU pool name: a role letter (``s`` Spot, ``o``
+on-demand) and a 4-character digest of the fields AKS cannot change in place."""
+
+AKS_GPU_POOL_NAME_MAX = AKS_POOL_NAME_MAX - AKS_ROTATION_SUFFIX
+EKS_GPU_POOL_NAME_MAX = 16
+
+AKS_MAX_NODES_PER_POOL = 1000
+"""AKS: ``count`` 0-1000 for user pools (API docstring)."""
+
+EKS_MAX_NODES_PER_GROUP = 450
+"""EKS service quota "Nodes per managed node group" (default 450)."""
+
+EKS_MAX_INSTANCE_TYPES = 20
+"""EKS ``CreateNodegroup``: at most 20 instance types."""
+
+ASG_MAX_TAGS = 50
+"""Auto Scaling: at most 50 tags per group."""
+
+EKS_ASG_OWN_TAGS = 5
+"""Tags EKS itself puts on a managed node group's ASG (``eks:cluster-name``,
+``eks:nodegroup-name``, ``k8s.io/cluster-autoscaler/enabled``,
+``k8s.io/cluster-autoscaler/<cluster>``, ``kubernetes.io/cluster/<cluster>``)."""
+
+EKS_MAX_TAINTS = 50
+"""EKS ``CreateNodegroup``: at most 50 taints per node group."""
+
+EKS_LABEL_MAX = 63
+"""EKS ``CreateNodegroup`` (botocore's EKS model): label and taint keys of at most 63 characters, and
+label values at least 1 (Kubernetes allows a 253-character key prefix and empty values; EKS does
+not). Keys that fit also fit the 128-character ASG tag keys behind the 46-character
+cluster-autoscaler prefix."""
+
+AZURE_ZONES = ("1", "2", "3")
+AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
+AZURE_SUBNET_ID = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+    r"virtualNetworks/[^/]+/subnets/[^/]+$",
+    re.IGNORECASE,
+)
+AWS_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
+AWS_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+CLUSTER_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
+POOL_NAME = re.compile(r"^[a-z][a-z0-9]*$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+IMAGE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
+MINUTES = re.compile(r"^[1-9]\d*m$")
+AZURE_VM_SIZE = re.compile(r"^Standard_([A-Z]+)(\d+)")
+
+RESERVED_CIDRS = {
+    Cloud.AZURE: (ipaddress.ip_network("172.20.0.0/16"), ipaddress.ip_network("192.168.0.0/16")),
+    Cloud.AWS: (ipaddress.ip_network("172.20.0.0/16"),),
+}
+"""Networks the node network must not overlap: the Kubernetes service CIDR gpupools sets
+(172.20.0.0/16) and, on AKS, the overlay pod CIDR (192.168.0.0/16)."""
+
+
+def fail(path: str, rule: str, value: object, hint: str | None = None) -> None:
+    raise ConfigError(path, rule, value, hint)
+
+
+def check_unique(values: Sequence[str], path: str, what: str) -> None:
+    seen: set[str] = set()
+    for index, value in enumerate(values):
+        if value in seen:
+            fail(f"{path}[{index}]", f"{what} must be unique", value)
+        seen.add(value)
+
+
+# --- Kubernetes syntax ---------------------------------------------------------------------------
+
+
+def check_label_key(key: str, path: str) -> None:
+    """A Kubernetes qualified name (``[prefix/]name``) outside the reserved prefixes."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix)):
+        fail(path, "key prefix must be a DNS subdomain (lowercase, at most 253 characters)", key)
+    if not name or len(name) > 63 or not LABEL_NAME.match(name):
+        fail(
+            path,
+            "key name must be 1-63 characters, alphanumeric, '-', '_' or '.', starting and ending alphanumeric",
+            key,
+        )
+    if conventions.is_reserved_key(key):
+        fail(
+            path,
+            "key must not use a reserved prefix (" + ", ".join(p.rstrip("/") for p in conventions.RESERVED_LABEL_PREFIXES) + ")",
+            key,
+        )
+
+
+def check_label_value(value: str, path: str, *, allow_empty: bool = True) -> None:
+    if value == "" and allow_empty:
+        return
+    if len(value) > 63 or not LABEL_NAME.match(value):
+        rule = "value must be at most 63 characters, alphanumeric, '-', '_' or '.', starting and ending alphanumeric"
+        if not allow_empty:
+            rule = "value must be non-empty (cluster-autoscaler ignores taints without a value), " + rule[9:]
+        fail(path, rule, value)
+
+
+def check_labels(labels: Mapping[str, str], path: str) -> None:
+    for key, value in labels.items():
+        check_label_key(key, f"{path}.{key}")
+        check_label_value(value, f"{path}.{key}")
+
+
+def check_taints(taints: Sequence[conventions.Taint], path: str) -> None:
+    keys: set[tuple[str, str]] = set()
+    for index, taint in enumerate(taints):
+        at = f"{path}[{index}]"
+        check_label_key(taint.key, f"{at}.key")
+        if taint.key == conventions.GPU_TAINT.key:
+            fail(f"{at}.key", "must not repeat the GPU taint gpupools always adds", taint.key)
+        check_label_value(taint.value, f"{at}.value", allow_empty=False)
+        if (taint.key, taint.effect.value) in keys:
+            fail(f"{at}.key", "each key and effect may appear once", taint.key)
+        keys.add((taint.key, taint.effect.value))
+
+
+# --- cluster, network, autoscaler ----------------------------------------------------------------
+
+
+def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) -> None:
+    if cloud is Cloud.AZURE and zone not in AZURE_ZONES:
+        fail(path, 'must be an Azure availability zone number ("1", "2" or "3")', zone)
+    if cloud is Cloud.AWS:
+        if not AWS_ZONE.match(zone):
+            fail(path, "must be an AWS availability zone name such as us-west-2a", zone)
+        if region and not zone.startswith(region):
+            fail(path, f"must be a zone of the stack's region ({region})", zone)
+
+
+def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | None = None) -> None:
+    if not CLUSTER_NAME.match(cluster.name) or len(cluster.name) > CLUSTER_NAME_MAX:
+        fail(
+            f"{path}.name",
+            f"must be lowercase letters, digits and '-', start with a letter, not end with '-', "
+            f"at most {CLUSTER_NAME_MAX} characters",
+            cluster.name,
+        )
+    version_problem = versions.check_minor(cluster.kubernetes_version, cloud.value)
+    if version_problem:
+        fail(f"{path}.kubernetesVersion", version_problem, cluster.kubernetes_version)
+    for index, zone in enumerate(cluster.zones):
+        check_zone(zone, cloud, f"{path}.zones[{index}]", region)
+    check_unique(cluster.zones, f"{path}.zones", "zones")
+    if cloud is Cloud.AWS and cluster.zones and len(cluster.zones) < 2:
+        fail(f"{path}.zones", "EKS needs subnets in at least 2 zones", list(cluster.zones))
+    if cloud is Cloud.AWS and (cluster.allow_local_accounts or cluster.admin_group_object_ids):
+        fail(f"{path}.allowLocalAccounts", "is Azure only", cluster.allow_local_accounts)
+
+
+def check_network(network: NetworkSpec, cloud: Cloud, zones: Sequence[str], path: str) -> None:
+    try:
+        cidr = ipaddress.ip_network(network.cidr, strict=True)
+    except ValueError:
+        fail(f"{path}.cidr", "must be an IPv4 network in CIDR notation with no host bits set", network.cidr)
+        return
+    if not isinstance(cidr, ipaddress.IPv4Network) or not cidr.is_private:
+        fail(f"{path}.cidr", "must be a private IPv4 network (RFC 1918)", network.cidr)
+    if not 16 <= cidr.prefixlen <= 22:
+        fail(f"{path}.cidr", "must have a prefix length from /16 to /22", network.cidr)
+    for reserved in RESERVED_CIDRS[cloud]:
+        if cidr.overlaps(reserved):
+            fail(
+                f"{path}.cidr",
+                f"must not overlap {reserved}, which gpupools uses for Kubernetes services or pods",
+                network.cidr,
+            )
+    if cloud is Cloud.AZURE:
+        if network.vpc_id or network.private_subnet_ids:
+            fail(f"{path}.vpcId", "is AWS only; on Azure bring your own subnet with subnetId", network.vpc_id)
+        if network.subnet_id is not None and not AZURE_SUBNET_ID.match(network.subnet_id):
+            fail(
+                f"{path}.subnetId",
+                "must be a subnet resource ID (/subscriptions/<id>/resourceGroups/<rg>/providers/"
+                "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)",
+                network.subnet_id,
+            )
+    else:
+        if network.subnet_id:
+            fail(f"{path}.subnetId", "is Azure only; on AWS bring your own vpcId and privateSubnetIds", network.subnet_id)
+        if network.vpc_id is not None and not AWS_VPC_ID.match(network.vpc_id):
+            fail(f"{path}.vpcId", "must be a VPC ID (vpc-<hex>)", network.vpc_id)
+        if bool(network.vpc_id) != bool(network.private_subnet_ids):
+            fail(
+                f"{path}.privateSubnetIds" if network.vpc_id else f"{path}.vpcId",
+                "vpcId and privateSubnetIds go together (one private subnet per zone)",
+                list(network.private_subnet_ids) if network.vpc_id else network.vpc_id,
+            )
+        for index, subnet in enumerate(network.private_subnet_ids):
+            if not AWS_SUBNET_ID.match(subnet):
+                fail(f"{path}.privateSubnetIds[{index}]", "must be a subnet ID (subnet-<hex>)", subnet)
+        check_unique(network.private_subnet_ids, f"{path}.privateSubnetIds", "subnets")
+        if network.private_subnet_ids and not zones:
+            fail(
+                f"{path}.privateSubnetIds",
+                "needs gpupools:cluster.zones, naming the zone of each subnet in the same order",
+                list(network.private_subnet_ids),
+            )
+        if network.private_subnet_ids and len(network.private_subnet_ids) != len(zones):
+            fail(
+                f"{path}.privateSubnetIds",
+                f"must list one subnet per cluster zone ({len(zones)})",
+                list(network.private_subnet_ids),
+            )
+
+
+def check_autoscaler(autoscaler: AutoscalerSpec, path: str) -> None:
+    for key, value in (
+        ("maxNodeProvisionTime", autoscaler.max_node_provision_time),
+        ("scaleDownUnneededTime", autoscaler.scale_down_unneeded_time),
+    ):
+        if not MINUTES.match(value) or int(value[:-1]) > 60:
+            fail(f"{path}.{key}", "must be whole minutes from 1m to 60m, written like 10m (the form AKS echoes back)", value)
+
+
+def check_device_plugin(plugin: DevicePluginSpec, path: str) -> None:
+    if not IMAGE_TAG.match(plugin.version):
+        fail(f"{path}.version", "must be a release tag of nvcr.io/nvidia/k8s-device-plugin, like v0.20.0", plugin.version)
+
+
+# --- pools ---------------------------------------------------------------------------------------
+
+
+def _check_sizes(min_size: int, max_size: int, limit: int, path: str) -> None:
+    if min_size < 0:
+        fail(f"{path}.minSize", "must be >= 0", min_size)
+    if max_size < 1:
+        fail(f"{path}.maxSize", "must be >= 1", max_size)
+    if max_size < min_size:
+        fail(f"{path}.maxSize", f"must be >= minSize ({min_size})", max_size)
+    if max_size > limit:
+        fail(f"{path}.maxSize", f"must be <= {limit}, the cloud's limit for one pool", max_size)
+
+
+def _azure_vcpus(size: str) -> int | None:
+    match = AZURE_VM_SIZE.match(size)
+    return int(match.group(2)) if match else None
+
+
+def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str) -> None:
+    types = pool.instance_types
+    if not types:
+        fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))
+    check_unique(types, f"{path}.instanceTypes", "instance types")
+    if cloud is Cloud.AZURE:
+        if len(types) != 1:
+            fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
+        size = types[0]
+        if size in GPU_SIZES or size in RETIRED_SIZES:
+            fail(f"{path}.instanceTypes[0]", "must not be a GPU size (GPU nodes belong in gpuPools)", size)
+        vcpus = _azure_vcpus(size)
+        if vcpus is None:
+            fail(f"{path}.instanceTypes[0]", "must be an Azure VM size name like Standard_D4s_v5", size)
+        elif vcpus < 4:
+            fail(f"{path}.instanceTypes[0]", "must have at least 4 vCPUs (AKS system pool minimum)", size)
+        if size.startswith("Standard_B"):
+            fail(f"{path}.instanceTypes[0]", "must not be a B-series size (not supported for AKS system pools)", size)
+    else:
+        for index, name in enumerate(types):
+            facts = INSTANCE_TYPES.get(name)
+            if facts is not None and facts.gpus:
+                fail(f"{path}.instanceTypes[{index}]", "must not be a GPU type (GPU nodes belong in gpuPools)", name)
+        if len(types) > EKS_MAX_INSTANCE_TYPES:
+            fail(f"{path}.instanceTypes", f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
+    if pool.min_size < 2:
+        fail(f"{path}.minSize", "must be >= 2 (cluster add-ons need two nodes to stay available)", pool.min_size)
+    limit = AKS_MAX_NODES_PER_POOL if cloud is Cloud.AZURE else EKS_MAX_NODES_PER_GROUP
+    _check_sizes(pool.min_size, pool.max_size, limit, path)
+    check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
+
+
+def check_disk(size: int, cloud: Cloud, path: str) -> None:
+    low, high = (30, 2048) if cloud is Cloud.AZURE else (20, 16384)
+    if not low <= size <= high:
+        fail(path, f"must be from {low} to {high} GiB", size)
+
+
+def check_azure_gpu_size(size: str, path: str) -> None:
+    retired = RETIRED_SIZES.get(size)
+    if retired is not None:
+        fail(path, f"must not be a retired size (retired {retired.retired}); use {retired.replacement}", size)
+    if size not in GPU_SIZES:
+        fail(
+            path,
+            "must be a GPU VM size gpupools knows (" + ", ".join(sorted(GPU_SIZES)) + ")",
+            size,
+            "a non-GPU size cannot serve GPU pods; to add a GPU size, add its facts to components/gpupools/catalog/azure_vm_sizes.py",
+        )
+
+
+def check_azure_cpu_size(size: str, path: str) -> None:
+    if size in GPU_SIZES or size in RETIRED_SIZES:
+        fail(path, "must not be a GPU size in cpuPools: GPU nodes belong in gpuPools", size)
+    if size not in CPU_SIZES:
+        fail(
+            path,
+            "must be a general-purpose VM size gpupools knows (for example Standard_D8s_v5, Standard_D8ps_v5 for Arm64)",
+            size,
+            "to add a size, add its facts to CPU_SIZES in components/gpupools/catalog/azure_vm_sizes.py",
+        )
+
+
+def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> None:
+    if len(types) > EKS_MAX_INSTANCE_TYPES:
+        fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
+    first = None
+    for index, name in enumerate(types):
+        facts = INSTANCE_TYPES.get(name)
+        if facts is None:
+            fail(
+                f"{path}[{index}]",
+                "must be an instance type gpupools knows",
+                name,
+                "add it to components/gpupools/catalog/aws_instance_types.py with vCPU, memory and architecture",
+            )
+            return
+        if facts.gpus:
+            fail(f"{path}[{index}]", "must not be a GPU type in cpuPools: GPU nodes belong in gpuPools", name)
+        if first is None:
+            first = facts
+        elif facts.shape != first.shape:
+            fail(
+                f"{path}[{index}]",
+                f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, {first.arch}): "
+                "cluster-autoscaler builds its scale-from-zero template from the first type, and one AMI boots them all",
+                f"{name} ({facts.vcpus} vCPU, {facts.memory_mib} MiB, {facts.arch})",
+            )
+    if first is not None and first.arch != ami_type.architecture:
+        arm = first.arch == "arm64"
+        fail(
+            f"{path}[0]",
+            f"is {first.arch}, so amiType must be an {first.arch} AMI type "
+            + ("(AL2023_ARM_64_STANDARD or BOTTLEROCKET_ARM_64)" if arm else "(AL2023_x86_64_STANDARD or BOTTLEROCKET_x86_64)"),
+            f"{first.name} with {ami_type.value}",
+        )
+
+
+def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
+    if len(types) > EKS_MAX_INSTANCE_TYPES:
+        fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
+    first = None
+    for index, name in enumerate(types):
+        facts = INSTANCE_TYPES.get(name)
+        if facts is None:
+            fail(
+                f"{path}[{index}]",
+                "must be an instance type gpupools knows",
+                name,
+                "add it to components/gpupools/catalog/aws_instance_types.py with vCPU, memory and GPUs "
+                "from cluster-autoscaler's static EC2 instance list",
+            )
+            return
+        if facts.gpus == 0:
+            fail(
+                f"{path}[{index}]",
+                "must have at least one whole NVIDIA GPU (cluster-autoscaler counts 0); CPU types belong in cpuPools",
+                name,
+            )
+        if first is None:
+            first = facts
+        elif facts.shape != first.shape:
+            fail(
+                f"{path}[{index}]",
+                f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, "
+                f"{first.gpus} GPU): cluster-autoscaler builds its scale-from-zero template from the first type",
+                f"{name} ({facts.vcpus} vCPU, {facts.memory_mib} MiB, {facts.gpus} GPU)",
+            )
+
+
+def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
+    """Labels an EKS node group carries: GPU pools the conventions' four, the accelerator label and
+    the device-plugin config label of a shared pool; CPU pools the conventions' three; plus extras."""
+    if not pool.is_gpu:
+        return 3 + len(pool.labels)
+    return 5 + len(sharing.node_labels(pool.sharing)) + len(pool.labels)
+
+
+def check_sharing(pool: PoolSpec, cloud: Cloud, path: str) -> None:
+    """``gpuPools[].sharing``: replicas within the plugin's limits, MIG only on AKS and on a size and
+    profile that support it, and no sharing where gpupools' device plugin does not run."""
+    spec: SharingSpec = pool.sharing
+    at = f"{path}.sharing"
+    if spec.mode is SharingMode.NONE:
+        return
+    if pool.ami_type.ships_device_plugin:
+        fail(
+            at,
+            "is not available on Bottlerocket pools: sharing is set through gpupools' NVIDIA device plugin, and "
+            "Bottlerocket runs its own (configure it with Bottlerocket's settings.kubelet-device-plugins instead)",
+            pool.ami_type.value,
+        )
+    if spec.mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
+        field = f"{at}.{spec.mode.value}.replicas"
+        if isinstance(spec.replicas, bool) or not isinstance(spec.replicas, int):
+            fail(field, "must be an integer", spec.replicas)
+        if not sharing.MIN_REPLICAS <= spec.replicas <= sharing.MAX_REPLICAS:
+            fail(
+                field,
+                f"must be from {sharing.MIN_REPLICAS} to {sharing.MAX_REPLICAS} (the device plugin rejects fewer than "
+                f"{sharing.MIN_REPLICAS}; an MPS server admits at most {sharing.MAX_REPLICAS} clients per GPU, and "
+                "gpupools caps time-slicing the same)",
+                spec.replicas,
+            )
+        if spec.mig_profile is not None:
+            fail(f"{at}.mig", "must not be combined with another mode (one mode per pool)", spec.mig_profile)
+        return
+    field = f"{at}.mig"
+    if cloud is not Cloud.AZURE:
+        fail(
+            field,
+            "is AKS only: on EKS, GPUs are partitioned only by NVIDIA's MIG manager (part of the GPU Operator), which "
+            "gpupools does not deploy; use timeSlicing or mps, or a MIG-partitioned node group you manage yourself",
+            spec.mig_profile,
+        )
+    if spec.replicas != 1:
+        fail(f"{at}.mig", "must not be combined with another mode (one mode per pool)", spec.replicas)
+    size = GPU_SIZES.get(pool.instance_types[0]) if pool.instance_types else None
+    if size is not None and not size.mig_capable:
+        capable = sorted(name for name, facts in GPU_SIZES.items() if facts.mig_capable)
+        fail(
+            field,
+            f"needs a MIG-capable size (A100, H100 or H200: {', '.join(capable)}); {size.name} has {size.gpu_model} GPUs",
+            spec.mig_profile,
+        )
+    profiles = size.mig_profiles if size is not None else MIG_INSTANCES_PER_GPU
+    if spec.mig_profile not in profiles:
+        fail(
+            f"{field}.profile",
+            "must be an AKS GPU instance profile of this size (" + ", ".join(profiles) + ")",
+            spec.mig_profile,
+        )
+
+
+KARPENTER_MAX_NODES_PER_POOL = 1000
+"""A sanity bound on ``maxSize`` under Karpenter, which has no per-pool node limit of its own (the
+per-zone node group limits do not apply: there are no node groups)."""
+
+KARPENTER_RESERVED_LABEL_DOMAINS: Mapping[Cloud, tuple[str, ...]] = {
+    Cloud.AWS: ("karpenter.sh", "karpenter.k8s.aws"),
+    Cloud.AZURE: ("karpenter.sh", "karpenter.azure.com", "kubernetes.azure.com"),
+}
+"""Label domains Karpenter keeps for itself: a NodePool whose template labels use them is rejected
+(kubernetes-sigs/karpenter ``pkg/apis/v1/labels.go``, ``RestrictedLabelDomains``, which each
+provider extends with its group: aws/karpenter-provider-aws ``karpenter.k8s.aws``,
+Azure/karpenter-provider-azure ``karpenter.azure.com``). On AKS the provider's NodePool CRD also
+refuses ``kubernetes.azure.com`` labels except a dozen AKS-defined ones (a CEL rule in its
+``karpenter.sh_nodepools.yaml`` at v1.14.2); gpupools sets none of those, so the whole domain is refused."""
+
+
+def check_karpenter_labels(pool: PoolSpec, path: str, cloud: Cloud = Cloud.AWS) -> None:
+    """No pool label in a domain Karpenter reserves on the cloud (``KARPENTER_RESERVED_LABEL_DOMAINS``)."""
+    domains = KARPENTER_RESERVED_LABEL_DOMAINS[cloud]
+    for key in pool.labels:
+        prefix = key.split("/", 1)[0] if "/" in key else ""
+        if any(prefix == d or prefix.endswith("." + d) for d in domains):
+            fail(f"{path}.labels.{key}", f"uses a label domain Karpenter reserves ({', '.join(domains)})", key)
+
+
+def check_gpu_pool(
+    pool: GpuPoolSpec,
+    cloud: Cloud,
+    path: str,
+    cluster_zones: Sequence[str],
+    region: str | None = None,
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+) -> None:
+    """Every rule for one pool of either list (``pool.role``); ``cluster_zones`` empty on AWS means
+    "resolved at deploy time". Under ``Provisioner.KARPENTER`` the rules that exist because of
+    per-zone node groups and their Auto Scaling group tags (a node per zone, 50 ASG tags, 450 nodes
+    per group) do not apply; Karpenter's reserved label domains do."""
+    karpenter = provisioner is Provisioner.KARPENTER
+    name_max = AKS_GPU_POOL_NAME_MAX if cloud is Cloud.AZURE else EKS_GPU_POOL_NAME_MAX
+    if not POOL_NAME.match(pool.name) or len(pool.name) > name_max:
+        why = (
+            f"at most {name_max} characters: AKS allows 12 and gpupools appends a role letter and a 4-character digest"
+            if cloud is Cloud.AZURE
+            else f"at most {name_max} characters"
+        )
+        fail(f"{path}.name", f"must be a lowercase letter followed by lowercase letters or digits, {why}", pool.name)
+    types = pool.instance_types
+    if not types:
+        fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))
+    check_unique(types, f"{path}.instanceTypes", "instance types")
+    if cloud is Cloud.AZURE:
+        if len(types) != 1:
+            fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
+        if pool.is_gpu:
+            if types[0] in CPU_SIZES:
+                fail(f"{path}.instanceTypes[0]", "must be a GPU VM size: CPU nodes belong in cpuPools", types[0])
+            check_azure_gpu_size(types[0], f"{path}.instanceTypes[0]")
+        else:
+            check_azure_cpu_size(types[0], f"{path}.instanceTypes[0]")
+    elif pool.is_gpu:
+        if not pool.ami_type.is_gpu:
+            fail(
+                f"{path}.amiType",
+                "must be an NVIDIA AMI type in gpuPools (AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA)",
+                pool.ami_type.value,
+            )
+        check_aws_gpu_types(types, f"{path}.instanceTypes")
+    else:
+        if pool.ami_type.is_gpu:
+            fail(
+                f"{path}.amiType",
+                "must not be an NVIDIA AMI type in cpuPools (AL2023_x86_64_STANDARD, AL2023_ARM_64_STANDARD, "
+                "BOTTLEROCKET_x86_64 or BOTTLEROCKET_ARM_64)",
+                pool.ami_type.value,
+            )
+        check_aws_cpu_types(types, pool.ami_type, f"{path}.instanceTypes")
+
+    zones = pool.zones or tuple(cluster_zones)
+    for index, zone in enumerate(pool.zones):
+        check_zone(zone, cloud, f"{path}.zones[{index}]", region)
+        if cluster_zones and zone not in cluster_zones:
+            fail(f"{path}.zones[{index}]", "must be one of the cluster's zones (" + ", ".join(cluster_zones) + ")", zone)
+    check_unique(pool.zones, f"{path}.zones", "zones")
+    if cloud is Cloud.AWS and pool.zones and not cluster_zones:
+        fail(f"{path}.zones", "needs gpupools:cluster.zones set (pool zones must be cluster zones)", list(pool.zones))
+
+    if karpenter:
+        _check_sizes(pool.min_size, pool.max_size, KARPENTER_MAX_NODES_PER_POOL, path)
+        check_karpenter_labels(pool, path, cloud)
+    elif cloud is Cloud.AZURE:
+        _check_sizes(pool.min_size, pool.max_size, AKS_MAX_NODES_PER_POOL, path)
+    else:
+        zone_count = len(zones) or 3
+        _check_sizes(pool.min_size, pool.max_size, EKS_MAX_NODES_PER_GROUP * zone_count, path)
+        if pool.max_size < zone_count:
+            fail(
+                f"{path}.maxSize",
+                f"must be >= the number of zones ({zone_count}): EKS gets one node group per zone and each needs room for a node",
+                pool.max_size,
+            )
+
+    if not pool.spot and pool.on_demand_fallback:
+        fail(f"{path}.onDemandFallback", "must be false when spot is false (the pool is already on-demand)", True)
+    if pool.on_demand_max_size is not None:
+        if not pool.on_demand_fallback:
+            fail(f"{path}.onDemandMaxSize", "is only used with onDemandFallback: true", pool.on_demand_max_size)
+        limit = AKS_MAX_NODES_PER_POOL if cloud is Cloud.AZURE else EKS_MAX_NODES_PER_GROUP * (len(zones) or 3)
+        if not 1 <= pool.on_demand_max_size <= limit:
+            fail(f"{path}.onDemandMaxSize", f"must be from 1 to {limit}", pool.on_demand_max_size)
+        if cloud is Cloud.AWS and pool.on_demand_max_size < (len(zones) or 3):
+            fail(
+                f"{path}.onDemandMaxSize",
+                f"must be >= the number of zones ({len(zones) or 3}), one node group per zone",
+                pool.on_demand_max_size,
+            )
+
+    if cloud is Cloud.AZURE:
+        price = pool.spot_max_price
+        if price != -1 and (price <= 0 or round(price, 5) != price):
+            fail(
+                f"{path}.spotMaxPrice",
+                "must be -1 (up to the on-demand price) or a positive price with at most 5 decimals",
+                price,
+            )
+        if price != -1 and not pool.spot:
+            fail(f"{path}.spotMaxPrice", "is only used with spot: true", price)
+    elif pool.spot_max_price != -1:
+        fail(
+            f"{path}.spotMaxPrice",
+            "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)",
+            pool.spot_max_price,
+        )
+
+    if cloud is Cloud.AZURE and pool.ami_type not in (AmiType.AL2023_NVIDIA, AmiType.AL2023_STANDARD):
+        fail(f"{path}.amiType", "is AWS only", pool.ami_type.value)
+
+    check_labels(pool.labels, f"{path}.labels")
+    if conventions.DEVICE_PLUGIN_CONFIG_LABEL in pool.labels:
+        fail(
+            f"{path}.labels.{conventions.DEVICE_PLUGIN_CONFIG_LABEL}",
+            "is set by gpupools from the pool's sharing (a name the device plugin's ConfigMap does not hold stops the "
+            "plugin from starting); use sharing instead",
+            pool.labels[conventions.DEVICE_PLUGIN_CONFIG_LABEL],
+        )
+    check_taints(pool.taints, f"{path}.taints")
+    check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
+    check_sharing(pool, cloud, path)
+
+    if cloud is Cloud.AWS:
+        check_eks_labels_and_taints(pool, path)
+        own_taints = 1 if pool.is_gpu else 0
+        if len(pool.taints) + own_taints > EKS_MAX_TAINTS:
+            fail(
+                f"{path}.taints",
+                f"must hold at most {EKS_MAX_TAINTS - own_taints} taints (EKS allows {EKS_MAX_TAINTS}"
+                + (", one is the GPU taint)" if own_taints else ")"),
+                len(pool.taints),
+            )
+        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + EKS_ASG_OWN_TAGS
+        if tags > ASG_MAX_TAGS and not karpenter:
+            fail(
+                f"{path}.labels",
+                f"labels and taints must fit the {ASG_MAX_TAGS} tags an Auto Scaling group allows "
+                f"(each becomes a cluster-autoscaler node-template tag; EKS uses {EKS_ASG_OWN_TAGS}, "
+                f"this pool needs {tags})",
+                len(pool.labels),
+            )
+
+
+def check_eks_labels_and_taints(pool: GpuPoolSpec, path: str) -> None:
+    """EKS's own limits on labels and taints (``EKS_LABEL_MAX``, no empty label values), and no
+    pool label that gpupools sets itself on EKS node groups (the conventions' labels and the
+    accelerator label): a different value would break the device plugin's affinity or the
+    autoscaler's GPU detection."""
+    reserved = set(conventions.pool_labels(pool.name, conventions.Role.GPU, conventions.CapacityType.SPOT))
+    reserved.add(conventions.EKS_ACCELERATOR_LABEL)  # reserved on CPU pools too: it tells the autoscaler "GPU node"
+    for key, value in pool.labels.items():
+        if key in reserved:
+            fail(f"{path}.labels.{key}", "is set by gpupools; leave it out", key)
+        if len(key) > EKS_LABEL_MAX:
+            fail(f"{path}.labels.{key}", f"key must be at most {EKS_LABEL_MAX} characters on EKS", key)
+        if value == "":
+            fail(f"{path}.labels.{key}", "value must not be empty on EKS", value)
+    for index, taint in enumerate(pool.taints):
+        if len(taint.key) > EKS_LABEL_MAX:
+            fail(f"{path}.taints[{index}].key", f"must be at most {EKS_LABEL_MAX} characters on EKS", taint.key)
+
+
+def check_gpu_pools(
+    pools: Sequence[GpuPoolSpec],
+    cloud: Cloud,
+    path: str,
+    cluster_zones: Sequence[str],
+    region: str | None,
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+) -> None:
+    if not pools:
+        fail(path, "must list at least one GPU pool", [])
+    for index, pool in enumerate(pools):
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner)
+    check_unique([p.name for p in pools], path, "pool names")
+
+
+def check_cpu_pools(
+    pools: Sequence[PoolSpec],
+    gpu_pools: Sequence[PoolSpec],
+    cloud: Cloud,
+    path: str,
+    cluster_zones: Sequence[str],
+    region: str | None,
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+) -> None:
+    """``cpuPools``: optional; each entry by the same rules, names unique across both lists (they
+    name agent pools and node groups in one namespace, and workloads select by ``gpupools.io/pool``)."""
+    gpu_names = {p.name for p in gpu_pools}
+    for index, pool in enumerate(pools):
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner)
+        if pool.name in gpu_names:
+            fail(f"{path}[{index}].name", "must not repeat a gpuPools name (pool names are unique across both lists)", pool.name)
+    check_unique([p.name for p in pools], path, "pool names")
+
+
+def check_region(cloud: Cloud, region: str | None) -> None:
+    """``aws:region`` / ``azure-native:location``: a public region of the cloud
+    (``gpupools.catalog.regions``), with the nearest one suggested. ``None`` (not set) passes:
+    Azure requires it where the stack reads it, AWS falls back to the provider's default region."""
+    if region is not None and not regions.is_known(cloud, region):
+        fail(regions.REGION_KEYS[cloud], regions.unknown_region_rule(cloud, region), region)
+
+
+def check_stack(spec: StackSpec, region: str | None = None) -> None:
+    """Every rule for a whole stack, paths in ``gpupools:`` config form; the region first, since
+    the zone rules compare zones with it."""
+    check_region(spec.cloud, region)
+    check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region)
+    check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
+    zones = spec.cluster.zones
+    check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool")
+    check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region, spec.provisioner)
+    check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region, spec.provisioner)
+    check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
+    check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
+    check_cost(spec.cost, "gpupools:cost")
+    check_maintenance(spec.maintenance, "gpupools:maintenance")
+
+
+def check_cost(cost: CostSpec, path: str) -> None:
+    """``gpupools:cost``: hours not negative, a share from 0 to 1, a positive budget."""
+    if cost.gpu_hours_per_month is not None and cost.gpu_hours_per_month < 0:
+        fail(f"{path}.gpuHoursPerMonth", "must be >= 0", cost.gpu_hours_per_month)
+    if not 0.0 <= cost.spot_share <= 1.0:
+        fail(f"{path}.spotShare", "must be from 0 to 1 (the share of GPU hours served by Spot)", cost.spot_share)
+    if cost.budget_per_hour is not None and cost.budget_per_hour <= 0:
+        fail(f"{path}.budgetPerHour", "must be > 0 (USD per hour)", cost.budget_per_hour)
+
+
+MAINTENANCE_MIN_HOURS = 4
+MAINTENANCE_MAX_HOURS = 24
+"""AKS maintenance windows last 4 to 24 hours (pulumi-azure-native ``containerservice.MaintenanceWindowArgs``
+``duration_hours``: "Length of maintenance window range from 4 to 24 hours"), and AKS recommends "a maintenance
+window of four hours or more" for NAP (``node-auto-provisioning-upgrade-image.md``); EKS uses the same bounds."""
+
+UTC_OFFSET_RANGE = (-12 * 60, 14 * 60)
+"""UTC offsets in use run from -12:00 to +14:00."""
+
+GRACE_PERIOD = re.compile(r"^([1-9]\d*)(m|h)$")
+GRACE_PERIOD_MAX_HOURS = 7 * 24
+"""``terminationGracePeriod``: whole minutes or hours (the NodePool CRD takes ``^([0-9]+(s|m|h))+$``), at most a
+week, so a node replaced in one weekly window is gone before the next one opens."""
+
+
+def check_maintenance(spec: MaintenanceSpec, path: str) -> None:
+    """``gpupools:maintenance``: a weekly window AKS accepts (``HH:MM``, 4-24 hours, ``+HH:MM`` offset) and a
+    grace period the NodePool CRD accepts."""
+    from gpupools import maintenance
+
+    if not maintenance.START_TIME.match(spec.start_time):
+        fail(f"{path}.startTime", 'must be a time of day "HH:MM" from 00:00 to 23:59', spec.start_time)
+    hours = spec.duration_hours
+    if isinstance(hours, bool) or not isinstance(hours, int):
+        fail(f"{path}.durationHours", "must be an integer", hours)
+    if hours < MAINTENANCE_MIN_HOURS:
+        fail(
+            f"{path}.durationHours",
+            f"must be >= {MAINTENANCE_MIN_HOURS}",
+            hours,
+            "the shortest AKS maintenance window, and AKS's advice for node image roll-outs",
+        )
+    if hours > MAINTENANCE_MAX_HOURS:
+        fail(f"{path}.durationHours", f"must be <= {MAINTENANCE_MAX_HOURS}", hours, "the longest AKS maintenance window")
+    if not maintenance.UTC_OFFSET.match(spec.utc_offset) or int(spec.utc_offset[4:6]) > 59:
+        fail(f"{path}.utcOffset", 'must be "+HH:MM" or "-HH:MM", like +00:00, +05:30 or -07:00', spec.utc_offset)
+    low, high = UTC_OFFSET_RANGE
+    if not low <= maintenance.offset_minutes(spec.utc_offset) <= high:
+        fail(f"{path}.utcOffset", "must be from -12:00 to +14:00", spec.utc_offset)
+    match = GRACE_PERIOD.match(spec.termination_grace_period)
+    if match is None:
+        fail(
+            f"{path}.terminationGracePeriod",
+            "must be whole minutes or hours, written like 90m or 24h",
+            spec.termination_grace_period,
+        )
+        return
+    minutes = int(match.group(1)) * (60 if match.group(2) == "h" else 1)
+    if minutes > GRACE_PERIOD_MAX_HOURS * 60:
+        fail(
+            f"{path}.terminationGracePeriod",
+            f"must be at most {GRACE_PERIOD_MAX_HOURS}h (a week: a node replaced in one window must be gone before the next)",
+            spec.termination_grace_period,
+        )

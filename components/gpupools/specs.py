@@ -1,0 +1,355 @@
+"""Frozen, validated specs: what ``gpupools.config`` produces and the components consume.
+
+Specs are plain immutable values (hashable, comparable), so loading the same config twice gives
+equal specs and the decision logic built on them can be property-tested without Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+from gpupools.conventions import Role, Taint
+
+
+class Cloud(str, Enum):
+    """The managed Kubernetes service a stack targets."""
+
+    AZURE = "azure"
+    AWS = "aws"
+
+
+class AmiType(str, Enum):
+    """EKS AMI types gpupools node groups use (botocore ``eks`` model, ``AMITypes``).
+
+    GPU pools: ``AL2023_x86_64_NVIDIA`` (default) ships the driver but not the device plugin, so
+    gpupools deploys one; ``BOTTLEROCKET_x86_64_NVIDIA`` ships its own device plugin, so gpupools
+    deploys none onto those nodes (two plugins registering ``nvidia.com/gpu`` on one node conflict).
+    CPU pools: ``AL2023_x86_64_STANDARD`` (default), ``AL2023_ARM_64_STANDARD`` for Graviton
+    types, and the Bottlerocket equivalents.
+    """
+
+    AL2023_NVIDIA = "AL2023_x86_64_NVIDIA"
+    BOTTLEROCKET_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+    AL2023_STANDARD = "AL2023_x86_64_STANDARD"
+    AL2023_ARM_STANDARD = "AL2023_ARM_64_STANDARD"
+    BOTTLEROCKET = "BOTTLEROCKET_x86_64"
+    BOTTLEROCKET_ARM = "BOTTLEROCKET_ARM_64"
+
+    @property
+    def ships_device_plugin(self) -> bool:
+        return self is AmiType.BOTTLEROCKET_NVIDIA
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for the NVIDIA AMIs (GPU pools only)."""
+        return self in (AmiType.AL2023_NVIDIA, AmiType.BOTTLEROCKET_NVIDIA)
+
+    @property
+    def architecture(self) -> str:
+        """``arm64`` or ``x86_64``: the instance architecture the AMI boots on."""
+        return "arm64" if "ARM_64" in self.value else "x86_64"
+
+
+class Provisioner(str, Enum):
+    """Who buys nodes for the pools (``gpupools:provisioner``).
+
+    ``CLUSTER_AUTOSCALER`` (default): per pool a Spot node group (EKS: one per zone) and an on-demand
+    fallback, cluster-autoscaler's priority expander tries Spot first. ``KARPENTER``: one
+    ``karpenter.sh/v1`` NodePool per pool that allows Spot and on-demand at once (Karpenter tries
+    Spot first and falls back to on-demand on a capacity error, without a provision timeout); on EKS
+    gpupools installs Karpenter itself, on AKS it is Node Auto Provisioning (AKS runs Karpenter).
+    """
+
+    CLUSTER_AUTOSCALER = "cluster-autoscaler"
+    KARPENTER = "karpenter"
+
+
+class SharingMode(str, Enum):
+    """How the pods on one GPU pool share its GPUs (``gpuPools[].sharing``).
+
+    ``NONE``: one pod per GPU. ``TIME_SLICING`` and ``MPS``: the NVIDIA device plugin advertises
+    each GPU ``replicas`` times (CUDA time-slicing; CUDA MPS with a control daemon). ``MIG``: AKS
+    partitions each GPU in hardware (the agent pool's ``gpuInstanceProfile``) and the plugin
+    advertises every instance as a GPU (MIG strategy ``single``).
+    """
+
+    NONE = "none"
+    TIME_SLICING = "timeSlicing"
+    MPS = "mps"
+    MIG = "mig"
+
+
+@dataclass(frozen=True)
+class SharingSpec:
+    """``gpuPools[].sharing``: at most one mode per pool.
+
+    Attributes:
+        mode: default ``NONE``.
+        replicas: pods per GPU for ``TIME_SLICING`` and ``MPS`` (2-48, see ``rules.check_sharing``);
+            1 otherwise.
+        mig_profile: the AKS ``gpuInstanceProfile`` (``MIG1g`` ... ``MIG7g``) for ``MIG``; None otherwise.
+    """
+
+    mode: SharingMode = SharingMode.NONE
+    replicas: int = 1
+    mig_profile: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self.mode is not SharingMode.NONE
+
+
+def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """A read-only, key-sorted copy of ``items``."""
+    return MappingProxyType(dict(sorted((items or {}).items())))
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """``gpupools:cluster``.
+
+    Attributes:
+        name: lowercase letters, digits and '-'; the prefix of every resource name.
+        kubernetes_version: ``"<major>.<minor>"``; default in ``gpupools.versions``.
+        zones: the zones pools spread over. Azure default ``("1", "2", "3")``; AWS default empty,
+            meaning "the region's first three available zones", resolved at deploy time.
+        allow_local_accounts: Azure only. Default False: Entra ID with Azure RBAC is the only way in.
+        admin_group_object_ids: Azure only. Entra ID groups granted cluster-admin.
+    """
+
+    name: str
+    kubernetes_version: str
+    zones: tuple[str, ...] = ()
+    allow_local_accounts: bool = False
+    admin_group_object_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """``gpupools:network``. Empty means "create a dedicated network with ``cidr``".
+
+    Attributes:
+        cidr: address space of a created network. Default ``10.40.0.0/16``.
+        subnet_id: Azure, bring your own node subnet (ARM resource ID).
+        vpc_id: AWS, bring your own VPC; needs ``private_subnet_ids``.
+        private_subnet_ids: AWS, one private subnet per zone, in zone order.
+        dataplane: Azure, the network dataplane: ``azure`` or ``cilium`` (Azure CNI Powered by
+            Cilium). Default None: ``cilium`` under Node Auto Provisioning (the configuration the AKS
+            NAP docs recommend), else AKS's own default (``azure``), so existing clusters see no
+            change.
+    """
+
+    cidr: str = "10.40.0.0/16"
+    subnet_id: str | None = None
+    vpc_id: str | None = None
+    private_subnet_ids: tuple[str, ...] = ()
+    dataplane: str | None = None
+
+    @property
+    def bring_your_own(self) -> bool:
+        return bool(self.subnet_id or self.vpc_id)
+
+
+@dataclass(frozen=True)
+class SystemPoolSpec:
+    """``gpupools:systemPool``: the on-demand pool for cluster-critical add-ons.
+
+    Attributes:
+        instance_types: Azure exactly one VM size (default ``Standard_D4s_v5``: AKS system pools
+            need at least 4 vCPUs); AWS one or more (default ``m6i.xlarge``).
+        min_size: default 2 (AKS requires at least 2 for a system pool; 2 keeps add-ons available).
+        max_size: default 4.
+        disk_size_gb: root disk size, default 128.
+    """
+
+    instance_types: tuple[str, ...]
+    min_size: int = 2
+    max_size: int = 4
+    disk_size_gb: int = 128
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One ``gpupools:gpuPools`` or ``gpupools:cpuPools`` entry: a Spot pool and, unless disabled,
+    its on-demand fallback. ``role`` says which list it came from; everything else is shared, so
+    one set of rules and one component per cloud serve both kinds.
+
+    Attributes:
+        name: short, a lowercase letter then letters/digits (AKS: at most 7, leaving room for the
+            role letter and the 4-character replacement digest within AKS's 12).
+        instance_types: Azure exactly one GPU VM size; AWS several types of one shape.
+        max_size: the pool's total across its zones.
+        min_size: default 0, so an idle pool costs nothing.
+        spot: default True.
+        spot_max_price: Azure only; default -1 (pay up to the on-demand price, never evicted on price).
+        on_demand_fallback: default True: an on-demand pool of the same shape, lower priority.
+        on_demand_max_size: default ``max_size``; also a total across zones.
+        zones: default the cluster's zones.
+        labels: extra node labels.
+        taints: extra taints (the GPU taint is always added).
+        disk_size_gb: root disk size; default 128 on Azure (the AKS default), 100 on AWS.
+        ami_type: AWS only; default ``AL2023_x86_64_NVIDIA`` for GPU pools and
+            ``AL2023_x86_64_STANDARD`` for CPU pools.
+        role: ``Role.GPU`` (``gpuPools``, default) or ``Role.CPU`` (``cpuPools``).
+        sharing: how pods share the pool's GPUs; default none (one pod per GPU). Always none on a
+            CPU pool.
+    """
+
+    name: str
+    instance_types: tuple[str, ...]
+    max_size: int
+    min_size: int = 0
+    spot: bool = True
+    spot_max_price: float = -1.0
+    on_demand_fallback: bool = True
+    on_demand_max_size: int | None = None
+    zones: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+    taints: tuple[Taint, ...] = ()
+    disk_size_gb: int = 128
+    ami_type: AmiType = AmiType.AL2023_NVIDIA
+    role: Role = Role.GPU
+    sharing: SharingSpec = SharingSpec()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.role is Role.GPU
+
+    @property
+    def fallback_max_size(self) -> int:
+        """Max size of the on-demand fallback pool (``on_demand_max_size`` or ``max_size``)."""
+        return self.max_size if self.on_demand_max_size is None else self.on_demand_max_size
+
+
+GpuPoolSpec = PoolSpec
+"""The name components and programs have used since the first release; a GPU pool is a ``PoolSpec``
+with ``role=Role.GPU`` (the default)."""
+
+
+@dataclass(frozen=True)
+class DevicePluginSpec:
+    """``gpupools:devicePlugin``. ``version`` is the image tag of nvcr.io/nvidia/k8s-device-plugin,
+    default ``v0.20.0`` (the current upstream release, the one eksctl embeds)."""
+
+    version: str = "v0.20.0"
+
+
+@dataclass(frozen=True)
+class AutoscalerSpec:
+    """``gpupools:autoscaler``: cluster-wide autoscaler tuning, in the canonical ``<n>m`` form AKS
+    echoes back (so a refresh shows no diff).
+
+    Attributes:
+        max_node_provision_time: default ``10m``. How long the autoscaler waits for a Spot node
+            before it backs the group off and the priority expander falls back to on-demand. The
+            upstream default, 15m, makes fallback slow; much lower risks giving up on GPU nodes
+            that are still booting and pulling images.
+        scale_down_unneeded_time: default ``10m`` (upstream default): how long an idle GPU node
+            lives before removal.
+    """
+
+    max_node_provision_time: str = "10m"
+    scale_down_unneeded_time: str = "10m"
+
+
+@dataclass(frozen=True)
+class CostSpec:
+    """``gpupools:cost``: the inputs of the monthly estimate and the budget (see ``gpupools.pricing``).
+
+    Attributes:
+        gpu_hours_per_month: GPU node-hours of work per month, spread evenly over the GPU pools;
+            default none (no monthly estimate: only the per-hour figures, which need no guess).
+        spot_share: share of those hours served by Spot, 0 to 1; default 1.0 (every hour on Spot,
+            the point of gpupools). Lower it to fold in evictions and fallbacks.
+        budget_per_hour: USD; the fleet's ceiling (every pool and fallback at ``maxSize``) must not
+            exceed it. Default none (no check).
+    """
+
+    gpu_hours_per_month: float | None = None
+    spot_share: float = 1.0
+    budget_per_hour: float | None = None
+
+
+@dataclass(frozen=True)
+class SmokeTestSpec:
+    """``gpupools:smokeTest``: a one-shot CUDA Job per GPU pool. Default off, because it buys a
+    GPU node when it runs."""
+
+    enabled: bool = False
+
+
+class WeekDay(str, Enum):
+    """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
+    keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
+
+    SUNDAY = "Sunday"
+    MONDAY = "Monday"
+    TUESDAY = "Tuesday"
+    WEDNESDAY = "Wednesday"
+    THURSDAY = "Thursday"
+    FRIDAY = "Friday"
+    SATURDAY = "Saturday"
+
+    @property
+    def cron_day(self) -> int:
+        return list(WeekDay).index(self)
+
+
+@dataclass(frozen=True)
+class MaintenanceSpec:
+    """``gpupools:maintenance``: the weekly window in which the platform may replace nodes for a new
+    node image, and how long a replaced node waits for its pods. Used under ``provisioner:
+    karpenter`` (EKS Karpenter and AKS Node Auto Provisioning); see ``gpupools.maintenance``.
+
+    Attributes:
+        day: the day the window starts on; default Sunday (the AKS docs' recommended weekly
+            cadence for NAP nodes, "Every week on Sunday").
+        start_time: ``HH:MM`` in ``utc_offset``; default ``02:00``.
+        duration_hours: 4-24; default 4 (AKS: "a maintenance window of four hours or more for
+            reliable operation"; the API accepts 4 to 24).
+        utc_offset: ``+HH:MM`` or ``-HH:MM``; default ``+00:00``. Karpenter's budget schedules are
+            always UTC, so gpupools converts the window to UTC for them.
+        termination_grace_period: the NodePools' ``terminationGracePeriod``, a duration like ``24h``
+            (default): how long a node being replaced waits for pods that block their eviction
+            (``karpenter.sh/do-not-disrupt``, PDBs) before they are deleted.
+    """
+
+    day: WeekDay = WeekDay.SUNDAY
+    start_time: str = "02:00"
+    duration_hours: int = 4
+    utc_offset: str = "+00:00"
+    termination_grace_period: str = "24h"
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    """The whole validated stack configuration."""
+
+    cloud: Cloud
+    cluster: ClusterSpec
+    network: NetworkSpec
+    system_pool: SystemPoolSpec
+    gpu_pools: tuple[PoolSpec, ...]
+    device_plugin: DevicePluginSpec = DevicePluginSpec()
+    autoscaler: AutoscalerSpec = AutoscalerSpec()
+    smoke_test: SmokeTestSpec = SmokeTestSpec()
+    cpu_pools: tuple[PoolSpec, ...] = ()
+    cost: CostSpec = CostSpec()
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
+    maintenance: MaintenanceSpec = MaintenanceSpec()
+
+    @property
+    def pools(self) -> tuple[PoolSpec, ...]:
+        """GPU pools, then CPU pools: the order their cloud resources are created in."""
+        return (*self.gpu_pools, *self.cpu_pools)
+
+    @property
+    def node_auto_provisioning(self) -> bool:
+        """AKS Node Auto Provisioning: ``provisioner: karpenter`` on Azure."""
+        return self.cloud is Cloud.AZURE and self.provisioner is Provisioner.KARPENTER

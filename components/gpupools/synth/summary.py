@@ -1,0 +1,367 @@
+"""The terminal summary of a synthesized stack: the resource tree and the node-pool table.
+
+Both are computed from the desired-state document alone (``gpupools.synth.document``), so the
+summary of a checked-in snapshot reads the same as the summary of a fresh synth.
+
+The node-pool table comes from the stack's ``nodePools`` output (``NodePoolInfo.to_output()``),
+one row per created pool (AKS agent pool) or node group (EKS managed node group, one per zone):
+
+=================  ===========================================================================
+column             meaning
+=================  ===========================================================================
+POOL               the ``gpuPools`` entry (``system`` for the system pool)
+NODE POOL/GROUP    the cloud's name for the pool or node group
+ROLE               system or gpu
+CAPACITY           spot, on-demand, or ``on-demand fallback`` (the on-demand group of a pool that
+                   has a Spot group); for a Karpenter NodePool the allowed types, preferred first
+                   (``spot>on-demand``)
+ZONES              the zones it spans
+INSTANCE TYPES     VM sizes / instance types
+MIN, MAX           autoscaler bounds (nodes)
+GPUS/NODE          physical GPUs on one node
+SHARING            the pool's GPU sharing (``time-slicing x4``, ``mps x4``, ``mig MIG1g``; ``-`` for none)
+SLOTS/NODE         ``nvidia.com/gpu`` one node advertises: GPUS/NODE x replicas or MIG instances per
+                   GPU; what the scale-from-zero templates say, and how many GPU pods fit a node
+GPUS AT MAX        MAX x GPUS/NODE: the most GPUs this pool can ever run
+IDLE GPUS          MIN x GPUS/NODE: GPUs paid for even when no GPU pod runs (0 for scale-from-zero)
+$/NODE-H           USD per node-hour of the pool's capacity type in the stack's region (Spot: a
+                   recent observation, see the price catalog); ``?`` where the catalog has none
+$/H AT MAX         MAX x $/NODE-H
+=================  ===========================================================================
+
+The TOTAL row is the fleet **at max on Spot**, on every provisioner (``TOTAL_MEANING``): every row
+at MAX except the on-demand fallbacks, which stay idle; a Karpenter/NAP NodePool counts once, at
+its limit and its Spot price. MAX and GPUS AT MAX add up those rows, MIN and IDLE GPUS add up every
+row, and $/H AT MAX is the ``cost`` output's "at max all Spot" (``gpupools.pricing.estimate``),
+so the same pools give the same TOTAL under cluster-autoscaler and Karpenter/NAP.
+
+Under the table, the stack's ``cost`` output: the fleet at max all Spot, at max with on-demand
+fallbacks instead, the ceiling (every group at max), idle, and with ``gpupools:cost`` the monthly
+estimate and its savings; then where the prices come from and how to refresh them.
+
+``summary_data`` is the same summary as plain data (``python -m gpupools.synth <stack> --json``):
+the ``nodePools`` and ``cost`` outputs as the stack exports them, each pool marked ``fallback``,
+and the TOTAL figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+POOL_COLUMNS = (
+    "POOL",
+    "NODE POOL/GROUP",
+    "ROLE",
+    "CAPACITY",
+    "ZONES",
+    "INSTANCE TYPES",
+    "MIN",
+    "MAX",
+    "GPUS/NODE",
+    "SHARING",
+    "SLOTS/NODE",
+    "GPUS AT MAX",
+    "IDLE GPUS",
+    "$/NODE-H",
+    "$/H AT MAX",
+)
+NUMERIC_COLUMNS = frozenset(
+    {
+        "MIN",
+        "MAX",
+        "GPUS/NODE",
+        "SLOTS/NODE",
+        "GPUS AT MAX",
+        "IDLE GPUS",
+        "$/NODE-H",
+        "$/H AT MAX",
+        "LIMIT NODES",
+        "LIMIT CPU",
+        "LIMIT GPU",
+    }
+)
+UNKNOWN_PRICE = "?"
+FALLBACK = "on-demand fallback"
+"""CAPACITY of an on-demand fallback row (``estimate.fallback_flags``)."""
+
+TOTAL_MEANING = (
+    "the fleet at max on Spot: every pool at maxSize, Spot where the pool has Spot, on-demand "
+    "fallbacks idle (0 nodes); a Karpenter/NAP NodePool counts once, at its limit and Spot price"
+)
+"""What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner."""
+
+
+def money(value: Any, digits: int = 2) -> str:
+    """``12.3456`` -> ``12.35``; ``None`` (no price) -> ``?``."""
+    return UNKNOWN_PRICE if value is None else f"{float(value):,.{digits}f}"
+
+
+def resource_tree(document: Mapping[str, Any]) -> list[str]:
+    """One line per resource, ``<type>  <name>``, indented two spaces per level under its parent."""
+    resources = document.get("resources", [])
+    known = {r["address"] for r in resources}
+    children: dict[str | None, list[Mapping[str, Any]]] = {}
+    for resource in resources:
+        parent = resource.get("parent")
+        children.setdefault(parent if parent in known else None, []).append(resource)
+    lines: list[str] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for resource in sorted(children.get(parent, []), key=lambda r: (r["type"], r["name"])):
+            lines.append(f"{'  ' * depth}{resource['type']}  {resource['name']}")
+            walk(resource["address"], depth + 1)
+
+    walk(None, 0)
+    return lines
+
+
+def fallbacks(node_pools: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """For each ``nodePools`` entry, True if it is an on-demand fallback (``estimate.fallback_flags``)."""
+    from gpupools.conventions import CapacityType
+    from gpupools.pricing.estimate import fallback_flags
+
+    def capacity(pool: Mapping[str, Any]) -> CapacityType:
+        value = pool.get("capacityType", "")
+        return CapacityType(value) if value in {c.value for c in CapacityType} else CapacityType.ON_DEMAND
+
+    return fallback_flags([(str(p.get("pool", "")), capacity(p)) for p in node_pools])
+
+
+def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The table rows (column -> value) for the ``nodePools`` output, sorted by role, pool, capacity, name."""
+    rows = []
+    for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True):
+        gpus = int(pool.get("gpusPerNode", 0) or 0)
+        # Documents written before sharing existed have no gpuSlotsPerNode: one slot per GPU.
+        slots = int(pool.get("gpuSlotsPerNode", gpus) or 0)
+        min_size = int(pool.get("minSize", 0))
+        max_size = int(pool.get("maxSize", 0))
+        capacity = pool.get("capacityType", "")
+        rows.append(
+            {
+                "POOL": pool.get("pool", ""),
+                "NODE POOL/GROUP": pool.get("name", ""),
+                "ROLE": pool.get("role", ""),
+                # A Karpenter NodePool allows several capacity types, preferred first.
+                "CAPACITY": ">".join(pool["capacityTypes"])
+                if pool.get("capacityTypes")
+                else (FALLBACK if fallback else capacity),
+                "ZONES": ",".join(pool.get("zones", [])) or "-",
+                "INSTANCE TYPES": ",".join(pool.get("instanceTypes", [])),
+                "MIN": min_size,
+                "MAX": max_size,
+                "GPUS/NODE": gpus,
+                "SHARING": pool.get("sharing") or "-",
+                "SLOTS/NODE": slots,
+                "GPUS AT MAX": gpus * max_size,
+                "IDLE GPUS": gpus * min_size,
+                # Documents written before prices existed have no price keys: shown as unknown.
+                "$/NODE-H": money(pool.get("pricePerNodeHour"), 4),
+                "$/H AT MAX": money(pool.get("costPerHourAtMax")),
+            }
+        )
+    role_rank = {"system": 0, "gpu": 1, "cpu": 2}
+    capacity_rank = {"spot": 0, "on-demand": 1, FALLBACK: 1}
+    rows.sort(
+        key=lambda r: (
+            role_rank.get(r["ROLE"], 2),
+            r["POOL"],
+            capacity_rank.get(r["CAPACITY"], 2),
+            r["NODE POOL/GROUP"],
+        )
+    )
+    return rows
+
+
+LIMIT_COLUMNS = ("POOL", "NODEPOOL", "CAPACITY", "LIMIT NODES", "LIMIT CPU", "LIMIT GPU")
+"""The Karpenter table: each NodePool's ``spec.limits`` (what enforces the pool's ``maxSize``)."""
+
+
+def limit_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per Karpenter NodePool (entries of ``nodePools`` that carry ``limits``), sorted by pool."""
+    rows = []
+    for pool in node_pools:
+        limits = pool.get("limits")
+        if not limits:
+            continue
+        rows.append(
+            {
+                "POOL": pool.get("pool", ""),
+                "NODEPOOL": pool.get("name", ""),
+                "CAPACITY": ">".join(pool.get("capacityTypes", [])),
+                "LIMIT NODES": limits.get("nodes", "-"),
+                "LIMIT CPU": limits.get("cpu", "-"),
+                "LIMIT GPU": limits.get("nvidia.com/gpu", "-"),
+            }
+        )
+    return sorted(rows, key=lambda r: r["POOL"])
+
+
+def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The TOTAL figures (``TOTAL_MEANING``) of a ``nodePools`` output, as numbers.
+
+    ``minSize`` and ``idleGpus`` add up every entry; ``maxSize`` and ``gpusAtMax`` every entry but
+    the on-demand fallbacks; ``costPerHourAtMax`` is the ``cost`` output's ``spotAtMaxPerHour``
+    (one computation, in ``gpupools.pricing.estimate``), or, for a document without a ``cost``
+    output, the sum of those entries' ``costPerHourAtMax`` (``None`` when one is unknown).
+    """
+    at_max = [p for p, fallback in zip(node_pools, fallbacks(node_pools), strict=True) if not fallback]
+
+    def gpus(pool: Mapping[str, Any], key: str) -> int:
+        return int(pool.get("gpusPerNode", 0) or 0) * int(pool.get(key, 0) or 0)
+
+    dollars: Any
+    if isinstance(cost, Mapping) and "spotAtMaxPerHour" in cost:
+        dollars = cost.get("spotAtMaxPerHour")
+    else:
+        costs = [p.get("costPerHourAtMax") for p in at_max]
+        known = [float(c) for c in costs if c is not None]
+        dollars = round(sum(known), 4) if len(known) == len(costs) else None
+    return {
+        "meaning": TOTAL_MEANING,
+        "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
+        "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in at_max),
+        "gpusAtMax": sum(gpus(p, "maxSize") for p in at_max),
+        "idleGpus": sum(gpus(p, "minSize") for p in node_pools),
+        "costPerHourAtMax": dollars,
+    }
+
+
+def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The TOTAL row of the table (``fleet_total``); per-node columns are blank, they do not add up."""
+    figures = fleet_total(node_pools, cost)
+    total: dict[str, Any] = dict.fromkeys(POOL_COLUMNS, "")
+    total["POOL"] = "TOTAL"
+    total["MIN"] = figures["minSize"]
+    total["MAX"] = figures["maxSize"]
+    total["GPUS AT MAX"] = figures["gpusAtMax"]
+    total["IDLE GPUS"] = figures["idleGpus"]
+    total["$/H AT MAX"] = money(figures["costPerHourAtMax"])
+    return total
+
+
+def cost_lines(cost: Mapping[str, Any]) -> list[str]:
+    """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
+    lines = [
+        f"Fleet cost, USD per hour in {cost.get('region', '?')}: at max all Spot {money(cost.get('spotAtMaxPerHour'))}; "
+        f"at max with on-demand fallbacks instead of Spot {money(cost.get('onDemandInsteadAtMaxPerHour'))}; "
+        f"ceiling (every pool and fallback at max) {money(cost.get('ceilingPerHour'))}; "
+        f"idle (system pool and every minSize) {money(cost.get('idlePerHour'))}",
+    ]
+    if cost.get("budgetPerHour") is not None:
+        lines.append(f"Budget: {money(cost.get('budgetPerHour'))} per hour (checked against the ceiling)")
+    if cost.get("gpuHoursPerMonth") is not None:
+        savings = cost.get("savingsPercent")
+        lines.append(
+            f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours at {100 * float(cost.get('spotShare', 1.0)):g}% Spot "
+            f"plus idle all month: {money(cost.get('monthly'))} (all on-demand: {money(cost.get('monthlyAllOnDemand'))}; "
+            f"savings {'?' if savings is None else f'{savings:g}%'})"
+        )
+    unpriced = cost.get("unpriced") or []
+    if unpriced:
+        lines.append(f"No price for {', '.join(unpriced)}: shown as ?; refresh with {cost.get('refresh', '')}")
+    order = cost.get("priorityOrder") or {}
+    by_size = [capacity for capacity, basis in order.items() if basis != "price"]
+    if by_size:
+        lines.append(f"Priority expander: {', '.join(by_size)} pools ordered by size facts (a price is unknown)")
+    lines.append(
+        f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
+        "Not included: disks, egress, control plane, NAT, load balancers, discounts."
+    )
+    return lines
+
+
+def format_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] = POOL_COLUMNS,
+    footer: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """A plain-text table: left-aligned text, right-aligned numbers, rules under the header and above the footer."""
+    cells = [[str(row.get(c, "")) for c in columns] for row in [*rows, *([footer] if footer else [])]]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.rjust(widths[i]) if columns[i] in NUMERIC_COLUMNS else v.ljust(widths[i]) for i, v in enumerate(values)]
+        return "  ".join(parts).rstrip()
+
+    rule = line(["-" * w for w in widths])
+    body = [line(r) for r in cells]
+    if footer:
+        body.insert(len(body) - 1, rule)
+    return [line(columns), rule, *body]
+
+
+def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool = True) -> str:
+    """The whole summary: header, resource tree (unless ``tree=False``), node-pool table, files written."""
+    resources = document.get("resources", [])
+    outputs = document.get("outputs", {})
+    custom = sum(1 for r in resources if r.get("custom"))
+    kubernetes = sum(1 for r in resources if str(r.get("type", "")).startswith("kubernetes:") and r.get("custom"))
+    lines = [
+        f"Stack {document.get('stack', '?')}: cluster {outputs.get('clusterName', '?')}, "
+        f"{len(resources)} resources ({custom} custom, {len(resources) - custom} components), "
+        f"{kubernetes} Kubernetes resources",
+    ]
+    if tree:
+        lines += ["", "Resources:"]
+        lines += ["  " + line for line in resource_tree(document)]
+    node_pools = outputs.get("nodePools")
+    cost = outputs.get("cost")
+    lines += ["", "Node pools:"]
+    if isinstance(node_pools, list) and node_pools:
+        rows = pool_rows(node_pools)
+        lines += [
+            "  " + line for line in format_table(rows, footer=totals(node_pools, cost if isinstance(cost, Mapping) else None))
+        ]
+        lines += [
+            "",
+            "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
+            "  SLOTS/NODE = nvidia.com/gpu per node with the pool's SHARING (what the autoscaler is told).",
+            "  TOTAL = the fleet at max on Spot, on every provisioner: MAX, GPUS AT MAX and $/H AT MAX add up every",
+            f"  row but the {FALLBACK}s (idle, 0 nodes); a Karpenter/NAP NodePool counts once, at its limit and",
+            "  Spot price; $/H AT MAX is 'at max all Spot' below. MIN and IDLE GPUS add up every row.",
+        ]
+        limited = limit_rows(node_pools)
+        if limited:
+            lines += ["", "Karpenter NodePools (spec.limits enforce MAX; CAPACITY in order of preference):"]
+            lines += ["  " + line for line in format_table(limited, LIMIT_COLUMNS)]
+        if isinstance(cost, Mapping):
+            lines += [""] + ["  " + line for line in cost_lines(cost)]
+    else:
+        lines.append("  (no nodePools stack output)")
+    if files:
+        lines += ["", "Wrote:"] + [f"  {f}" for f in files]
+    return "\n".join(lines) + "\n"
+
+
+def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = ()) -> dict[str, Any]:
+    """The summary as plain data (``--json``), from the same document as ``render``.
+
+    Keys: ``stack``, ``clusterName``, ``resources`` (counts), ``nodePools`` (the stack output as
+    exported: one entry per node group, agent pool or Karpenter NodePool, with ``pricePerNodeHour``
+    and ``costPerHourAtMax``, plus ``fallback``), ``total`` (``fleet_total``), ``cost`` (the stack's
+    ``cost`` output: ``idlePerHour``, ``spotAtMaxPerHour``, ``onDemandInsteadAtMaxPerHour``,
+    ``ceilingPerHour``, ``monthly``, ...; ``null`` without one) and ``files`` written.
+    """
+    resources = document.get("resources", [])
+    outputs = document.get("outputs", {})
+    custom = sum(1 for r in resources if r.get("custom"))
+    kubernetes = sum(1 for r in resources if str(r.get("type", "")).startswith("kubernetes:") and r.get("custom"))
+    node_pools = outputs.get("nodePools")
+    node_pools = node_pools if isinstance(node_pools, list) else []
+    cost = outputs.get("cost")
+    cost = dict(cost) if isinstance(cost, Mapping) else None
+    return {
+        "stack": document.get("stack"),
+        "clusterName": outputs.get("clusterName"),
+        "resources": {
+            "total": len(resources),
+            "custom": custom,
+            "components": len(resources) - custom,
+            "kubernetes": kubernetes,
+        },
+        "nodePools": [{**pool, "fallback": fallback} for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True)],
+        "total": fleet_total(node_pools, cost),
+        "cost": cost,
+        "files": list(files),
+    }
