@@ -28,3 +28,24 @@ class ConfigError(ValueError):
         if hint:
             message += f" ({hint})"
         super().__init__(message)
+
+
+class MissingOutputError(RuntimeError):
+    """A cloud output that a component reads came back absent.
+
+    A real deployment always returns it (it is computed by the cloud on create); it is absent when a
+    test's ``pulumi.runtime.Mocks`` echoes the inputs back without it. The message names the
+    resource, the output and the supported mocks (``gpupools.testing.GpupoolsMocks``), which return it.
+
+    Attributes:
+        resource: the resource's type and logical name (``aws.eks.NodeGroup(t4-spot-us-west-2a)``).
+        output: the output property (``resources[0].autoscalingGroups[0].name``).
+    """
+
+    def __init__(self, resource: str, output: str, got: Any, why: str) -> None:
+        self.resource = resource
+        self.output = output
+        super().__init__(
+            f"{resource}.{output}: {why}, got {got!r}. Under pulumi.runtime.set_mocks, return it from your "
+            "Mocks.new_resource or pass gpupools.testing.GpupoolsMocks(), which does"
+        )

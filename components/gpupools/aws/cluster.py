@@ -337,7 +337,7 @@ class EksCluster(pulumi.ComponentResource):
         if autoscaler_tags:
             create_asg_tags(
                 f"{name}-system",
-                autoscaling_group_name(self.system_node_group),
+                autoscaling_group_name(self.system_node_group, f"{name}-system"),
                 node_template_tags(labels, (), 0),
                 parent=self,
             )

@@ -69,7 +69,7 @@ from gpupools.conventions import (
     Taint,
     pool_labels,
 )
-from gpupools.errors import ConfigError
+from gpupools.errors import ConfigError, MissingOutputError
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import Cloud, GpuPoolSpec
 from gpupools.versions import check_minor
@@ -332,9 +332,40 @@ def create_managed_node_group(
     )
 
 
-def autoscaling_group_name(node_group: aws.eks.NodeGroup) -> pulumi.Output[str]:
-    """The name of the Auto Scaling group EKS created for ``node_group`` (known after create)."""
-    return node_group.resources.apply(lambda resources: str(resources[0].autoscaling_groups[0].name))  # type: ignore[index]
+def first_autoscaling_group(resources: Any, node_group: str = "") -> str:
+    """The name of the first Auto Scaling group in an EKS node group's ``resources`` output.
+
+    EKS creates exactly one Auto Scaling group per managed node group and returns it after create,
+    so an absent one (``None``, an empty list, a group without a name) is not a state of a real
+    deployment: it is what a test's mocks return when they echo the inputs back. Raises
+    ``MissingOutputError`` naming the node group, instead of a ``TypeError`` from indexing ``None``.
+
+    >>> first_autoscaling_group([{"autoscalingGroups": [{"name": "eks-ml-dev-t4-spot-1a-6c"}]}])
+    'eks-ml-dev-t4-spot-1a-6c'
+    """
+
+    def field(item: Any, snake: str, camel: str) -> Any:
+        value = getattr(item, snake, None)
+        if value is None and isinstance(item, Mapping):
+            value = item.get(camel, item.get(snake))
+        return value
+
+    groups = field(resources[0], "autoscaling_groups", "autoscalingGroups") if resources else None
+    name = field(groups[0], "name", "name") if groups else None
+    if not name:
+        raise MissingOutputError(
+            f"aws.eks.NodeGroup({node_group})",
+            "resources[0].autoscalingGroups[0].name",
+            resources,
+            "EKS returns the node group's Auto Scaling group after create, and the scale-from-zero tags name it",
+        )
+    return str(name)
+
+
+def autoscaling_group_name(node_group: aws.eks.NodeGroup, name: str = "") -> pulumi.Output[str]:
+    """The name of the Auto Scaling group EKS created for ``node_group`` (known after create);
+    ``name`` (the node group's logical name) only labels the error when the output is absent."""
+    return node_group.resources.apply(lambda resources: first_autoscaling_group(resources, name))
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -463,7 +494,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.node_groups[plan.name] = node_group
             self.asg_tags[plan.name] = create_asg_tags(
                 resource_name,
-                autoscaling_group_name(node_group),
+                autoscaling_group_name(node_group, resource_name),
                 node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node),
                 parent=self,
             )

@@ -1,25 +1,66 @@
-"""The recording mock runtime, shared by the tests, offline synth and the benchmarks.
+"""Test Pulumi programs that use gpupools, on Pulumi's mock runtime: no cloud, no CLI, no plugins.
 
-It runs a real stack program (or any function that builds components) on Pulumi's documented
-unit-test runtime, ``pulumi.runtime.set_mocks(..., preview=False)``, with a monitor that records
-every ``RegisterResource`` request whole: type, logical name, parent, inputs (with the paths that
-are secret), and the resource options the engine would act on (ignoreChanges, replaceOnChanges,
-deleteBeforeReplace, dependencies, provider, protect, retainOnDelete, aliases,
-additionalSecretOutputs, customTimeouts). Nothing is deployed and no cloud is contacted.
+Two ways in, both on Pulumi's documented unit-test runtime (``pulumi.runtime.set_mocks``):
 
-Outputs the clouds would compute (IDs, ASG names of EKS node groups, the kubeconfig of a cluster,
-the outputs of remote components such as ``pulumi_eks.Cluster``, which are opaque under mocks)
-come from the per-type fakes in ``gpupools.testing.fakes``: each entry receives the resource's
-inputs and returns the extra outputs the program reads. To make a new resource type or invoke
-work under the runtime, add an entry there.
+* ``GpupoolsMocks``: a ``pulumi.runtime.Mocks`` to pass to plain ``pulumi.runtime.set_mocks`` in
+  your own tests (pytest or unittest, the pattern of Pulumi's testing guide). It returns each
+  resource's inputs plus the outputs the clouds would compute and gpupools reads (IDs, ARNs, the
+  Auto Scaling group of an EKS node group, the kubeconfig of a cluster, the identity map of an AKS
+  cluster, the outputs of ``pulumi_eks.Cluster``), and answers the invokes gpupools makes (live pool
+  sizes, client config, availability zones). This is the supported way to unit-test a program
+  that uses gpupools.
+* ``run_program``: runs a function that builds components and returns a ``Run``, every
+  registration recorded whole (type, name, parent, inputs, options), to assert on.
 
-Usage::
+Usage in a consumer's test::
 
-    run = run_stack("azure-dev")                 # Pulumi.azure-dev.yaml from the project root
-    [cluster] = run.of_type("azure-native:containerservice:ManagedCluster")
-    assert cluster.inputs["disableLocalAccounts"] is True
+    import pulumi
+    from gpupools.testing import GpupoolsMocks
 
-    run = run_program(lambda: GpuNodePool("t4", ...), config={"gpupools:cloud": "azure"})
+    pulumi.runtime.set_mocks(GpupoolsMocks(), project="platform", stack="test", preview=False)
+
+    from gpupools.azure import GpuNodePool        # import components after set_mocks
+
+    @pulumi.runtime.test
+    def test_pool_is_spot():
+        pool = GpuNodePool("t4", pool={"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4},
+                           resource_group_name="rg-ml", cluster_name="ml-dev")
+        return pool.last.scale_set_priority.apply(lambda p: ...)
+
+or, recording every registration::
+
+    from gpupools.testing import run_program
+
+    run = run_program(lambda: GpuNodePool("t4", ...))
+    [spot, on_demand] = run.of_type("azure-native:containerservice:AgentPool")
+    assert spot.inputs["scaleSetPriority"] == "Spot"
+
+Why not Pulumi's default ``Mocks`` (``new_resource`` returning the inputs)? Two outputs differ from
+the inputs in shape, and a program reading them fails with the inputs echoed back:
+
+* an AKS ``ManagedCluster``'s ``identity.userAssignedIdentities`` is a list of IDs as input and a
+  map of ID to ``{principalId, clientId}`` as output; echoed back, pulumi-azure-native's output
+  types reject the list ("Unexpected type. Expected 'list' got 'typing.Mapping[...]'") and every
+  output of the cluster fails (``AksCluster``; this happens inside the SDK, before gpupools sees a
+  value);
+* an EKS ``NodeGroup``'s ``resources`` (its Auto Scaling group, which the scale-from-zero tags
+  name) is not an input at all: ``GpuNodeGroup`` stops with a ``MissingOutputError`` naming the node
+  group and this class, since no ASG name can honestly be made up.
+
+Components that read no computed output (``GpuNodePool`` on a cluster given by names, the
+Kubernetes components) also run on the default mocks. To extend ``GpupoolsMocks``, pass
+``outputs``/``calls`` (per type token, see ``gpupools.testing.fakes``) or subclass it and call
+``super()`` for the types you do not handle.
+
+For this repository's own stacks, ``run_stack("azure-dev")`` runs ``__main__.py`` with
+``Pulumi.azure-dev.yaml`` and ``stack_config`` reads a stack file; both look in ``PROJECT_ROOT``
+(the checkout this package runs from, or, installed from a wheel, the current directory at
+import), so they also run a consumer's own Pulumi project given its ``root``. Importing this
+module needs no repository files.
+
+Outputs the clouds would compute come from the per-type fakes in ``gpupools.testing.fakes``: each
+entry receives the resource's inputs and returns the extra outputs the program reads. To make a
+new resource type or invoke work under the runtime, add an entry there.
 """
 
 from __future__ import annotations
@@ -40,8 +81,19 @@ from pulumi.runtime import settings as pulumi_settings
 
 from gpupools.testing import fakes
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-"""The repository root: where ``Pulumi.yaml``, ``__main__.py`` and the stack files live."""
+
+def _project_root() -> Path:
+    """The checkout this package runs from (``components/gpupools`` beside a ``Pulumi.yaml``), else
+    the current directory: an installed wheel has no repository around it."""
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "Pulumi.yaml").is_file() and (checkout / "components" / "gpupools").is_dir():
+        return checkout
+    return Path.cwd()
+
+
+PROJECT_ROOT = _project_root()
+"""Where ``Pulumi.yaml``, ``__main__.py`` and the stack files live: this repository's root when the
+package runs from a checkout (editable install), else the current directory at import."""
 
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -135,12 +187,31 @@ def _options(request: Any) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v not in ([], None, {})}
 
 
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Returns each resource's inputs plus the fake outputs of its type; answers invokes."""
+class GpupoolsMocks(pulumi.runtime.Mocks):
+    """Pulumi mocks for programs that use gpupools: pass to ``pulumi.runtime.set_mocks``.
 
-    def __init__(self, outputs: Mapping[str, fakes.OutputFake], calls: Mapping[str, fakes.CallFake]) -> None:
-        self.outputs = outputs
-        self.calls = calls
+    ``new_resource`` returns the resource's inputs with the fake outputs of its type merged over
+    them (``gpupools.testing.fakes.OUTPUTS``: IDs, ARNs, names, EKS node groups' Auto Scaling
+    groups, AKS clusters' identity maps, ``pulumi_eks.Cluster``'s kubeconfig and OIDC provider);
+    types without a fake get their inputs back and the ID ``<name>-id``. ``call`` answers the
+    invokes in ``fakes.CALLS`` (AKS user credentials, client config, availability zones, live pool
+    sizes as in a fresh account: none yet) and raises ``KeyError`` naming any other invoke token.
+
+    Args:
+        outputs: extra or replacing output fakes, type token -> ``(name, inputs) -> outputs``;
+            a ``"__id"`` key in the returned mapping sets the resource ID.
+        calls: extra or replacing invoke fakes, invoke token -> ``(args) -> result``; raise
+            ``fakes.InvokeError`` to answer with a failure.
+
+    Attributes:
+        invokes: every invoke received, ``(token, args)``, in order.
+    """
+
+    def __init__(
+        self, outputs: Mapping[str, fakes.OutputFake] | None = None, calls: Mapping[str, fakes.CallFake] | None = None
+    ) -> None:
+        self.outputs: dict[str, fakes.OutputFake] = {**fakes.OUTPUTS, **(outputs or {})}
+        self.calls: dict[str, fakes.CallFake] = {**fakes.CALLS, **(calls or {})}
         self.invokes: list[tuple[str, dict[str, Any]]] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
@@ -155,17 +226,21 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.invokes.append((args.token, dict(args.args)))
         fake = self.calls.get(args.token)
         if fake is None:
-            raise KeyError(f"no fake for invoke {args.token}; add one to gpupools.testing.fakes")
+            raise KeyError(f"no fake for invoke {args.token}; pass one in GpupoolsMocks(calls=...) or add it to gpupools.testing.fakes")
         try:
             return fake(args.args), []
         except fakes.InvokeError as failure:
             return {}, [("", str(failure))]
 
 
+RecordingMocks = GpupoolsMocks
+"""The name ``run_program`` used for its mocks before 0.2.0; the same class."""
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """A ``MockMonitor`` that keeps every registration request whole, in registration order."""
 
-    def __init__(self, mocks: RecordingMocks) -> None:
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.registrations: list[Registration] = []
 
@@ -276,7 +351,7 @@ def run_program(
     ``config`` uses full keys (``gpupools:cloud``); ``outputs``/``calls`` extend the default fakes.
     Exceptions from the program (a ``ConfigError``, say) propagate unchanged.
     """
-    mocks = RecordingMocks({**fakes.OUTPUTS, **(outputs or {})}, {**fakes.CALLS, **(calls or {})})
+    mocks = GpupoolsMocks(outputs, calls)
     monitor = RecordingMonitor(mocks)
     pulumi_settings.ROOT.set(None)
     pulumi.runtime.set_all_config(_engine_config(config or {}), [])
@@ -327,13 +402,23 @@ def run_stack(
 ) -> Run:
     """Run the project's ``__main__.py`` with ``Pulumi.<stack>.yaml`` on the recording runtime.
 
+    ``root`` defaults to ``PROJECT_ROOT`` (this repository from a checkout); any Pulumi project
+    directory with a ``Pulumi.yaml``, a ``__main__.py`` and the stack file works, and its project
+    name is the one ``pulumi.get_project()`` returns.
+
     ``overrides`` replaces top-level config keys (``{"gpupools:gpuPools": [...]}``) for edge cases;
     ``calls`` replaces invoke fakes (what the cloud answers a data source, e.g. live pool sizes).
     """
     config = {**stack_config(stack, root), **(overrides or {})}
+    project = (yaml.safe_load((root / "Pulumi.yaml").read_text()) or {}).get("name") or "gpupools"
     entry = str(root / "__main__.py")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     return run_program(
-        lambda: runpy.run_path(entry, run_name="__main__"), config, stack=stack, calls=calls, raise_errors=raise_errors
+        lambda: runpy.run_path(entry, run_name="__main__"),
+        config,
+        project=str(project),
+        stack=stack,
+        calls=calls,
+        raise_errors=raise_errors,
     )
