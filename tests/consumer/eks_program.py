@@ -3,11 +3,11 @@ cluster, with the device plugin and the priority expander."""
 
 from __future__ import annotations
 
+import gpupools.aws
+import gpupools.kubernetes
 import pulumi
 import pulumi_kubernetes as k8s
 
-import gpupools.aws
-import gpupools.kubernetes
 from components import network
 
 POOL = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "maxSize": 4}

@@ -3,11 +3,11 @@ device plugin on the GPU ones."""
 
 from __future__ import annotations
 
+import gpupools.azure
+import gpupools.kubernetes
 import pulumi
 import pulumi_kubernetes as k8s
 
-import gpupools.azure
-import gpupools.kubernetes
 from components import network
 
 POOLS = [{"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4}]

@@ -43,9 +43,10 @@ def _path_index(directory: Path) -> int:
 @check
 def own_components_package_first(_: argparse.Namespace) -> None:
     """The consumer's ``components`` is its own package, found before the directory gpupools lives in."""
-    import components
     import components.network
     import gpupools
+
+    import components
 
     assert Path(components.__file__).resolve().parent == HERE / "components", components.__file__
     assert components.OWNER == "platform-team"
@@ -141,10 +142,9 @@ def plain_set_mocks(_: argparse.Namespace) -> None:
     ``pulumi.runtime.set_mocks``; Pulumi's default echoing mocks stop with a message naming it."""
     import eks_program
     import pulumi
-    from pulumi.runtime import settings
-
     from gpupools.errors import MissingOutputError
     from gpupools.testing import GpupoolsMocks
+    from pulumi.runtime import settings
 
     class EchoMocks(pulumi.runtime.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
