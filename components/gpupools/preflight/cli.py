@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from gpupools._cli import parse_args
 from gpupools.preflight import run_checks
 from gpupools.preflight.credentials import why_nothing_ran
 from gpupools.preflight.report import EXIT_NO_ANSWER, exit_status, render
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the preflight; returns the exit status."""
     from gpupools.synth import EXIT_CONFIG_ERROR, committed_stacks, config_error_in, default_root
 
-    args = _parser().parse_args(argv)
+    args = parse_args(_parser(), argv)
     root = (args.root or default_root()).resolve()
     try:
         target = load_target(args.stack, root)

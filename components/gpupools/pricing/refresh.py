@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 
+from gpupools import _cli as cli
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.prices import Price, PriceTable, price_table, table_path
@@ -96,7 +97,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     refresh.add_argument("--regions", nargs="+", help="regions to price (default: the table's regions)")
     refresh.add_argument("--days", type=int, default=aws_price_list.DEFAULT_SPOT_DAYS, help="AWS Spot history window")
     refresh.add_argument("--dry-run", action="store_true", help="print the table instead of writing it")
-    return parser.parse_args(argv)
+    return cli.parse_args(parser, argv)
 
 
 def main(argv: Sequence[str] | None = None, reader: RegionReader | None = None, today: date | None = None) -> int:
