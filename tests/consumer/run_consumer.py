@@ -71,6 +71,11 @@ def installed_gpupools(args: argparse.Namespace) -> None:
         assert gpupools.__version__ == args.expect_version, (gpupools.__version__, args.expect_version)
         assert importlib.metadata.version("gpupools") == args.expect_version
     assert (importlib.resources.files("gpupools") / "py.typed").is_file(), "py.typed missing"
+    if args.site_packages:
+        # No checkout around an installed package: the repository's stack helpers look in the cwd.
+        from gpupools.testing import PROJECT_ROOT
+
+        assert Path.cwd() == PROJECT_ROOT, PROJECT_ROOT
 
 
 @check
