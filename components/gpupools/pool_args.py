@@ -16,7 +16,12 @@ from typing import Any, Callable, Mapping, Sequence, Union
 from gpupools import config, rules
 from gpupools.conventions import Role
 from gpupools.errors import ConfigError
-from gpupools.specs import Cloud, PoolSpec, Provisioner
+from gpupools.specs import AutoscalerSpec, Cloud, MaintenanceSpec, PoolSpec, Provisioner
+
+DEFAULT_CONSOLIDATE_AFTER = AutoscalerSpec().scale_down_unneeded_time
+"""A NodePool's ``disruption.consolidateAfter`` when not given: the stack's default
+``autoscaler.scaleDownUnneededTime`` (10m, cluster-autoscaler's upstream default), so an idle node
+costs the same wait under either provisioner."""
 
 PoolArg = Union[PoolSpec, Mapping[str, Any]]
 """A pool as a component takes it: a ``PoolSpec`` or a plain config mapping."""
@@ -82,3 +87,12 @@ def check_consolidate_after(value: object, path: str) -> str:
     if not isinstance(value, str) or not rules.MINUTES.match(value) or int(value[:-1]) > 60:
         raise ConfigError(path, "must be whole minutes from 1m to 60m, written like 10m", value)
     return value
+
+
+def nodepool_arguments(path: str, maintenance: MaintenanceSpec | None, consolidate_after: object) -> MaintenanceSpec:
+    """The arguments every NodePool component shares, checked: the maintenance window (default
+    ``MaintenanceSpec()``, returned) and ``consolidate_after``."""
+    window = maintenance if maintenance is not None else MaintenanceSpec()
+    rules.check_maintenance(window, f"{path}.maintenance")
+    check_consolidate_after(consolidate_after, f"{path}.consolidate_after")
+    return window

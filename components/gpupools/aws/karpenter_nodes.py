@@ -42,7 +42,6 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpupools import rules
 from gpupools.aws.karpenter import DISCOVERY_TAG
 from gpupools.aws.launch_template import BOTTLEROCKET_DATA_DEVICE, IMDS_HOP_LIMIT, ROOT_DEVICE, VOLUME_TYPE
 from gpupools.aws.node_group import check_cluster_name, depends_on_of
@@ -51,9 +50,9 @@ from gpupools.errors import ConfigError
 from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool, overlay
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
-from gpupools.pool_args import PoolArg, check_consolidate_after, pool_specs
+from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import AmiType, AutoscalerSpec, Cloud, MaintenanceSpec, PoolSpec, Provisioner
+from gpupools.specs import AmiType, Cloud, MaintenanceSpec, PoolSpec, Provisioner
 from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS
 
 TYPE = "gpupools:index:KarpenterNodePools"
@@ -138,11 +137,6 @@ def node_shape(pool: PoolSpec) -> NodeShape:
     )
 
 
-DEFAULT_CONSOLIDATE_AFTER = AutoscalerSpec().scale_down_unneeded_time
-"""``disruption.consolidateAfter`` when not given: the stack's default ``autoscaler.scaleDownUnneededTime``
-(10m, cluster-autoscaler's upstream default), so an idle node costs the same wait under either provisioner."""
-
-
 def check_karpenter_pool(pool: PoolSpec, path: str) -> None:
     """What Karpenter cannot do, for a pool that passed the pool rules under Karpenter (the spec
     form of ``config.check_provisioner_keys``): no ``minSize`` above 0, no ``onDemandMaxSize``."""
@@ -200,9 +194,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"KarpenterNodePools({name})"
-        window = maintenance if maintenance is not None else MaintenanceSpec()
-        rules.check_maintenance(window, f"{path}.maintenance")
-        check_consolidate_after(consolidate_after, f"{path}.consolidate_after")
+        window = nodepool_arguments(path, maintenance, consolidate_after)
         check_cluster_name(cluster_name, f"{path}.cluster_name")
         pools = pool_specs(
             pools, Cloud.AWS, path, cpu_pools=cpu_pools, zones=(), provisioner=Provisioner.KARPENTER, check=check_karpenter_pool

@@ -56,7 +56,6 @@ from typing import Any, Sequence
 
 import pulumi
 
-from gpupools import rules
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.prices import normalize_region
 from gpupools.config import DEFAULT_AZURE_ZONES
@@ -64,9 +63,9 @@ from gpupools.errors import ConfigError
 from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
-from gpupools.pool_args import PoolArg, check_consolidate_after, pool_specs
+from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import AutoscalerSpec, Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
+from gpupools.specs import Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
 
 TYPE = "gpupools:index:NapNodePools"
 
@@ -162,11 +161,6 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
-DEFAULT_CONSOLIDATE_AFTER = AutoscalerSpec().scale_down_unneeded_time
-"""``disruption.consolidateAfter`` when not given: the stack's default ``autoscaler.scaleDownUnneededTime``
-(10m, cluster-autoscaler's upstream default), so an idle node costs the same wait under either provisioner."""
-
-
 def check_nap_pool(pool: PoolSpec, path: str) -> None:
     """What NAP cannot do, for a pool that passed the pool rules under Karpenter
     (``pool_args.pool_spec``): the spec form of ``config.check_provisioner_keys``: no ``minSize``
@@ -229,9 +223,7 @@ class NapNodePools(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"NapNodePools({name})"
-        window = maintenance if maintenance is not None else MaintenanceSpec()
-        rules.check_maintenance(window, f"{path}.maintenance")
-        check_consolidate_after(consolidate_after, f"{path}.consolidate_after")
+        window = nodepool_arguments(path, maintenance, consolidate_after)
         if not location:
             raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
         pools = pool_specs(
