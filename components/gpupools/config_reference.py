@@ -88,9 +88,7 @@ class Defaults:
 
     @classmethod
     def read(cls) -> Defaults:
-        return cls(
-            azure=_minimal(Cloud.AZURE), aws=_minimal(Cloud.AWS), nap=_minimal(Cloud.AZURE, Provisioner.KARPENTER)
-        )
+        return cls(azure=_minimal(Cloud.AZURE), aws=_minimal(Cloud.AWS), nap=_minimal(Cloud.AZURE, Provisioner.KARPENTER))
 
 
 def _supported_minors() -> str:
@@ -228,7 +226,10 @@ def _system_pool(d: Defaults) -> dict[str, Entry]:
 
 
 def _disk_bounds() -> str:
-    return "; ".join(f"{cloud.value.capitalize() if cloud is Cloud.AZURE else 'AWS'} {low}-{high} GiB" for cloud, (low, high) in rules.DISK_GB_RANGE.items())
+    return "; ".join(
+        f"{cloud.value.capitalize() if cloud is Cloud.AZURE else 'AWS'} {low}-{high} GiB"
+        for cloud, (low, high) in rules.DISK_GB_RANGE.items()
+    )
 
 
 def _gpu_pool(d: Defaults) -> dict[str, Entry]:
@@ -331,7 +332,12 @@ def _cpu_pool_rows(d: Defaults) -> list[Row]:
     cpu_azure, cpu_aws = d.azure.cpu_pools[0], d.aws.cpu_pools[0]
     others = [a for a in _ami_types(False) if a is not cpu_aws.ami_type]
     return [
-        Row("gpupools:cpuPools[]", "list", "`[]`", "optional CPU worker pools: the `gpuPools` keys and rules, with these differences"),
+        Row(
+            "gpupools:cpuPools[]",
+            "list",
+            "`[]`",
+            "optional CPU worker pools: the `gpuPools` keys and rules, with these differences",
+        ),
         Row(
             "…instanceTypes",
             "list",
@@ -456,18 +462,18 @@ def _cost(d: Defaults) -> dict[str, Entry]:
     }
 
 
-SECTIONS: tuple[tuple[str, tuple[str, ...], Callable[[Defaults], dict[str, Entry]]], ...] = (
-    ("cluster", config.CLUSTER_KEYS, _cluster),
-    ("network", config.NETWORK_KEYS, _network),
-    ("systemPool", config.SYSTEM_POOL_KEYS, _system_pool),
-    ("gpuPools", config.GPU_POOL_KEYS, _gpu_pool),
-    ("maintenance", config.MAINTENANCE_KEYS, _maintenance),
-    ("devicePlugin", config.DEVICE_PLUGIN_KEYS, _device_plugin),
-    ("autoscaler", config.AUTOSCALER_KEYS, _autoscaler),
-    ("smokeTest", config.SMOKE_TEST_KEYS, _smoke_test),
-    ("cost", config.COST_KEYS, _cost),
+SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = (
+    ("cluster", "CLUSTER_KEYS", _cluster),
+    ("network", "NETWORK_KEYS", _network),
+    ("systemPool", "SYSTEM_POOL_KEYS", _system_pool),
+    ("gpuPools", "GPU_POOL_KEYS", _gpu_pool),
+    ("maintenance", "MAINTENANCE_KEYS", _maintenance),
+    ("devicePlugin", "DEVICE_PLUGIN_KEYS", _device_plugin),
+    ("autoscaler", "AUTOSCALER_KEYS", _autoscaler),
+    ("smokeTest", "SMOKE_TEST_KEYS", _smoke_test),
+    ("cost", "COST_KEYS", _cost),
 )
-"""Each config section with its key list (from ``gpupools.config``) and its entries."""
+"""Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
 
 SHARED_ROWS = {
     ("network", "privateSubnetIds"): ("network", "vpcId"),
@@ -478,7 +484,7 @@ SHARED_ROWS = {
 """Keys documented on another key's row (``minSize` / `maxSize``)."""
 
 
-class UndocumentedKey(LookupError):
+class UndocumentedKeyError(LookupError):
     """A config key without an entry here, or an entry for a key the config does not take."""
 
 
@@ -486,13 +492,15 @@ def _section_rows(section: str, keys: Sequence[str], entries: dict[str, Entry], 
     covered = {key for key in keys if (section, key) in SHARED_ROWS}
     missing = [key for key in keys if key not in entries and key not in covered]
     if missing:
-        raise UndocumentedKey(
+        raise UndocumentedKeyError(
             f"gpupools:{section}.{missing[0]} has no entry in gpupools.config_reference: add one, then run "
             "python -m gpupools.config_reference --write docs/configuration.md"
         )
     extra = [key for key in entries if key not in keys]
     if extra:
-        raise UndocumentedKey(f"gpupools.config_reference documents gpupools:{section}.{extra[0]}, which the config does not take")
+        raise UndocumentedKeyError(
+            f"gpupools.config_reference documents gpupools:{section}.{extra[0]}, which the config does not take"
+        )
     return [entries[key](d) for key in keys if key in entries]
 
 
@@ -500,13 +508,13 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
     """Every row of the reference, in the order of the table."""
     d = defaults or Defaults.read()
     top = _top_level(d)
-    sections = {name: (keys, build(d)) for name, keys, build in SECTIONS}
+    sections = {name: (getattr(config, keys), build(d)) for name, keys, build in SECTIONS}
     documented_top = {"cloud", "provisioner", "cpuPools", *sections}
     undocumented = [key for key in config.TOP_LEVEL_KEYS if key not in documented_top]
     if undocumented:
-        raise UndocumentedKey(f"gpupools:{undocumented[0]} has no entry in gpupools.config_reference")
+        raise UndocumentedKeyError(f"gpupools:{undocumented[0]} has no entry in gpupools.config_reference")
     if set(config.CPU_POOL_KEYS) != set(config.GPU_POOL_KEYS):
-        raise UndocumentedKey("cpuPools keys differ from gpuPools keys: document the cpuPools keys on their own rows")
+        raise UndocumentedKeyError("cpuPools keys differ from gpuPools keys: document the cpuPools keys on their own rows")
 
     def section(name: str) -> list[Row]:
         keys, entries = sections[name]
