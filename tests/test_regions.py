@@ -121,3 +121,72 @@ def test_real_but_unpriced_regions_are_accepted(raw: dict[str, object], region: 
 def test_no_region_is_not_checked_here() -> None:
     # AWS falls back to the provider's region; Azure requires the location where the stack reads it.
     assert config.parse(AWS, region=None).cloud is Cloud.AWS
+
+
+AZ_LIST_LOCATIONS_PHYSICAL = [
+    "australiacentral",
+    "australiacentral2",
+    "australiaeast",
+    "australiasoutheast",
+    "austriaeast",
+    "brazilsouth",
+    "brazilsoutheast",
+    "canadacentral",
+    "canadaeast",
+    "centralindia",
+    "centralus",
+    "centraluseuap",
+    "chilecentral",
+    "eastasia",
+    "eastus",
+    "eastus2",
+    "eastus2euap",
+    "francecentral",
+    "francesouth",
+    "germanynorth",
+    "germanywestcentral",
+    "indonesiacentral",
+    "israelcentral",
+    "italynorth",
+    "japaneast",
+    "japanwest",
+    "koreacentral",
+    "koreasouth",
+    "malaysiawest",
+    "mexicocentral",
+    "newzealandnorth",
+    "northcentralus",
+    "northeurope",
+    "norwayeast",
+    "norwaywest",
+    "polandcentral",
+    "qatarcentral",
+    "southafricanorth",
+    "southafricawest",
+    "southcentralus",
+    "southeastasia",
+    "southindia",
+    "spaincentral",
+    "swedencentral",
+    "switzerlandnorth",
+    "switzerlandwest",
+    "uaecentral",
+    "uaenorth",
+    "uksouth",
+    "ukwest",
+    "westcentralus",
+    "westeurope",
+    "westindia",
+    "westus",
+    "westus2",
+    "westus3",
+]
+"""The physical regions of a public deployment script's ``ValidateSet`` of ``az account list-locations``
+names (logical ones such as ``europe`` or ``unitedstates`` removed), found 2026-11-24: a list that
+was not typed in for this project, to cross-check the pinned one."""
+
+
+def test_the_azure_list_holds_every_region_of_an_independent_az_list_locations() -> None:
+    from gpupools.catalog.regions import AZURE_REGIONS
+
+    assert set(AZ_LIST_LOCATIONS_PHYSICAL) <= AZURE_REGIONS, sorted(set(AZ_LIST_LOCATIONS_PHYSICAL) - AZURE_REGIONS)

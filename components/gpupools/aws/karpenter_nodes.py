@@ -42,16 +42,17 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpupools import rules
 from gpupools.aws.karpenter import DISCOVERY_TAG
 from gpupools.aws.launch_template import BOTTLEROCKET_DATA_DEVICE, IMDS_HOP_LIMIT, ROOT_DEVICE, VOLUME_TYPE
-from gpupools.aws.node_group import depends_on_of
+from gpupools.aws.node_group import check_cluster_name, depends_on_of
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.errors import ConfigError
 from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool, overlay
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
+from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import AmiType, MaintenanceSpec, PoolSpec
+from gpupools.specs import AmiType, Cloud, MaintenanceSpec, PoolSpec, Provisioner
 from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS
 
 TYPE = "gpupools:index:KarpenterNodePools"
@@ -136,12 +137,27 @@ def node_shape(pool: PoolSpec) -> NodeShape:
     )
 
 
+def check_karpenter_pool(pool: PoolSpec, path: str) -> None:
+    """What Karpenter cannot do, for a pool that passed the pool rules under Karpenter (the spec
+    form of ``config.check_provisioner_keys``): no ``minSize`` above 0, no ``onDemandMaxSize``."""
+    if pool.min_size != 0:
+        raise ConfigError(f"{path}.min_size", "must be 0: Karpenter keeps no minimum", pool.min_size)
+    if pool.on_demand_max_size is not None:
+        raise ConfigError(
+            f"{path}.on_demand_max_size",
+            "has no meaning under Karpenter: one NodePool's limits cap both capacity types",
+            pool.on_demand_max_size,
+        )
+
+
 class KarpenterNodePools(pulumi.ComponentResource):
     """EC2NodeClasses and a NodePool per pool (see the module docstring).
 
     Args:
         name: the component's name.
-        pools: the ``gpuPools`` and ``cpuPools`` entries, validated (``config.load``).
+        pools: the pools: ``PoolSpec``s (``config.load``'s, GPU and CPU) or plain ``gpuPools`` mappings
+            (``{"name": "gpu", "instanceTypes": ["g5.xlarge", "g6.xlarge"], "maxSize": 4}``), validated
+            like stack config under ``provisioner: karpenter`` (``gpupools.pool_args``).
         cluster_name: for the discovery selectors.
         node_role_name: the node role's name (``EC2NodeClass.spec.role``).
         zones: the zones NodePools may use (a pool's own ``zones`` narrow them).
@@ -150,6 +166,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
             ``nodepool.default_order`` (by size facts). Pass a price order to prefer the cheapest.
         maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
             ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
+        cpu_pools: plain ``cpuPools`` mappings (or CPU ``PoolSpec``s); default none.
         opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
 
     Attributes:
@@ -167,18 +184,22 @@ class KarpenterNodePools(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        pools: Sequence[PoolSpec],
+        pools: Sequence[PoolArg],
         cluster_name: str,
         node_role_name: pulumi.Input[str],
         zones: Sequence[str],
-        consolidate_after: str,
+        consolidate_after: str = DEFAULT_CONSOLIDATE_AFTER,
         order: Sequence[str] | None = None,
         maintenance: MaintenanceSpec | None = None,
+        cpu_pools: Sequence[PoolArg] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"KarpenterNodePools({name})"
-        window = maintenance if maintenance is not None else MaintenanceSpec()
-        rules.check_maintenance(window, f"{path}.maintenance")
+        window = nodepool_arguments(path, maintenance, consolidate_after)
+        check_cluster_name(cluster_name, f"{path}.cluster_name")
+        pools = pool_specs(
+            pools, Cloud.AWS, path, cpu_pools=cpu_pools, zones=(), provisioner=Provisioner.KARPENTER, check=check_karpenter_pool
+        )
         shapes = {pool.name: node_shape(pool) for pool in pools}
         weights = nodepool.pool_weights(pools, shapes, order, path)
         plans = {pool.name: node_class_plan(pool) for pool in pools}

@@ -56,13 +56,14 @@ from typing import Any, Sequence
 
 import pulumi
 
-from gpupools import rules
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.prices import normalize_region
+from gpupools.config import DEFAULT_AZURE_ZONES
 from gpupools.errors import ConfigError
 from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
+from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
 
@@ -160,13 +161,10 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
-def check_nap_pool(pool: object, zones: Sequence[str], path: str) -> PoolSpec:
-    """A pool handed to ``NapNodePools``: a ``PoolSpec`` that passes the pool rules under Karpenter
-    and uses nothing NAP cannot do (the spec form of ``config.check_provisioner_keys``: no
-    ``minSize`` above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no sharing)."""
-    if not isinstance(pool, PoolSpec):
-        raise ConfigError(path, "must be a PoolSpec (gpupools.config.parse_pool builds one from a mapping)", type(pool).__name__)
-    rules.check_gpu_pool(pool, Cloud.AZURE, path, zones, provisioner=Provisioner.KARPENTER)
+def check_nap_pool(pool: PoolSpec, path: str) -> None:
+    """What NAP cannot do, for a pool that passed the pool rules under Karpenter
+    (``pool_args.pool_spec``): the spec form of ``config.check_provisioner_keys``: no ``minSize``
+    above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no sharing."""
     if pool.min_size != 0:
         raise ConfigError(f"{path}.min_size", "must be 0: Karpenter keeps no minimum", pool.min_size)
     if pool.on_demand_max_size is not None:
@@ -183,7 +181,6 @@ def check_nap_pool(pool: object, zones: Sequence[str], path: str) -> PoolSpec:
         )
     if pool.sharing.shared:
         raise ConfigError(f"{path}.sharing", "must be none under NAP: " + NAP_SHARING_WHY, pool.sharing.mode.value)
-    return pool
 
 
 class NapNodePools(pulumi.ComponentResource):
@@ -191,7 +188,9 @@ class NapNodePools(pulumi.ComponentResource):
 
     Args:
         name: the component's name.
-        pools: the ``gpuPools`` and ``cpuPools`` entries, validated (``config.load``).
+        pools: the pools: ``PoolSpec``s (``config.load``'s, GPU and CPU) or plain ``gpuPools`` mappings
+            (``{"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4}``), validated
+            like stack config (``gpupools.pool_args``).
         location: the cluster's Azure region (for the zone label values).
         zones: the cluster's zones (``["1", "2", "3"]``); a pool's own ``zones`` narrow them; empty
             for a regional cluster (no zone requirement).
@@ -199,6 +198,7 @@ class NapNodePools(pulumi.ComponentResource):
         order: pool names, most preferred first, for the weights; default ``nodepool.default_order``.
         maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
             ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
+        cpu_pools: plain ``cpuPools`` mappings (or CPU ``PoolSpec``s); default none.
         opts: ``provider`` the cluster's Kubernetes provider.
 
     Attributes:
@@ -213,20 +213,22 @@ class NapNodePools(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        pools: Sequence[PoolSpec],
+        pools: Sequence[PoolArg],
         location: str,
-        zones: Sequence[str],
-        consolidate_after: str,
+        zones: Sequence[str] = DEFAULT_AZURE_ZONES,
+        consolidate_after: str = DEFAULT_CONSOLIDATE_AFTER,
         order: Sequence[str] | None = None,
         maintenance: MaintenanceSpec | None = None,
+        cpu_pools: Sequence[PoolArg] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"NapNodePools({name})"
-        window = maintenance if maintenance is not None else MaintenanceSpec()
-        rules.check_maintenance(window, f"{path}.maintenance")
+        window = nodepool_arguments(path, maintenance, consolidate_after)
         if not location:
             raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
-        pools = [check_nap_pool(pool, zones, f"{path}.pools[{index}]") for index, pool in enumerate(pools)]
+        pools = pool_specs(
+            pools, Cloud.AZURE, path, cpu_pools=cpu_pools, zones=zones, provisioner=Provisioner.KARPENTER, check=check_nap_pool
+        )
         shapes = {pool.name: node_shape(pool) for pool in pools}
         weights = nodepool.pool_weights(pools, shapes, order, path)
         self.node_classes = {
