@@ -24,9 +24,6 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
-NEEDS_ONE_API_STYLE = ("NapNodePools(", "KarpenterNodePools(")
-"""Snippets passing pools as mappings to components that take only specs until the lead's change lands."""
-
 
 @dataclass(frozen=True)
 class Snippet:
@@ -59,13 +56,7 @@ def prose(text: str) -> str:
 
 
 def _params() -> list[object]:
-    params = []
-    for snippet in snippets():
-        marks = []
-        if any(call in snippet.code for call in NEEDS_ONE_API_STYLE):
-            marks.append(pytest.mark.xfail(strict=False, reason="needs the one-API-style change"))
-        params.append(pytest.param(snippet, id=snippet.id, marks=marks))
-    return params
+    return [pytest.param(snippet, id=snippet.id) for snippet in snippets()]
 
 
 def test_the_pages_have_python_snippets() -> None:
