@@ -258,7 +258,7 @@ def test_when_the_live_size_cannot_be_read_ignore_changes_and_the_refresh_send_i
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_without_a_read_and_without_a_refresh_the_stale_size_is_sent(stack: str) -> None:
-    """The one unprotected case (README, Safety): reads denied *and* ``--refresh=false``. The
+    """The one unprotected case (docs/safety.md): reads denied *and* ``--refresh=false``. The
     stored create-time size goes out and the cloud resizes the pool back to it."""
     created, live, sent = play(stack, bigger(stack), lambda first, live: unreadable(stack), refresh=False)
     if stack == "azure-dev":

@@ -1,8 +1,8 @@
-"""The fallback-time model (components/gpupools/fallback_model.py) and its README table.
+"""The fallback-time model (components/gpupools/fallback_model.py) and its table in docs/karpenter-nap.md.
 
 Every figure is recomputed here from the timers it should depend on, so a step that is dropped,
-double counted or wired to the wrong timer fails; the comparisons the README draws (Karpenter and
-NAP react in seconds, cluster-autoscaler on AKS in minutes) are asserted, and so is the README
+double counted or wired to the wrong timer fails; the comparisons the docs draw (Karpenter and
+NAP react in seconds, cluster-autoscaler on AKS in minutes) are asserted, and so is the docs
 table being the one the benchmark prints.
 """
 
@@ -116,7 +116,7 @@ def test_every_path_has_one_error_then_one_decision_and_sources() -> None:
             assert "assumption" in step.source or "/" in step.source, step
 
 
-# --- the properties the README states ----------------------------------------------------------------
+# --- the properties the docs state ------------------------------------------------------------------
 
 
 def test_karpenter_and_nap_react_in_seconds_autoscaler_on_aks_async_in_minutes() -> None:
@@ -202,15 +202,15 @@ def test_human(seconds: float, text: str) -> None:
     assert human(seconds) == text
 
 
-# --- the benchmark and the README -------------------------------------------------------------------
+# --- the benchmark and the docs ---------------------------------------------------------------------
 
 
-def test_readme_shows_the_table_the_benchmark_prints() -> None:
+def test_docs_show_the_table_the_benchmark_prints() -> None:
     module = benchmark_module()
     printed = module.table(fallbacks(Timers()))
-    readme = (ROOT / "README.md").read_text()
-    assert "### Fallback time: cluster-autoscaler, Karpenter, NAP" in readme
-    assert printed in readme, "README table out of date: run python benchmarks/fallback_time.py"
+    page = (ROOT / "docs" / "karpenter-nap.md").read_text()
+    assert "## Fallback time: cluster-autoscaler, Karpenter, NAP" in page
+    assert printed in page, "docs/karpenter-nap.md table out of date: run python benchmarks/fallback_time.py"
     assert len(printed.splitlines()) == 2 + 6
 
 

@@ -2,7 +2,7 @@
 
 Plausible means: near the public list prices below, which are the clouds' published Linux
 pay-as-you-go rates for these sizes (AWS EC2 On-Demand pricing page, us-east-1 and us-west-2 share
-them; Azure Linux Virtual Machines pricing page, East US), as the README's Costs section states
+them; Azure Linux Virtual Machines pricing page, East US), as docs/costs.md states
 them. They are typed here independently of the catalog, so a table refreshed from a wrong source,
 in another currency or unit, or mis-parsed, fails.
 """

@@ -74,6 +74,22 @@ label values at least 1 (Kubernetes allows a 253-character key prefix and empty 
 not). Keys that fit also fit the 128-character ASG tag keys behind the 46-character
 cluster-autoscaler prefix."""
 
+SYSTEM_POOL_MIN_NODES = 2
+"""The system pool's smallest ``minSize``: cluster add-ons need two nodes to stay available (and AKS
+requires two for a System pool)."""
+
+AKS_SYSTEM_POOL_MIN_VCPUS = 4
+"""AKS system pools need a VM size with at least 4 vCPUs."""
+
+DISK_GB_RANGE: Mapping[Cloud, tuple[int, int]] = {Cloud.AZURE: (30, 2048), Cloud.AWS: (20, 16384)}
+"""``diskSizeGb`` bounds per cloud, in GiB, inclusive (the node's OS disk on AKS, the root volume on EKS)."""
+
+CIDR_PREFIX_RANGE = (16, 22)
+"""Prefix lengths a created network may have: /16 to /22 (room for the node subnets of three zones)."""
+
+AUTOSCALER_MINUTES_MAX = 60
+"""The longest ``gpupools:autoscaler`` duration gpupools accepts, in minutes."""
+
 AZURE_ZONES = ("1", "2", "3")
 AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
 AZURE_SUBNET_ID = re.compile(
@@ -203,8 +219,9 @@ def check_network(network: NetworkSpec, cloud: Cloud, zones: Sequence[str], path
         return
     if not isinstance(cidr, ipaddress.IPv4Network) or not cidr.is_private:
         fail(f"{path}.cidr", "must be a private IPv4 network (RFC 1918)", network.cidr)
-    if not 16 <= cidr.prefixlen <= 22:
-        fail(f"{path}.cidr", "must have a prefix length from /16 to /22", network.cidr)
+    low_prefix, high_prefix = CIDR_PREFIX_RANGE
+    if not low_prefix <= cidr.prefixlen <= high_prefix:
+        fail(f"{path}.cidr", f"must have a prefix length from /{low_prefix} to /{high_prefix}", network.cidr)
     for reserved in RESERVED_CIDRS[cloud]:
         if cidr.overlaps(reserved):
             fail(
@@ -256,8 +273,12 @@ def check_autoscaler(autoscaler: AutoscalerSpec, path: str) -> None:
         ("maxNodeProvisionTime", autoscaler.max_node_provision_time),
         ("scaleDownUnneededTime", autoscaler.scale_down_unneeded_time),
     ):
-        if not MINUTES.match(value) or int(value[:-1]) > 60:
-            fail(f"{path}.{key}", "must be whole minutes from 1m to 60m, written like 10m (the form AKS echoes back)", value)
+        if not MINUTES.match(value) or int(value[:-1]) > AUTOSCALER_MINUTES_MAX:
+            fail(
+                f"{path}.{key}",
+                f"must be whole minutes from 1m to {AUTOSCALER_MINUTES_MAX}m, written like 10m (the form AKS echoes back)",
+                value,
+            )
 
 
 def check_device_plugin(plugin: DevicePluginSpec, path: str) -> None:
@@ -298,8 +319,8 @@ def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str) -> None:
         vcpus = _azure_vcpus(size)
         if vcpus is None:
             fail(f"{path}.instanceTypes[0]", "must be an Azure VM size name like Standard_D4s_v5", size)
-        elif vcpus < 4:
-            fail(f"{path}.instanceTypes[0]", "must have at least 4 vCPUs (AKS system pool minimum)", size)
+        elif vcpus < AKS_SYSTEM_POOL_MIN_VCPUS:
+            fail(f"{path}.instanceTypes[0]", f"must have at least {AKS_SYSTEM_POOL_MIN_VCPUS} vCPUs (AKS system pool minimum)", size)
         if size.startswith("Standard_B"):
             fail(f"{path}.instanceTypes[0]", "must not be a B-series size (not supported for AKS system pools)", size)
     else:
@@ -309,15 +330,19 @@ def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str) -> None:
                 fail(f"{path}.instanceTypes[{index}]", "must not be a GPU type (GPU nodes belong in gpuPools)", name)
         if len(types) > EKS_MAX_INSTANCE_TYPES:
             fail(f"{path}.instanceTypes", f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
-    if pool.min_size < 2:
-        fail(f"{path}.minSize", "must be >= 2 (cluster add-ons need two nodes to stay available)", pool.min_size)
+    if pool.min_size < SYSTEM_POOL_MIN_NODES:
+        fail(
+            f"{path}.minSize",
+            f"must be >= {SYSTEM_POOL_MIN_NODES} (cluster add-ons need two nodes to stay available)",
+            pool.min_size,
+        )
     limit = AKS_MAX_NODES_PER_POOL if cloud is Cloud.AZURE else EKS_MAX_NODES_PER_GROUP
     _check_sizes(pool.min_size, pool.max_size, limit, path)
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
 
 
 def check_disk(size: int, cloud: Cloud, path: str) -> None:
-    low, high = (30, 2048) if cloud is Cloud.AZURE else (20, 16384)
+    low, high = DISK_GB_RANGE[cloud]
     if not low <= size <= high:
         fail(path, f"must be from {low} to {high} GiB", size)
 

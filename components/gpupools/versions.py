@@ -160,7 +160,7 @@ def check_minor(version: object, cloud: str, on: date | None = None) -> str | No
     """Why ``version`` cannot be deployed on ``cloud`` (``"azure"``/``"aws"``), or None if it can.
 
     Judged on ``on``, by default the date the cloud's table was checked, not today: synth and
-    ``pulumi up`` never depend on the clock (README, "Stable across runs"), so the same commit always
+    ``pulumi up`` never depend on the clock (docs/safety.md, "Stable across runs"), so the same commit always
     accepts the same versions. What keeps this honest over time is the 180-day limit on the table's
     age (``tests/test_versions.py``) and the preflight, which asks the cloud which versions it
     offers today. The message names the newest supported minor.

@@ -164,7 +164,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         cluster_name: the EKS cluster name (auto-discovery tag and the IAM condition).
         region: the cluster's region (``awsRegion``; pods cannot read it from IMDS with hop limit 1).
         kubernetes_version: the cluster's minor; selects the image tag.
-        oidc_provider_arn, oidc_provider_url: the cluster's IAM OIDC provider (IRSA trust).
+        oidc_provider_arn: the ARN of the cluster's IAM OIDC provider (IRSA trust).
+        oidc_provider_url: the URL of the same OIDC provider.
         autoscaler: timing flags; default ``AutoscalerSpec()`` (10m provision time, 10m unneeded).
         namespace: where it runs; default ``kube-system``, the namespace the priority expander's
             ConfigMap must share.

@@ -136,7 +136,8 @@ class Karpenter(pulumi.ComponentResource):
         cluster_name: the EKS cluster name.
         region: the cluster's region (IAM conditions, ``AWS_REGION``).
         node_role_arn: the node role's ARN (``iam:PassRole`` is limited to it).
-        oidc_provider_arn, oidc_provider_url: the cluster's IAM OIDC provider (IRSA trust).
+        oidc_provider_arn: the ARN of the cluster's IAM OIDC provider (IRSA trust).
+        oidc_provider_url: the URL of the same OIDC provider.
         subnet_ids: the private subnets nodes go in (tagged for discovery unless ``tag_subnets`` is False).
         security_group_id: the cluster security group (tagged for discovery).
         tag_subnets: tag ``subnet_ids`` with ``aws.ec2.Tag``; default True, for subnets this stack

@@ -170,9 +170,10 @@ class KarpenterNodePools(pulumi.ComponentResource):
         opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
 
     Attributes:
-        pools: one ``NodePoolInfo`` per NodePool. manifests: the NodePool manifests by pool name.
-        node_classes: the EC2NodeClass plans by name. overlays: the NodeOverlay manifests of the
-        shared GPU pools, by pool name.
+        pools: one ``NodePoolInfo`` per NodePool.
+        manifests: the NodePool manifests by pool name.
+        node_classes: the EC2NodeClass plans by name.
+        overlays: the NodeOverlay manifests of the shared GPU pools, by pool name.
     """
 
     pools: list[NodePoolInfo]

@@ -42,7 +42,7 @@ The design (``plan_inline_pools``):
 What is left: with ``pulumi up --refresh=false`` the stored array is the one of the last refresh
 or update; a cluster-level change then sends that array, and AKS rejects a body naming a pool it
 no longer has ("A new agent pool was introduced", pulumi-azure-native #2719) instead of acting on
-it. The README's Safety section says so.
+it. docs/safety.md says so.
 """
 
 from __future__ import annotations

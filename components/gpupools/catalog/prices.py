@@ -30,7 +30,7 @@ MAX_AGE_DAYS = 90
 """A table older than this fails ``tests/test_prices.py``: Spot prices and new sizes drift in a quarter."""
 
 REFRESH_HINT = "python -m gpupools.pricing refresh --cloud {cloud}"
-"""The command that rebuilds a cloud's table (see the README, Costs)."""
+"""The command that rebuilds a cloud's table (see docs/costs.md)."""
 
 TABLE_FILES = {Cloud.AWS: "prices_aws.json", Cloud.AZURE: "prices_azure.json"}
 
