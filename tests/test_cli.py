@@ -26,6 +26,7 @@ MODULES = {
     "gpupools.pricing": [PY, "-m", "gpupools.pricing"],
     "gpupools.pricing refresh": [PY, "-m", "gpupools.pricing", "refresh"],
     "gpupools.aws.deployer_policy": [PY, "-m", "gpupools.aws.deployer_policy"],
+    "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
 }
 PYTHON_SCRIPTS = {
     name: [PY, str(ROOT / name)]
