@@ -3,7 +3,7 @@ anchor resolves, and the version they install is the package's.
 
 Snippets run on Pulumi's mock runtime through ``gpupools.testing.run_program`` (what they register
 is recorded, nothing is deployed); a snippet that calls ``run_program`` itself (a test of a user's
-program) runs as plain Python. Only ```python blocks run: ```bash, ```yaml and untagged blocks are
+program, or one with its own ``set_mocks``) runs as plain Python. Only ```python blocks run: ```bash, ```yaml and untagged blocks are
 shell, config or output, not programs.
 """
 
@@ -67,7 +67,7 @@ def test_the_pages_have_python_snippets() -> None:
 @pytest.mark.parametrize("snippet", _params())
 def test_python_snippet_runs_as_written(snippet: Snippet) -> None:
     code = compile(snippet.code, snippet.id, "exec")
-    if "run_program(" in snippet.code:
+    if "run_program(" in snippet.code or "set_mocks(" in snippet.code:
         exec(code, {"__name__": "snippet"})  # it runs its own program on the mock runtime and asserts
         return
 
