@@ -79,3 +79,27 @@ def test_catalog_is_near_the_public_list_prices(key: tuple[Cloud, str], sizes: d
         price = table.price(region, size)
         assert price is not None and price.on_demand is not None, size
         assert abs(price.on_demand - list_price) <= TOLERANCE * list_price, f"{size}: {price.on_demand} vs {list_price}"
+
+
+def test_provenance_and_missing_reasons_round_trip_through_json() -> None:
+    from datetime import date
+
+    from gpupools.catalog.prices import Price, PriceTable, RegionSource, table_from_json
+    from gpupools.specs import Cloud
+
+    table = PriceTable(
+        cloud=Cloud.AZURE,
+        source="table source",
+        read_on=date(2026, 11, 23),
+        spot_basis="meter",
+        prices={"eastus": {"A": Price(1.0, 0.1)}, "westeurope": {"A": Price(1.2, 0.12)}},
+        region_sources={"westeurope": RegionSource("other source @ abc", date(2024, 8, 1), date(2026, 11, 24))},
+        unpriced={"westeurope": {"B": "row rejected: Windows rate"}},
+    )
+    again = table_from_json(table.to_json())
+    assert again == table_from_json(again.to_json())
+    assert again.provenance("West Europe") == RegionSource("other source @ abc", date(2024, 8, 1), date(2026, 11, 24))
+    assert again.provenance("eastus") == RegionSource("table source", date(2026, 11, 23), date(2026, 11, 23))
+    assert again.missing_reason("westeurope", "B") == "row rejected: Windows rate"
+    assert "not in the azure price catalog" in again.missing_reason("japaneast", "A")
+    assert "no row for westeurope" in again.missing_reason("westeurope", "C")

@@ -106,7 +106,10 @@ def test_gpu_node_pool_by_names_needs_no_special_mocks() -> None:
 
     def program() -> pulumi.Output[Any]:
         pool = GpuNodePool(
-            "t4", {"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4}, resource_group_name="rg", cluster_name="ml"
+            "t4",
+            {"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4},
+            resource_group_name="rg",
+            cluster_name="ml",
         )
         return pulumi.Output.all(*[p.scale_set_priority for p in pool.agent_pools])
 
@@ -118,7 +121,9 @@ def test_gpupools_mocks_take_extra_fakes_and_name_unknown_invokes() -> None:
     assert RecordingMocks is GpupoolsMocks
     assert mocks.outputs["aws:eks/nodeGroup:NodeGroup"] is fakes.OUTPUTS["aws:eks/nodeGroup:NodeGroup"]
     resource_id, state = mocks.new_resource(
-        pulumi.runtime.MockResourceArgs(typ="custom:index:Thing", name="t", inputs={"size": 1}, provider="", resource_id="", custom=True)
+        pulumi.runtime.MockResourceArgs(
+            typ="custom:index:Thing", name="t", inputs={"size": 1}, provider="", resource_id="", custom=True
+        )
     )
     assert (resource_id, state) == ("thing-1", {"size": 1, "color": "blue"})
     with pytest.raises(KeyError, match="no fake for invoke custom:index:getThing; pass one in GpupoolsMocks"):

@@ -320,7 +320,11 @@ def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str) -> None:
         if vcpus is None:
             fail(f"{path}.instanceTypes[0]", "must be an Azure VM size name like Standard_D4s_v5", size)
         elif vcpus < AKS_SYSTEM_POOL_MIN_VCPUS:
-            fail(f"{path}.instanceTypes[0]", f"must have at least {AKS_SYSTEM_POOL_MIN_VCPUS} vCPUs (AKS system pool minimum)", size)
+            fail(
+                f"{path}.instanceTypes[0]",
+                f"must have at least {AKS_SYSTEM_POOL_MIN_VCPUS} vCPUs (AKS system pool minimum)",
+                size,
+            )
         if size.startswith("Standard_B"):
             fail(f"{path}.instanceTypes[0]", "must not be a B-series size (not supported for AKS system pools)", size)
     else:

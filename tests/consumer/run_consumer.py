@@ -168,7 +168,10 @@ def plain_set_mocks(_: argparse.Namespace) -> None:
             import gpupools.aws
 
             group = gpupools.aws.GpuNodeGroup(
-                "t4", eks_program.POOL, cluster_name="ml-platform", node_role_arn="arn:aws:iam::123456789012:role/n",
+                "t4",
+                eks_program.POOL,
+                cluster_name="ml-platform",
+                node_role_arn="arn:aws:iam::123456789012:role/n",
                 subnet_ids_by_zone={"us-west-2a": "subnet-0aaaaaaaaaaaaaaa1"},
             )
             tags = [tag for tags in group.asg_tags.values() for tag in tags]

@@ -14,7 +14,7 @@ refresh (``REFRESH_HINT``); nothing fails because of it unless a budget must be 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -44,6 +44,21 @@ class Price:
 
 
 @dataclass(frozen=True)
+class RegionSource:
+    """Where one region's rows come from when that is not the table's own ``source``.
+
+    Attributes:
+        source: the source named as a reader can find it (repository, path, commit).
+        source_date: when the source collected its figures (a Spot price is an observation of that day).
+        read_on: when gpupools read the source.
+    """
+
+    source: str
+    source_date: date
+    read_on: date
+
+
+@dataclass(frozen=True)
 class PriceTable:
     """A cloud's prices: region -> size -> ``Price``, with their provenance.
 
@@ -54,6 +69,10 @@ class PriceTable:
         spot_basis: what the Spot figure is (AWS: the median over a window of the Spot price
             history across the region's zones; Azure: the Spot retail meter).
         prices: region -> size -> price.
+        region_sources: region -> ``RegionSource`` for the regions whose rows come from another
+            source than ``source`` (default: none).
+        unpriced: region -> size -> why the size has no price there (a source row rejected by a
+            check, or no public source), for sizes a stack may name (default: none).
     """
 
     cloud: Cloud
@@ -61,10 +80,28 @@ class PriceTable:
     read_on: date
     spot_basis: str
     prices: Mapping[str, Mapping[str, Price]]
+    region_sources: Mapping[str, RegionSource] = field(default_factory=dict)
+    unpriced: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def price(self, region: str, size: str) -> Price | None:
         """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
         return self.prices.get(normalize_region(region), {}).get(size)
+
+    def provenance(self, region: str) -> RegionSource:
+        """Where ``region``'s figures come from: its own ``RegionSource``, else the table's source
+        (whose figures were collected when they were read)."""
+        own = self.region_sources.get(normalize_region(region))
+        return own if own is not None else RegionSource(self.source, self.read_on, self.read_on)
+
+    def missing_reason(self, region: str, size: str) -> str:
+        """Why ``size`` has no price in ``region``: the recorded reason, else what is missing."""
+        key = normalize_region(region)
+        recorded = self.unpriced.get(key, {}).get(size)
+        if recorded is not None:
+            return recorded
+        if key not in self.prices:
+            return f"region {key} is not in the {self.cloud.value} price catalog"
+        return f"{size} has no row for {key} in the price catalog's source"
 
     def to_json(self) -> dict[str, Any]:
         """The table as stored (sorted, so a refresh diff shows only what changed)."""
@@ -79,6 +116,25 @@ class PriceTable:
                 }
                 for region in sorted(self.prices)
             },
+            **(
+                {
+                    "regionSources": {
+                        region: {
+                            "source": origin.source,
+                            "sourceDate": origin.source_date.isoformat(),
+                            "readOn": origin.read_on.isoformat(),
+                        }
+                        for region, origin in sorted(self.region_sources.items())
+                    }
+                }
+                if self.region_sources
+                else {}
+            ),
+            **(
+                {"unpriced": {region: dict(sorted(sizes.items())) for region, sizes in sorted(self.unpriced.items())}}
+                if self.unpriced
+                else {}
+            ),
         }
 
 
@@ -108,6 +164,19 @@ def table_from_json(data: Mapping[str, Any]) -> PriceTable:
         read_on=date.fromisoformat(data["readOn"]),
         spot_basis=str(data["spotBasis"]),
         prices=MappingProxyType(regions),
+        region_sources=MappingProxyType(
+            {
+                region: RegionSource(
+                    source=str(origin["source"]),
+                    source_date=date.fromisoformat(origin["sourceDate"]),
+                    read_on=date.fromisoformat(origin["readOn"]),
+                )
+                for region, origin in (data.get("regionSources") or {}).items()
+            }
+        ),
+        unpriced=MappingProxyType(
+            {region: MappingProxyType(dict(sizes)) for region, sizes in (data.get("unpriced") or {}).items()}
+        ),
     )
 
 

@@ -226,7 +226,9 @@ class GpupoolsMocks(pulumi.runtime.Mocks):
         self.invokes.append((args.token, dict(args.args)))
         fake = self.calls.get(args.token)
         if fake is None:
-            raise KeyError(f"no fake for invoke {args.token}; pass one in GpupoolsMocks(calls=...) or add it to gpupools.testing.fakes")
+            raise KeyError(
+                f"no fake for invoke {args.token}; pass one in GpupoolsMocks(calls=...) or add it to gpupools.testing.fakes"
+            )
         try:
             return fake(args.args), []
         except fakes.InvokeError as failure:
