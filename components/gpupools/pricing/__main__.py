@@ -3,11 +3,8 @@
 
 import sys
 
+from gpupools.pricing import import_coroot, refresh
+
 if sys.argv[1:2] == ["import-coroot"]:
-    from gpupools.pricing.import_coroot import main
-
-    sys.exit(main(sys.argv[2:]))
-
-from gpupools.pricing.refresh import main  # noqa: E402
-
-sys.exit(main())
+    sys.exit(import_coroot.main(sys.argv[2:]))
+sys.exit(refresh.main())
