@@ -204,14 +204,19 @@ def unpriced_reasons(table: PriceTable, region: str, groups: Iterable[CapacityGr
 
 
 def unpriced_pools(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> dict[str, str]:
-    """Per pool with a group that cannot be priced: ``<capacity> <size>: <reason>`` (``price_gap``),
-    both capacity types of a pool joined by ``; ``. What the budget check names."""
-    reasons: dict[str, list[str]] = {}
+    """Per pool with a group that cannot be priced, why (``price_gap``): once when its Spot group and
+    its fallback lack a price for the same reason (the size is missing), else ``<capacity>: <why>``
+    for each, joined by ``; ``. What the budget check names."""
+    reasons: dict[str, list[tuple[str, str]]] = {}
     for group in groups:
         gap = price_gap(table, region, group.instance_types, group.capacity)
         if gap is not None:
-            reasons.setdefault(group.pool, []).append(f"{group.capacity.value} {gap}")
-    return {pool: "; ".join(dict.fromkeys(gaps)) for pool, gaps in reasons.items()}
+            reasons.setdefault(group.pool, []).append((group.capacity.value, gap))
+    out = {}
+    for pool, gaps in reasons.items():
+        texts = list(dict.fromkeys(gap for _, gap in gaps))
+        out[pool] = texts[0] if len(texts) == 1 else "; ".join(f"{capacity}: {gap}" for capacity, gap in gaps)
+    return out
 
 
 def spot_hours_with_evictions(spot_hours: float, eviction_rate: float, redone_share: float) -> float:
@@ -451,7 +456,7 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
     if budget is None:
         return
     if fleet.ceiling is None:
-        pools = "; ".join(f"pool {pool}: {reason}" for pool, reason in fleet.unpriced_pools)
+        pools = ", ".join(f"pool {pool} ({reason})" for pool, reason in fleet.unpriced_pools)
         raise ConfigError(
             path,
             f"cannot be checked: no price in {fleet.region} for {pools or ', '.join(fleet.unpriced)} "
