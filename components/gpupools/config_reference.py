@@ -469,8 +469,8 @@ def _cost(d: Defaults) -> dict[str, Entry]:
         "evictionRate": lambda d: Row(
             "gpupools:cost.evictionRate",
             "0-1",
-            code(c.eviction_rate) if not float(c.eviction_rate).is_integer() else f"`{c.eviction_rate:g}`",
-            "share of Spot runs interrupted (AWS Spot Instance Advisor \"frequency of interruption\", Azure Spot eviction "
+            f"`{c.eviction_rate:g}`",
+            'share of Spot runs interrupted (AWS Spot Instance Advisor "frequency of interruption", Azure Spot eviction '
             "rate; 0.05 for 5%); the monthly estimate's Spot hours grow by `evictionRate x redoneShare` "
             "([Evictions](costs.md#evictions-in-the-monthly-estimate)); default: no adjustment",
         ),
@@ -550,7 +550,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
             "a public region of the cloud (AWS commercial regions, Azure public-cloud regions; "
             "`components/gpupools/catalog/regions.py`); an unknown one is a config error with the nearest name suggested, "
             "e.g. `aws:region: must be a known AWS region (did you mean eu-west-1?), got 'eu-west-9'`. A region the price "
-            "catalog lacks is valid: its prices show `?`",
+            "catalog lacks is valid: synth shows `no price` for it, with why",
         ),
         *section("cluster"),
         *section("network"),
