@@ -257,7 +257,10 @@ def test_synth_states_source_and_read_dates_and_warns_when_a_year_old() -> None:
     assert warning.startswith(f"Prices for westeurope are older than a year: {OLD_SOURCE} collected them on 2024-08-09")
     assert "(366 days before 2025-08-10)" in warning
     text = render(doc, today=date(2026, 11, 24))
-    assert f"Prices from {OLD_SOURCE}, collected 2024-08-09, read 2026-11-20; Spot: test." in text
+    assert (
+        f"Prices for westeurope: collected by their source 2024-08-09, read by gpupools 2026-11-20; source: {OLD_SOURCE}\n"
+        in text
+    )
     assert "Warning: Prices for westeurope are older than a year" in text and "(837 days before 2026-11-24)" in text
     assert "Warning:" not in render(doc, today=date(2025, 1, 1))
     assert summary_data(doc, today=date(2026, 11, 24))["warnings"] == [

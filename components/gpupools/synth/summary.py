@@ -310,11 +310,19 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     by_size = [capacity for capacity, basis in order.items() if basis != "price"]
     if by_size:
         lines.append(f"Priority expander: {', '.join(by_size)} pools ordered by size facts (a price is unknown)")
-    source = f"from {cost['priceSource']}, collected {cost.get('pricesSourceDate', '?')}, " if cost.get("priceSource") else ""
-    lines.append(
-        f"Prices {source}read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
-        "Not included: disks, egress, control plane, NAT, load balancers, discounts."
-    )
+    if cost.get("priceSource"):
+        lines.append(
+            f"Prices for {cost.get('region', '?')}: collected by their source {cost.get('pricesSourceDate', '?')}, "
+            f"read by gpupools {cost.get('pricesReadOn', '?')}; source: {cost['priceSource']}"
+        )
+        lines.append(
+            f"Spot: {cost.get('spotBasis', '?')}. Not included: disks, egress, control plane, NAT, load balancers, discounts."
+        )
+    else:  # a document written before the cost output named its source
+        lines.append(
+            f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
+            "Not included: disks, egress, control plane, NAT, load balancers, discounts."
+        )
     return lines
 
 
