@@ -349,6 +349,33 @@ INVALID += [
     ("cost-spot-share", with_key(AZURE, "gpupools:cost", {"spotShare": 2}), "gpupools:cost.spotShare", "from 0 to 1"),
     ("cost-hours-negative", with_key(AWS, "gpupools:cost", {"gpuHoursPerMonth": -5}), "gpupools:cost.gpuHoursPerMonth", ">= 0"),
     ("cost-key-typo", with_key(AWS, "gpupools:cost", {"budgetPerHours": 5}), "gpupools:cost.budgetPerHours", "did you mean"),
+    # Evictions (docs/costs.md "Evictions in the monthly estimate"): shares from 0 to 1, a pool's own
+    # rate only where the pool buys Spot.
+    (
+        "cost-eviction-rate-above-1",
+        with_key(AZURE, "gpupools:cost", {"evictionRate": 1.5}),
+        "gpupools:cost.evictionRate",
+        "must be between 0 and 1 (share of Spot runs interrupted",
+    ),
+    (
+        "cost-eviction-rate-percent",
+        with_key(AWS, "gpupools:cost", {"evictionRate": "5%"}),
+        "gpupools:cost.evictionRate",
+        "must be a number from 0 to 1",
+    ),
+    (
+        "cost-redone-share-negative",
+        with_key(AWS, "gpupools:cost", {"redoneShare": -0.5}),
+        "gpupools:cost.redoneShare",
+        "must be between 0 and 1",
+    ),
+    ("pool-eviction-rate-above-1", with_pool(AWS, evictionRate=20), "gpupools:gpuPools[0].evictionRate", "between 0 and 1"),
+    (
+        "pool-eviction-rate-on-demand-only",
+        with_pool(AZURE, spot=False, evictionRate=0.1),
+        "gpupools:gpuPools[0].evictionRate",
+        "Spot pools only",
+    ),
 ]
 
 

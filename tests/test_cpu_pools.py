@@ -284,6 +284,13 @@ BAD = [
         "GPU pools only",
     ),
     (
+        "eviction-rate",
+        AWS,
+        {"name": "c", "instanceTypes": ["m6i.xlarge"], "maxSize": 2, "evictionRate": 0.1},
+        "cpuPools[0].evictionRate",
+        "GPU pools only",
+    ),
+    (
         "unknown-size-azure",
         AZURE,
         {"name": "c", "instanceTypes": ["Standard_Q8_v9"], "maxSize": 2},

@@ -97,7 +97,7 @@ def test_unknown_region_is_one_config_error_naming_the_key(raw: dict[str, object
 @pytest.mark.parametrize(
     ("raw", "region"),
     [
-        # Real regions the price catalog does not price: valid, their estimates show "?".
+        # Real regions the price catalog does not price: valid, their estimates say "no price" and why.
         (AWS, "ap-southeast-7"),
         (AWS, "mx-central-1"),
         (AZURE, "swedencentral"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
@@ -77,11 +78,12 @@ GPU_POOL_KEYS = (
     "diskSizeGb",
     "amiType",
     "sharing",
+    "evictionRate",
 )
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
 a key in ``GPU_ONLY_POOL_KEYS``."""
-GPU_ONLY_POOL_KEYS = ("sharing",)
+GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate")
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
 SHARING_KEYS = ("timeSlicing", "mps", "mig")
 REPLICATED_KEYS = ("replicas",)
@@ -90,7 +92,9 @@ TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
-COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour")
+COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
+EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
+"""What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
 MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
 
 AZURE_ONLY_KEYS = {
@@ -386,6 +390,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], DEFAULT_AMI_TYPE[role]),
         role=role,
         sharing=parse_sharing(raw.get("sharing"), f"{path}.sharing"),
+        eviction_rate=_get(raw, "evictionRate", path, float, None, EVICTION_RATE_TYPE),
     )
 
 
@@ -573,6 +578,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
     )
+    spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
     check_budget(spec, region)
     return spec
@@ -585,7 +591,23 @@ def parse_cost(raw: Any, path: str) -> CostSpec:
         gpu_hours_per_month=_get(section, "gpuHoursPerMonth", path, float, None, "a number of hours"),
         spot_share=_get(section, "spotShare", path, float, CostSpec.spot_share, "a number from 0 to 1"),
         budget_per_hour=_get(section, "budgetPerHour", path, float, None, "a number (USD per hour)"),
+        eviction_rate=_get(section, "evictionRate", path, float, CostSpec.eviction_rate, EVICTION_RATE_TYPE),
+        redone_share=_get(
+            section,
+            "redoneShare",
+            path,
+            float,
+            CostSpec.redone_share,
+            "a number from 0 to 1 (share of an interrupted run redone)",
+        ),
     )
+
+
+def with_pool_eviction_rates(cost: CostSpec, gpu_pools: Sequence[PoolSpec]) -> CostSpec:
+    """``cost`` with each GPU pool's own ``evictionRate`` (``CostSpec.pool_eviction_rates``), so the
+    estimate, which sees pools by name only, applies them."""
+    own = {pool.name: pool.eviction_rate for pool in gpu_pools if pool.eviction_rate is not None}
+    return dataclasses.replace(cost, pool_eviction_rates=MappingProxyType(own)) if own else cost
 
 
 def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:

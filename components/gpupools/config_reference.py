@@ -306,6 +306,13 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             + next(iter(MIG_INSTANCES_PER_GPU))
             + "}`",
         ),
+        "evictionRate": lambda d: Row(
+            "…evictionRate",
+            "0-1",
+            "`gpupools:cost.evictionRate`",
+            "this Spot pool's share of Spot runs interrupted, for the monthly estimate (overrides the stack's); "
+            "an error on a pool with `spot: false`",
+        ),
     }
 
 
@@ -459,6 +466,20 @@ def _cost(d: Defaults) -> dict[str, Entry]:
             "the fleet's ceiling (every pool and fallback at `maxSize`) must not exceed it; checked before anything is "
             "registered; > 0",
         ),
+        "evictionRate": lambda d: Row(
+            "gpupools:cost.evictionRate",
+            "0-1",
+            f"`{c.eviction_rate:g}`",
+            'share of Spot runs interrupted (AWS Spot Instance Advisor "frequency of interruption", Azure Spot eviction '
+            "rate; 0.05 for 5%); the monthly estimate's Spot hours grow by `evictionRate x redoneShare` "
+            "([Evictions](costs.md#evictions-in-the-monthly-estimate)); default: no adjustment",
+        ),
+        "redoneShare": lambda d: Row(
+            "gpupools:cost.redoneShare",
+            "0-1",
+            code(c.redone_share),
+            "share of an interrupted run's work that is lost and run again: 0.5 without checkpoints, lower with them",
+        ),
     }
 
 
@@ -529,7 +550,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
             "a public region of the cloud (AWS commercial regions, Azure public-cloud regions; "
             "`components/gpupools/catalog/regions.py`); an unknown one is a config error with the nearest name suggested, "
             "e.g. `aws:region: must be a known AWS region (did you mean eu-west-1?), got 'eu-west-9'`. A region the price "
-            "catalog lacks is valid: its prices show `?`",
+            "catalog lacks is valid: synth shows `no price` for it, with why",
         ),
         *section("cluster"),
         *section("network"),

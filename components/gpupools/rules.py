@@ -557,6 +557,10 @@ def check_gpu_pool(
     if not types:
         fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))
     check_unique(types, f"{path}.instanceTypes", "instance types")
+    if pool.eviction_rate is not None:
+        check_eviction_rate(pool.eviction_rate, f"{path}.evictionRate")
+        if not pool.spot:
+            fail(f"{path}.evictionRate", "is for Spot pools only (this pool has spot: false); remove it", pool.eviction_rate)
     if cloud is Cloud.AZURE:
         if len(types) != 1:
             fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
@@ -761,6 +765,15 @@ def check_cost(cost: CostSpec, path: str) -> None:
         fail(f"{path}.spotShare", "must be from 0 to 1 (the share of GPU hours served by Spot)", cost.spot_share)
     if cost.budget_per_hour is not None and cost.budget_per_hour <= 0:
         fail(f"{path}.budgetPerHour", "must be > 0 (USD per hour)", cost.budget_per_hour)
+    check_eviction_rate(cost.eviction_rate, f"{path}.evictionRate")
+    if not 0.0 <= cost.redone_share <= 1.0:
+        fail(f"{path}.redoneShare", "must be between 0 and 1 (share of an interrupted run that is redone)", cost.redone_share)
+
+
+def check_eviction_rate(rate: float, path: str) -> None:
+    """An eviction rate is a share: from 0 to 1 (``gpupools.pricing.estimate.spot_hours_with_evictions``)."""
+    if not 0.0 <= rate <= 1.0:
+        fail(path, "must be between 0 and 1 (share of Spot runs interrupted; 0.05 for 5%)", rate)
 
 
 MAINTENANCE_MIN_HOURS = 4

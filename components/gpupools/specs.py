@@ -196,6 +196,8 @@ class PoolSpec:
         role: ``Role.GPU`` (``gpuPools``, default) or ``Role.CPU`` (``cpuPools``).
         sharing: how pods share the pool's GPUs; default none (one pod per GPU). Always none on a
             CPU pool.
+        eviction_rate: GPU Spot pools only: this pool's share of Spot runs interrupted, 0 to 1, for
+            the monthly estimate; default none (``gpupools:cost.evictionRate`` applies).
     """
 
     name: str
@@ -213,6 +215,7 @@ class PoolSpec:
     ami_type: AmiType = AmiType.AL2023_NVIDIA
     role: Role = Role.GPU
     sharing: SharingSpec = SharingSpec()
+    eviction_rate: float | None = None
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))
@@ -266,14 +269,28 @@ class CostSpec:
         gpu_hours_per_month: GPU node-hours of work per month, spread evenly over the GPU pools;
             default none (no monthly estimate: only the per-hour figures, which need no guess).
         spot_share: share of those hours served by Spot, 0 to 1; default 1.0 (every hour on Spot,
-            the point of gpupools). Lower it to fold in evictions and fallbacks.
+            the point of gpupools). Lower it to fold in hours the on-demand fallbacks serve.
         budget_per_hour: USD; the fleet's ceiling (every pool and fallback at ``maxSize``) must not
             exceed it. Default none (no check).
+        eviction_rate: share of Spot runs interrupted, 0 to 1 (the clouds publish it in bands:
+            AWS Spot Instance Advisor "frequency of interruption", Azure Spot "eviction rate");
+            default 0, no eviction adjustment (see ``gpupools.pricing.estimate.spot_hours_with_evictions``).
+        redone_share: share of an interrupted run's work that is lost and run again, 0 to 1;
+            default 0.5 (no checkpoints: a run interrupted at a random point loses half of it on average).
+        pool_eviction_rates: per GPU pool, its own ``gpuPools[].evictionRate`` where set (it
+            overrides ``eviction_rate``); filled by ``gpupools.config.parse``.
     """
 
     gpu_hours_per_month: float | None = None
     spot_share: float = 1.0
     budget_per_hour: float | None = None
+    eviction_rate: float = 0.0
+    redone_share: float = 0.5
+    pool_eviction_rates: Mapping[str, float] = field(default_factory=dict)
+
+    def eviction_rate_of(self, pool: str) -> float:
+        """The eviction rate of ``pool``: its own ``evictionRate``, else the stack's."""
+        return self.pool_eviction_rates.get(pool, self.eviction_rate)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The public regions of each cloud: what ``aws:region`` and ``azure-native:location`` may name.
 
 A region is checked against these lists, not against the price catalog: the catalog prices only a
-few regions, and a real region without a price is valid (its estimates show ``?``). A name in
-neither list is almost always a typo (``eu-west-9``, ``eastus9``), and ``pulumi up`` would only fail
-on it after part of the stack exists, so ``gpupools.rules.check_region`` rejects it up front.
+few regions, and a real region without a price is valid (its estimates say it has no price, and
+why). A name in neither list is almost always a typo (``eu-west-9``, ``eastus9``), and ``pulumi up``
+would only fail on it after part of the stack exists, so ``gpupools.rules.check_region`` rejects it
+up front.
 
 Sources (pinned; update by hand when a cloud opens a region):
 

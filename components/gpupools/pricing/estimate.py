@@ -26,7 +26,10 @@ What a figure means:
 * **monthly**: idle for every hour of the month (``HOURS_PER_MONTH``) plus ``gpuHoursPerMonth`` GPU
   node-hours, spread evenly over the GPU pools, ``spotShare`` of them at the Spot price (pools
   without Spot: all on-demand; Spot pools without a fallback: all Spot). Savings compare it with
-  the same hours with every node on-demand. Not included: disks, public IPs, egress, the EKS
+  the same hours with every node on-demand (the list-price saving). With an eviction rate
+  (``gpupools:cost.evictionRate``, a pool's own ``evictionRate``) the Spot hours grow by the work
+  interrupted and run again (``spot_hours_with_evictions``): ``monthly_with_evictions`` and the
+  effective saving against the same all-on-demand figure. Not included: disks, public IPs, egress, the EKS
   control-plane fee, NAT gateways, load balancers, support plans, taxes, discounts (reservations,
   savings plans, enterprise agreements).
 """
@@ -36,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, PriceTable
+from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, PriceTable, normalize_region
 from gpupools.conventions import CapacityType, Role
 from gpupools.errors import ConfigError
 from gpupools.pools import NodePoolInfo
@@ -164,6 +167,84 @@ def unpriced(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) ->
     return sorted(missing)
 
 
+def why_unpriced(table: PriceTable, region: str, size: str, capacity: CapacityType) -> str:
+    """Why ``size`` has no ``capacity`` price in ``region``: the table's recorded reason
+    (``PriceTable.missing_reason``), or, for a size priced for the other capacity type only, that."""
+    price = table.price(region, size)
+    recorded = table.unpriced.get(normalize_region(region), {}).get(size)
+    if price is None or recorded is not None:
+        return table.missing_reason(region, size)
+    return f"{size} has no {capacity.value} price for {normalize_region(region)} in the price catalog's source"
+
+
+def price_gap(table: PriceTable, region: str, instance_types: Sequence[str], capacity: CapacityType) -> str | None:
+    """Why a group of ``instance_types`` has no ``capacity`` price (``node_price`` is ``None``):
+    ``<size>: <reason>`` for each size without one, joined by ``; ``; ``None`` when it has a price."""
+    gaps = []
+    for size in instance_types:
+        price = table.price(region, size)
+        value = None if price is None else (price.spot if capacity is CapacityType.SPOT else price.on_demand)
+        if value is None:
+            gaps.append(f"{size}: {why_unpriced(table, region, size, capacity)}")
+    if not instance_types:
+        return "no instance types"
+    return "; ".join(gaps) if gaps else None
+
+
+def unpriced_reasons(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> dict[str, str]:
+    """``unpriced``'s entries, each with its reason (``why_unpriced``)."""
+    reasons: dict[str, str] = {}
+    for group in groups:
+        for size in group.instance_types:
+            price = table.price(region, size)
+            value = None if price is None else (price.spot if group.capacity is CapacityType.SPOT else price.on_demand)
+            if value is None:
+                reasons[f"{size} ({group.capacity.value})"] = why_unpriced(table, region, size, group.capacity)
+    return dict(sorted(reasons.items()))
+
+
+def unpriced_pools(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> dict[str, str]:
+    """Per pool with a group that cannot be priced, why (``price_gap``): once when its Spot group and
+    its fallback lack a price for the same reason (the size is missing), else ``<capacity>: <why>``
+    for each, joined by ``; ``. What the budget check names."""
+    reasons: dict[str, list[tuple[str, str]]] = {}
+    for group in groups:
+        gap = price_gap(table, region, group.instance_types, group.capacity)
+        if gap is not None:
+            reasons.setdefault(group.pool, []).append((group.capacity.value, gap))
+    out = {}
+    for pool, gaps in reasons.items():
+        texts = list(dict.fromkeys(gap for _, gap in gaps))
+        out[pool] = texts[0] if len(texts) == 1 else "; ".join(f"{capacity}: {gap}" for capacity, gap in gaps)
+    return out
+
+
+def spot_hours_with_evictions(spot_hours: float, eviction_rate: float, redone_share: float) -> float:
+    """Expected Spot node-hours to finish ``spot_hours`` of work when Spot runs are interrupted.
+
+    ``H_eff = H_spot * (1 + r * f)``, where
+
+    * ``H_spot`` is the work in Spot node-hours at list price (no interruption);
+    * ``r`` (``eviction_rate``, 0 to 1) is the share of Spot runs that are interrupted: the figure
+      the clouds publish per size and region in bands (AWS Spot Instance Advisor "frequency of
+      interruption", the rate at which Spot reclaimed capacity over the trailing month: <5%, 5-10%,
+      10-15%, 15-20%, >20%; Azure's Spot eviction rate per size and location over the trailing 28
+      days: 0-5, 5-10, 10-15, 15-20, 20+);
+    * ``f`` (``redone_share``, 0 to 1) is the share of an interrupted run's work that is lost and run
+      again: 0.5 for a run without checkpoints interrupted at a uniformly random point (half of it,
+      on average); about ``c / (2 L)`` for checkpoints every ``c`` hours of an ``L``-hour run; 1 for
+      the worst case (interrupted just before the end, nothing kept).
+
+    So ``r * H_spot`` hours of work are interrupted and ``r * f * H_spot`` hours are redone. The
+    redone work is counted once (first order): its own interruptions (``r^2 f H_spot`` and smaller)
+    are left out, which for ``r <= 0.2`` changes the figure by less than the width of the clouds'
+    5-point bands, and keeps the figure finite and monotonic for every ``r`` from 0 to 1 (the
+    geometric ``H_spot / (1 - r)`` diverges as ``r`` nears 1). Example: 100 Spot hours at r = 0.1
+    and f = 0.5 take 105 hours.
+    """
+    return spot_hours * (1.0 + eviction_rate * redone_share)
+
+
 @dataclass(frozen=True)
 class FleetCost:
     """A fleet's cost figures in USD (``None``: a price is unknown). See the module docstring.
@@ -172,10 +253,19 @@ class FleetCost:
         region: the region the prices are for.
         spot_at_max, on_demand_instead_at_max, ceiling, idle: USD per hour.
         monthly, monthly_all_on_demand: USD per month (``None`` without ``gpuHoursPerMonth``).
-        savings_percent: ``1 - monthly / monthly_all_on_demand`` in percent.
+        savings_percent: ``1 - monthly / monthly_all_on_demand`` in percent (list prices).
+        monthly_with_evictions: ``monthly`` with each pool's Spot hours grown by its eviction rate
+            (``spot_hours_with_evictions``); equal to ``monthly`` when no rate is set.
+        effective_savings_percent: ``1 - monthly_with_evictions / monthly_all_on_demand`` in percent.
+        eviction_rates: per GPU pool with Spot, the eviction rate applied.
+        redone_share: ``f`` of ``spot_hours_with_evictions``.
         ceiling_by_pool: each pool's share of the ceiling, dearest first (what drives it).
         unpriced: sizes without a price (see ``unpriced``).
-        read_on, spot_basis: the catalog's read date and what its Spot figure is.
+        unpriced_reasons: the same, each with why it has none (``unpriced_reasons``).
+        unpriced_pools: per pool that cannot be priced, which size and why (``unpriced_pools``).
+        price_source, source_date, read_on: the region's prices' source, when that source collected
+            them and when gpupools read it (``PriceTable.provenance``), ISO dates.
+        spot_basis: what the catalog's Spot figure is.
     """
 
     region: str
@@ -194,6 +284,14 @@ class FleetCost:
     gpu_hours_per_month: float | None = None
     spot_share: float = 1.0
     budget_per_hour: float | None = None
+    monthly_with_evictions: float | None = None
+    effective_savings_percent: float | None = None
+    eviction_rates: tuple[tuple[str, float], ...] = ()
+    redone_share: float = 0.5
+    unpriced_reasons: tuple[tuple[str, str], ...] = ()
+    unpriced_pools: tuple[tuple[str, str], ...] = ()
+    price_source: str = ""
+    source_date: str = ""
 
     def to_output(self) -> dict[str, object]:
         """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals)."""
@@ -209,9 +307,17 @@ class FleetCost:
             "monthly": _round(self.monthly, 2),
             "monthlyAllOnDemand": _round(self.monthly_all_on_demand, 2),
             "savingsPercent": _round(self.savings_percent, 1),
+            "evictionRates": dict(self.eviction_rates),
+            "redoneShare": self.redone_share,
+            "monthlyWithEvictions": _round(self.monthly_with_evictions, 2),
+            "effectiveSavingsPercent": _round(self.effective_savings_percent, 1),
             "budgetPerHour": self.budget_per_hour,
             "ceilingByPool": {pool: _round(cost) for pool, cost in self.ceiling_by_pool},
             "unpriced": list(self.unpriced),
+            "unpricedReasons": dict(self.unpriced_reasons),
+            "unpricedPools": dict(self.unpriced_pools),
+            "priceSource": self.price_source,
+            "pricesSourceDate": self.source_date,
             "pricesReadOn": self.read_on,
             "spotBasis": self.spot_basis,
             "refresh": self.refresh,
@@ -269,11 +375,14 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
     ceiling = _sum(by_pool.values())
     drivers = tuple(sorted(by_pool.items(), key=lambda item: (item[1] is not None, item[1] or 0.0), reverse=True))
 
-    monthly = monthly_on_demand = savings = None
+    monthly = monthly_on_demand = savings = with_evictions = effective = None
     if cost.gpu_hours_per_month is not None:
-        monthly, monthly_on_demand = _monthly(priced, cost, idle)
-        if monthly is not None and monthly_on_demand:
+        monthly, with_evictions, monthly_on_demand = _monthly(priced, cost, idle)
+        if monthly is not None and with_evictions is not None and monthly_on_demand:
             savings = 100.0 * (1.0 - monthly / monthly_on_demand)
+            effective = 100.0 * (1.0 - with_evictions / monthly_on_demand)
+    spot_gpu_pools = sorted({g.pool for g in groups if g.role is Role.GPU and g.capacity is CapacityType.SPOT})
+    origin = table.provenance(region)
     return FleetCost(
         region=region,
         spot_at_max=spot_at_max,
@@ -285,23 +394,33 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         savings_percent=savings,
         ceiling_by_pool=drivers,
         unpriced=tuple(unpriced(table, region, groups)),
-        read_on=table.read_on.isoformat(),
+        read_on=origin.read_on.isoformat(),
         spot_basis=table.spot_basis,
         refresh=REFRESH_HINT.format(cloud=table.cloud.value),
         gpu_hours_per_month=cost.gpu_hours_per_month,
         spot_share=cost.spot_share,
         budget_per_hour=cost.budget_per_hour,
+        monthly_with_evictions=with_evictions,
+        effective_savings_percent=effective,
+        eviction_rates=tuple((pool, cost.eviction_rate_of(pool)) for pool in spot_gpu_pools),
+        redone_share=cost.redone_share,
+        unpriced_reasons=tuple(unpriced_reasons(table, region, groups).items()),
+        unpriced_pools=tuple(unpriced_pools(table, region, groups).items()),
+        price_source=origin.source,
+        source_date=origin.source_date.isoformat(),
     )
 
 
-def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> tuple[float | None, float | None]:
-    """(monthly, the same all on-demand): idle every hour plus the GPU work hours."""
+def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> tuple[float | None, float | None, float | None]:
+    """(monthly at list prices, the same with evictions, the same hours all on-demand): idle every
+    hour plus the GPU work hours. With evictions, each pool's Spot hours are
+    ``spot_hours_with_evictions`` of them, at the Spot price; on-demand hours are not interrupted."""
     assert cost.gpu_hours_per_month is not None
     idle_on_demand = _sum(None if p.on_demand_price is None else p.on_demand_price * p.group.min_size for p in priced)
     gpu_pools = sorted({p.group.pool for p in priced if p.group.role is Role.GPU})
     if idle is None or idle_on_demand is None:
-        return None, None
-    work = work_on_demand = 0.0
+        return None, None, None
+    work = work_evicted = work_on_demand = 0.0
     hours = cost.gpu_hours_per_month / len(gpu_pools) if gpu_pools else 0.0
     for pool in gpu_pools:
         mine = [p for p in priced if p.group.pool == pool]
@@ -309,7 +428,7 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
         on_demand = next((p for p in mine if p.group.capacity is CapacityType.ON_DEMAND), None)
         od_price = mine[0].on_demand_price
         if od_price is None:
-            return None, None
+            return None, None, None
         if spot is None:
             share = 0.0
         elif on_demand is None:
@@ -318,10 +437,17 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
             share = cost.spot_share
         spot_price = spot.price if spot is not None else None
         if share > 0 and spot_price is None:
-            return None, None
-        work += hours * (share * (spot_price or 0.0) + (1.0 - share) * od_price)
+            return None, None, None
+        spot_hours = hours * share
+        evicted = spot_hours_with_evictions(spot_hours, cost.eviction_rate_of(pool), cost.redone_share)
+        work += spot_hours * (spot_price or 0.0) + (hours - spot_hours) * od_price
+        work_evicted += evicted * (spot_price or 0.0) + (hours - spot_hours) * od_price
         work_on_demand += hours * od_price
-    return idle * HOURS_PER_MONTH + work, idle_on_demand * HOURS_PER_MONTH + work_on_demand
+    return (
+        idle * HOURS_PER_MONTH + work,
+        idle * HOURS_PER_MONTH + work_evicted,
+        idle_on_demand * HOURS_PER_MONTH + work_on_demand,
+    )
 
 
 def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") -> None:
@@ -330,9 +456,10 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
     if budget is None:
         return
     if fleet.ceiling is None:
+        pools = ", ".join(f"pool {pool} ({reason})" for pool, reason in fleet.unpriced_pools)
         raise ConfigError(
             path,
-            f"cannot be checked: no price in {fleet.region} for {', '.join(fleet.unpriced)} "
+            f"cannot be checked: no price in {fleet.region} for {pools or ', '.join(fleet.unpriced)} "
             f"(refresh the price catalog: {fleet.refresh}, or remove the budget)",
             budget,
         )
@@ -351,14 +478,25 @@ def pool_prices(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -
     return {p.name: node_price(table, region, p.instance_types, p.capacity) for p in pools}
 
 
-def with_costs(pools: Iterable[NodePoolInfo], prices: Mapping[str, float | None]) -> list[dict[str, object]]:
-    """The ``nodePools`` output: each pool's entry plus its price per node-hour and cost per hour at max."""
+def pool_price_gaps(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -> dict[str, str]:
+    """Per created pool without a price for its own capacity type: why (``price_gap``)."""
+    gaps = {p.name: price_gap(table, region, p.instance_types, p.capacity) for p in pools}
+    return {name: gap for name, gap in gaps.items() if gap is not None}
+
+
+def with_costs(
+    pools: Iterable[NodePoolInfo], prices: Mapping[str, float | None], gaps: Mapping[str, str] | None = None
+) -> list[dict[str, object]]:
+    """The ``nodePools`` output: each pool's entry plus its price per node-hour and cost per hour at
+    max, and for a pool without a price, ``noPrice``: why (``gaps``, from ``pool_price_gaps``)."""
     rows = []
     for pool in pools:
         row: dict[str, object] = dict(pool.to_output())
         price = prices.get(pool.name)
         row["pricePerNodeHour"] = _round(price)
         row["costPerHourAtMax"] = _round(None if price is None else price * pool.max_size)
+        if price is None and gaps and pool.name in gaps:
+            row["noPrice"] = gaps[pool.name]
         rows.append(row)
     return rows
 
@@ -376,7 +514,7 @@ def stack_costs(
     fleet["priorityOrder"] = {
         c.value: ("size facts (a price is unknown)" if c.value in by_size else "price") for c in CapacityType
     }
-    return prices, with_costs(pools, prices), fleet
+    return prices, with_costs(pools, prices, pool_price_gaps(pools, table, region)), fleet
 
 
 def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> list[str] | None:

@@ -25,8 +25,9 @@ SLOTS/NODE         ``nvidia.com/gpu`` one node advertises: GPUS/NODE x replicas 
 GPUS AT MAX        MAX x GPUS/NODE: the most GPUs this pool can ever run
 IDLE GPUS          MIN x GPUS/NODE: GPUs paid for even when no GPU pod runs (0 for scale-from-zero)
 $/NODE-H           USD per node-hour of the pool's capacity type in the stack's region (Spot: a
-                   recent observation, see the price catalog); ``?`` where the catalog has none
-$/H AT MAX         MAX x $/NODE-H
+                   recent observation, see the price catalog); ``no price (<why>)`` where the
+                   catalog has none (the ``noPrice`` of the pool's ``nodePools`` entry)
+$/H AT MAX         MAX x $/NODE-H; ``no price`` where $/NODE-H has none
 =================  ===========================================================================
 
 The TOTAL row is the fleet **at max on Spot**, on every provisioner (``TOTAL_MEANING``): every row
@@ -37,7 +38,11 @@ so the same pools give the same TOTAL under cluster-autoscaler and Karpenter/NAP
 
 Under the table, the stack's ``cost`` output: the fleet at max all Spot, at max with on-demand
 fallbacks instead, the ceiling (every group at max), idle, and with ``gpupools:cost`` the monthly
-estimate and its savings; then where the prices come from and how to refresh them.
+estimate with its list-price saving and, next to it, the effective saving once evictions are
+counted; the sizes without a price and why; then where the prices come from: the source, the date
+the source collected them and the date gpupools read them (``PriceTable.provenance``). When that
+source date is more than ``STALE_AFTER_DAYS`` before today, a warning names the region, the source
+and the date (``price_warnings``; today is an argument, so tests fix it).
 
 ``summary_data`` is the same summary as plain data (``python -m gpupools.synth <stack> --json``):
 the ``nodePools`` and ``cost`` outputs as the stack exports them, each pool marked ``fallback``,
@@ -46,6 +51,7 @@ and the TOTAL figures.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Mapping, Sequence
 
 POOL_COLUMNS = (
@@ -81,6 +87,10 @@ NUMERIC_COLUMNS = frozenset(
     }
 )
 UNKNOWN_PRICE = "?"
+NO_PRICE = "no price"
+"""A table cell whose price the catalog lacks, followed by why when the ``nodePools`` entry says (``noPrice``)."""
+STALE_AFTER_DAYS = 365
+"""Prices whose source collected them more than this many days before today are warned about."""
 FALLBACK = "on-demand fallback"
 """CAPACITY of an on-demand fallback row (``estimate.fallback_flags``)."""
 
@@ -94,6 +104,32 @@ TOTAL_MEANING = (
 def money(value: Any, digits: int = 2) -> str:
     """``12.3456`` -> ``12.35``; ``None`` (no price) -> ``?``."""
     return UNKNOWN_PRICE if value is None else f"{float(value):,.{digits}f}"
+
+
+def price_cell(value: Any, why: Any = None, digits: int = 2) -> str:
+    """A table cell: the price, or ``no price (<why>)`` (``no price`` without a reason)."""
+    if value is not None:
+        return money(value, digits)
+    return f"{NO_PRICE} ({why})" if why else NO_PRICE
+
+
+def price_warnings(cost: Mapping[str, Any] | None, today: date) -> list[str]:
+    """Warnings about the prices of a ``cost`` output: one when the source collected them more than
+    ``STALE_AFTER_DAYS`` days before ``today``, naming the region, the source and the date."""
+    if not isinstance(cost, Mapping) or not cost.get("pricesSourceDate"):
+        return []
+    try:
+        collected = date.fromisoformat(str(cost["pricesSourceDate"]))
+    except ValueError:
+        return []
+    age = (today - collected).days
+    if age <= STALE_AFTER_DAYS:
+        return []
+    return [
+        f"Prices for {cost.get('region', '?')} are older than a year: {cost.get('priceSource', '?')} collected them on "
+        f"{collected.isoformat()} ({age} days before {today.isoformat()}); Spot prices and sizes drift, refresh with "
+        f"{cost.get('refresh', '')}"
+    ]
 
 
 def resource_tree(document: Mapping[str, Any]) -> list[str]:
@@ -155,9 +191,9 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "SLOTS/NODE": slots,
                 "GPUS AT MAX": gpus * max_size,
                 "IDLE GPUS": gpus * min_size,
-                # Documents written before prices existed have no price keys: shown as unknown.
-                "$/NODE-H": money(pool.get("pricePerNodeHour"), 4),
-                "$/H AT MAX": money(pool.get("costPerHourAtMax")),
+                # Documents written before prices existed have no price keys: shown as no price.
+                "$/NODE-H": price_cell(pool.get("pricePerNodeHour"), pool.get("noPrice"), 4),
+                "$/H AT MAX": price_cell(pool.get("costPerHourAtMax")),
             }
         )
     role_rank = {"system": 0, "gpu": 1, "cpu": 2}
@@ -236,7 +272,7 @@ def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | No
     total["MAX"] = figures["maxSize"]
     total["GPUS AT MAX"] = figures["gpusAtMax"]
     total["IDLE GPUS"] = figures["idleGpus"]
-    total["$/H AT MAX"] = money(figures["costPerHourAtMax"])
+    total["$/H AT MAX"] = price_cell(figures["costPerHourAtMax"])
     return total
 
 
@@ -255,20 +291,43 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours at {100 * float(cost.get('spotShare', 1.0)):g}% Spot "
             f"plus idle all month: {money(cost.get('monthly'))} (all on-demand: {money(cost.get('monthlyAllOnDemand'))}; "
-            f"savings {'?' if savings is None else f'{savings:g}%'})"
+            f"savings {_percent(savings)} at list prices)"
         )
+        rates = cost.get("evictionRates") or {}
+        if "monthlyWithEvictions" in cost:
+            shown = ", ".join(f"{pool} {100 * float(rate):g}%" for pool, rate in rates.items()) or "none"
+            lines.append(
+                f"With evictions (Spot runs interrupted: {shown}; {100 * float(cost.get('redoneShare', 0.5)):g}% of an "
+                f"interrupted run redone): {money(cost.get('monthlyWithEvictions'))}; effective savings "
+                f"{_percent(cost.get('effectiveSavingsPercent'))} against all on-demand"
+            )
     unpriced = cost.get("unpriced") or []
     if unpriced:
-        lines.append(f"No price for {', '.join(unpriced)}: shown as ?; refresh with {cost.get('refresh', '')}")
+        reasons = cost.get("unpricedReasons") or {}
+        named = "; ".join(f"{entry}: {reasons[entry]}" if entry in reasons else entry for entry in unpriced)
+        lines.append(f"No price for {named}; refresh with {cost.get('refresh', '')}")
     order = cost.get("priorityOrder") or {}
     by_size = [capacity for capacity, basis in order.items() if basis != "price"]
     if by_size:
         lines.append(f"Priority expander: {', '.join(by_size)} pools ordered by size facts (a price is unknown)")
-    lines.append(
-        f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
-        "Not included: disks, egress, control plane, NAT, load balancers, discounts."
-    )
+    if cost.get("priceSource"):
+        lines.append(
+            f"Prices for {cost.get('region', '?')}: collected by their source {cost.get('pricesSourceDate', '?')}, "
+            f"read by gpupools {cost.get('pricesReadOn', '?')}; source: {cost['priceSource']}"
+        )
+        lines.append(
+            f"Spot: {cost.get('spotBasis', '?')}. Not included: disks, egress, control plane, NAT, load balancers, discounts."
+        )
+    else:  # a document written before the cost output named its source
+        lines.append(
+            f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
+            "Not included: disks, egress, control plane, NAT, load balancers, discounts."
+        )
     return lines
+
+
+def _percent(value: Any) -> str:
+    return "?" if value is None else f"{value:g}%"
 
 
 def format_table(
@@ -291,8 +350,9 @@ def format_table(
     return [line(columns), rule, *body]
 
 
-def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool = True) -> str:
-    """The whole summary: header, resource tree (unless ``tree=False``), node-pool table, files written."""
+def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool = True, today: date | None = None) -> str:
+    """The whole summary: header, resource tree (unless ``tree=False``), node-pool table, cost lines,
+    warnings about the prices as of ``today`` (default: the system date), files written."""
     resources = document.get("resources", [])
     outputs = document.get("outputs", {})
     custom = sum(1 for r in resources if r.get("custom"))
@@ -327,6 +387,7 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
             lines += ["  " + line for line in format_table(limited, LIMIT_COLUMNS)]
         if isinstance(cost, Mapping):
             lines += [""] + ["  " + line for line in cost_lines(cost)]
+            lines += ["  Warning: " + warning for warning in price_warnings(cost, today or date.today())]
     else:
         lines.append("  (no nodePools stack output)")
     if files:
@@ -334,14 +395,17 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
     return "\n".join(lines) + "\n"
 
 
-def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = ()) -> dict[str, Any]:
+def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = (), today: date | None = None) -> dict[str, Any]:
     """The summary as plain data (``--json``), from the same document as ``render``.
 
     Keys: ``stack``, ``clusterName``, ``resources`` (counts), ``nodePools`` (the stack output as
     exported: one entry per node group, agent pool or Karpenter NodePool, with ``pricePerNodeHour``
     and ``costPerHourAtMax``, plus ``fallback``), ``total`` (``fleet_total``), ``cost`` (the stack's
     ``cost`` output: ``idlePerHour``, ``spotAtMaxPerHour``, ``onDemandInsteadAtMaxPerHour``,
-    ``ceilingPerHour``, ``monthly``, ...; ``null`` without one) and ``files`` written.
+    ``ceilingPerHour``, ``monthly``, ``monthlyWithEvictions``, ``effectiveSavingsPercent``,
+    ``unpricedReasons``, ``priceSource``, ``pricesSourceDate``, ``pricesReadOn``, ...; ``null`` without
+    one), ``warnings`` (``price_warnings`` as of ``today``, default the system date) and ``files`` written.
+    A pool without a price carries ``noPrice``: why.
     """
     resources = document.get("resources", [])
     outputs = document.get("outputs", {})
@@ -363,5 +427,6 @@ def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = ()) -> d
         "nodePools": [{**pool, "fallback": fallback} for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True)],
         "total": fleet_total(node_pools, cost),
         "cost": cost,
+        "warnings": price_warnings(cost, today or date.today()),
         "files": list(files),
     }
