@@ -7,8 +7,9 @@ where its figures come from (``source``), when they were read (``read_on``) and 
 figure is (``spot_basis``): on-demand prices are list prices and change rarely; Spot prices move
 with supply and demand, so a Spot figure is an observation, never a quote.
 
-A size or region missing from a table has no price: estimates show ``?`` for it and say how to
-refresh (``REFRESH_HINT``); nothing fails because of it unless a budget must be checked.
+A size or region missing from a table has no price: estimates show "no price (reason)" for it (the
+reason recorded in ``unpriced``, or what is missing) and say how to refresh (``REFRESH_HINT``);
+nothing fails because of it unless a budget must be checked.
 """
 
 from __future__ import annotations
