@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from gpupools.catalog.prices import price_table
 from gpupools.specs import Cloud
 from gpupools.synth import main
