@@ -6,6 +6,7 @@
     CpuNodeGroup per cpuPools entry     the same with a standard AMI and no GPU parts
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
+    EfaDevicePlugin                     on the groups of efa: true pools (none: skipped)
     PriorityExpander                    Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
     GpuSmokeTest per pool (optional)    on the pool's first Spot group
 
@@ -32,7 +33,7 @@ from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType, Role
-from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes import EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from gpupools.kubernetes.karpenter import overlay
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
@@ -130,6 +131,9 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
                 kubernetes_version=cluster.kubernetes_version,
                 region=region,
                 live_sizes=cluster.live_sizes,
+                # EFA pools: their interfaces carry the cluster security group and an EFA group in the VPC.
+                security_group_id=cluster.eks_cluster.cluster_security_group_id,
+                vpc_id=cluster.vpc_id,
                 # Destroy the groups before the node role's policies (iam.NodeRole).
                 opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
             )
@@ -158,6 +162,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         if served
         else None
     )
+    if any(g.efa_interfaces for g in gpu_groups):
+        EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
     all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)

@@ -77,6 +77,14 @@ CAPACITY_TYPE_LABEL = f"{LABEL_PREFIX}/capacity-type"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """``nvidia.com/gpu.present=true`` on every GPU pool, so NVIDIA's own charts schedule without NFD."""
 
+EFA_PRESENT_LABEL = "vpc.amazonaws.com/efa.present"
+"""``vpc.amazonaws.com/efa.present=true`` on every EKS node group of an ``efa: true`` pool: the EFA
+device plugin selects it (the label terraform-aws-eks puts on its EFA node groups,
+``tests/eks-managed-node-group/main.tf``)."""
+
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+"""The extended resource the AWS EFA device plugin advertises, one per EFA interface."""
+
 GPU_RESOURCE = "nvidia.com/gpu"
 """The extended resource the NVIDIA device plugin advertises. Every sharing mode gpupools configures
 keeps this name (``renameByDefault: false``; MIG strategy ``single``), so pods request it as usual

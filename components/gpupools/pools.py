@@ -50,6 +50,8 @@ class NodePoolInfo:
             on nodes Karpenter launches (set by Karpenter itself, not in ``labels``).
         limits: a Karpenter NodePool's ``spec.limits`` (``cpu``, ``nodes``, ``nvidia.com/gpu``);
             empty for node groups and agent pools, whose bound is ``max_size``.
+        efa_interfaces: EFA interfaces on each node (EKS ``efa: true`` pools); 0 without EFA.
+            The EFA device plugin serves the pools where it is above 0.
     """
 
     name: str
@@ -71,6 +73,7 @@ class NodePoolInfo:
     capacity_types: tuple[CapacityType, ...] = ()
     capacity_label: str = CAPACITY_TYPE_LABEL
     limits: Mapping[str, str] = field(default_factory=frozen_map)
+    efa_interfaces: int = 0
 
     @property
     def gpu_slots_per_node(self) -> int:

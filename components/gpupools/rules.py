@@ -451,6 +451,101 @@ def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
     return 5 + len(sharing.node_labels(pool.sharing)) + len(pool.labels)
 
 
+def efa_types_note() -> str:
+    """The EFA-capable types of the catalog, for error hints."""
+    return ", ".join(name for name, facts in INSTANCE_TYPES.items() if facts.efa_supported)
+
+
+def check_efa(
+    pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str], provisioner: Provisioner
+) -> None:
+    """``gpuPools[].efa``: an AWS GPU pool of EFA-capable types with one EFA interface count, in
+    exactly one zone, under cluster-autoscaler.
+
+    * One zone: every instance that uses EFA must be in the same cluster placement group (Amazon EC2
+      User Guide, "Elastic Fabric Adapter", "EFA limitations" / AWS Batch "Elastic Fabric Adapter":
+      "All instances that use an EFA must be in the same cluster placement group"), and a cluster
+      placement group lives in one Availability Zone (EC2 User Guide, "Placement strategies":
+      "A cluster placement group is a logical grouping of instances within a single Availability
+      Zone"). The zone is the pool's ``zones`` or, without them, the cluster's.
+    * One launch template serves the pool, and it lists one network interface per EFA-capable
+      network card, so the pool's types must agree on that count (``aws_instance_types.EFA_INTERFACES``).
+    * Karpenter: gpupools configures EFA on managed node groups (launch template, placement group,
+      security group). Karpenter v1.14.1's EC2NodeClass does have ``networkInterfaces``
+      (``interface``/``efa-only``) and ``placementGroupSelector`` (tests/crds), but gpupools does not
+      build them yet, so the pool is refused rather than created without EFA.
+    """
+    if not pool.efa:
+        return
+    at = f"{path}.efa"
+    if cloud is not Cloud.AWS:
+        fail(at, "is AWS only (on Azure use proximityPlacement with an InfiniBand size, see docs/aks.md)", True)
+    if not pool.is_gpu:
+        fail(at, "is for GPU pools only", True)
+    if provisioner is Provisioner.KARPENTER:
+        fail(
+            at,
+            "is not supported with gpupools:provisioner karpenter: gpupools sets up EFA interfaces, the cluster "
+            "placement group and the EFA security group on managed node groups only (Karpenter v1.14.1's EC2NodeClass "
+            "networkInterfaces and placementGroupSelector are not wired yet); use provisioner cluster-autoscaler for "
+            "this pool's stack",
+            True,
+        )
+    counts: dict[int, str] = {}
+    for index, name in enumerate(pool.instance_types):
+        facts = INSTANCE_TYPES.get(name)
+        if facts is None:
+            continue  # reported by check_aws_gpu_types
+        if not facts.efa_supported:
+            fail(
+                f"{path}.instanceTypes[{index}]",
+                "must support EFA when efa is true (EC2 'EFA supported instance types')",
+                name,
+                "EFA-capable types gpupools knows: " + efa_types_note(),
+            )
+        counts.setdefault(facts.efa_interfaces, name)
+    if len(counts) > 1:
+        fail(
+            f"{path}.instanceTypes",
+            "must share one EFA interface count when efa is true (one launch template lists the interfaces): "
+            + ", ".join(f"{name} {count}" for count, name in sorted(counts.items())),
+            list(pool.instance_types),
+        )
+    zones = pool.zones or tuple(cluster_zones)
+    if len(zones) != 1:
+        fail(
+            f"{path}.zones",
+            "must name exactly one zone when efa is true (a cluster placement group is in one Availability Zone); "
+            "set the pool's zones (or the cluster's) to one zone",
+            list(zones) if zones else "the region's first 3 zones (default)",
+        )
+
+
+def check_proximity_placement(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str]) -> None:
+    """``gpuPools[].proximityPlacement``: an Azure GPU pool in one zone (or in none: a regional pool).
+
+    A proximity placement group keeps VMs close within one datacenter (azure-aks-docs
+    ``articles/aks/reduce-latency-ppg.md``, "Limitations": "A proximity placement group can map to
+    only *one* availability zone"; "proximity placement groups require a node pool to use only
+    *one* availability zone").
+    """
+    if not pool.proximity_placement:
+        return
+    at = f"{path}.proximityPlacement"
+    if cloud is not Cloud.AZURE:
+        fail(at, "is Azure only (on AWS use efa, which puts the pool in a cluster placement group)", True)
+    if not pool.is_gpu:
+        fail(at, "is for GPU pools only", True)
+    zones = pool.zones or tuple(cluster_zones)
+    if len(zones) > 1:
+        fail(
+            f"{path}.zones",
+            "must name one zone when proximityPlacement is true (a proximity placement group is in one "
+            "datacenter); set the pool's zones (or the cluster's) to one zone",
+            list(zones),
+        )
+
+
 def check_sharing(pool: PoolSpec, cloud: Cloud, path: str) -> None:
     """``gpuPools[].sharing``: replicas within the plugin's limits, MIG only on AKS and on a size and
     profile that support it, and no sharing where gpupools' device plugin does not run."""
@@ -658,6 +753,8 @@ def check_gpu_pool(
     check_taints(pool.taints, f"{path}.taints")
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
     check_sharing(pool, cloud, path)
+    check_efa(pool, cloud, path, cluster_zones, provisioner)
+    check_proximity_placement(pool, cloud, path, cluster_zones)
 
     if cloud is Cloud.AWS:
         check_eks_labels_and_taints(pool, path)

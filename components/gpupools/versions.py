@@ -204,3 +204,8 @@ BOTTLEROCKET_AMI_ALIAS = "bottlerocket@v1.46.0"
 for GPU types (``pkg/providers/amifamily/bottlerocket.go``). v1.46.0 is the newest Bottlerocket
 version Karpenter v1.14.1's own tests select (``pkg/providers/amifamily/bottlerocket_test.go``);
 Bottlerocket's release list itself could not be checked here."""
+
+EFA_DEVICE_PLUGIN_IMAGE = "public.ecr.aws/eks/aws-efa-k8s-device-plugin"
+DEFAULT_EFA_DEVICE_PLUGIN_VERSION = "v0.5.13"
+"""The AWS EFA device plugin image tag: the ``appVersion`` of aws/eks-charts
+``stable/aws-efa-k8s-device-plugin/Chart.yaml`` (chart v0.5.20, commit de5fdc1d), the newest read."""

@@ -22,6 +22,10 @@ decides:
   SSM Session Manager (the node role carries ``AmazonSSMManagedInstanceCore``).
 * No AMI, user data or security groups: EKS supplies them by ``amiType`` and attaches the cluster
   security group, so AMI updates stay EKS-managed.
+* **EFA pools** (``efa_interfaces`` > 0, see ``efa_network_interfaces``): one EFA interface per
+  EFA-capable network card, the security groups on those interfaces (EKS attaches the cluster
+  security group only when the template names none, so the template names it, with the pool's EFA
+  group), no public address, and the pool's cluster placement group in ``placement``.
 
 The node group references ``latest_version``: editing the template (say, the disk size) creates a
 new version, and EKS rolls the group to it in place (respecting ``update_config``).
@@ -29,7 +33,7 @@ new version, and EKS rolls the group to it in place (respecting ``update_config`
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -70,6 +74,40 @@ def block_device_mappings(ami_type: str, disk_size_gb: int) -> list[aws.ec2.Laun
     return [aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name=ROOT_DEVICE, ebs=_ebs(disk_size_gb))]
 
 
+EFA_INTERFACE_TYPE = "efa"
+"""``InterfaceType`` of every EFA interface: EFA with ENA (botocore ec2 ``NetworkInterfaceType``).
+The first one is the instance's primary interface, which cannot be EFA-only (EC2 User Guide,
+"Maximize network bandwidth on Amazon EC2 instances with multiple network cards"); the others are
+EFA with ENA too, as in terraform-aws-eks ``modules/eks-managed-node-group`` (``enable_efa_support``)."""
+
+
+def efa_network_interfaces(
+    count: int, security_group_ids: Sequence[pulumi.Input[str]]
+) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+    """``count`` EFA interfaces, one per network card: network card 0 at device index 0 (the primary
+    interface), every further card at device index 1. Source: Amazon EC2 User Guide, "Maximize
+    network bandwidth on Amazon EC2 instances with multiple network cards" ("For the primary network
+    interface (network card index 0, device index 0), create an EFA (EFA with ENA) interface ... For
+    each additional network interface, use the next unused network card index, device index 1");
+    terraform-aws-eks builds the same list (``device_index = idx == 0 ? 0 : 1``).
+
+    No subnet (EKS puts the node in the node group's subnet and rejects a launch template that
+    names one: EKS user guide "Customize managed nodes with launch templates"), no public address,
+    the interfaces deleted with the instance.
+    """
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            device_index=0 if card == 0 else 1,
+            network_card_index=card,
+            interface_type=EFA_INTERFACE_TYPE,
+            security_groups=list(security_group_ids),
+            delete_on_termination="true",
+            associate_public_ip_address="false",
+        )
+        for card in range(count)
+    ]
+
+
 def create_launch_template(
     name: str,
     *,
@@ -77,11 +115,18 @@ def create_launch_template(
     disk_size_gb: int,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
+    efa_interfaces: int = 0,
+    security_group_ids: Sequence[pulumi.Input[str]] = (),
+    placement_group_name: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
     """A launch template for one pool's node groups (see the module docstring).
 
     ``tags`` go on the template and, through ``tag_specifications``, on the instances and volumes.
+    With ``efa_interfaces`` > 0 the template lists that many EFA interfaces carrying
+    ``security_group_ids`` and places instances in ``placement_group_name``.
     """
+    if efa_interfaces and not security_group_ids:
+        raise ValueError("an EFA launch template needs the security groups for its interfaces")
     tag_map = dict(tags)
     tag_specifications = [
         aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tag_map) for kind in ("instance", "volume")
@@ -93,6 +138,8 @@ def create_launch_template(
         block_device_mappings=block_device_mappings(ami_type, disk_size_gb),
         update_default_version=True,
         tag_specifications=tag_specifications,
+        network_interfaces=efa_network_interfaces(efa_interfaces, security_group_ids) if efa_interfaces else None,
+        placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group_name) if placement_group_name else None,
         tags=tag_map,
         opts=pulumi.ResourceOptions(parent=parent),
     )

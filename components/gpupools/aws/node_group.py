@@ -33,6 +33,14 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   (``NO_SCHEDULE``);
 * one launch template per pool (``launch_template``): IMDSv2 only with hop limit 1, encrypted gp3
   volumes sized from ``diskSizeGb``, no SSH;
+* ``efa: true`` (multi-node training): the launch template lists one EFA interface per EFA-capable
+  network card of the pool's types (``aws_instance_types.EFA_INTERFACES``) and puts every node in
+  the pool's cluster placement group (``aws.ec2.PlacementGroup``, strategy ``cluster``); the
+  interfaces carry the cluster security group and the pool's EFA security group, which allows all
+  traffic from and to itself (EC2 User Guide, "Get started with EFA", step 1: "a security group
+  that allows all inbound and outbound traffic to and from the security group itself"); the groups
+  are labelled ``vpc.amazonaws.com/efa.present=true`` and advertise ``vpc.amazonaws.com/efa`` in
+  their scale-from-zero tags; the pool has one zone (``rules.check_efa``);
 * ``update_config`` ``maxUnavailable: 1``: a launch template or AMI roll drains one GPU node at a
   time, so a running job loses at most one node to it;
 * a deterministic name with the capacity token and a digest of the create-only fields
@@ -54,12 +62,14 @@ import pulumi_aws as aws
 
 from gpupools import config, rules, sharing
 from gpupools.aws import naming
-from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
+from gpupools.aws.asg_tags import NodeTemplateTag, create_asg_tags, node_template_tags
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import (
     CA_TAG_PREFIX,
+    EFA_PRESENT_LABEL,
+    EFA_RESOURCE,
     EKS_ACCELERATOR_LABEL,
     GPU_RESOURCE,
     GPU_TAINT,
@@ -114,6 +124,7 @@ class GroupPlan:
     gpus_per_node: int
     gpu_model: str
     slots_per_gpu: int = 1
+    efa_interfaces: int = 0
 
     @property
     def gpu_slots_per_node(self) -> int:
@@ -138,6 +149,7 @@ class GroupPlan:
             needs_device_plugin=pool.is_gpu and not pool.ami_type.ships_device_plugin,
             sharing=pool.sharing,
             slots_per_gpu=self.slots_per_gpu,
+            efa_interfaces=self.efa_interfaces,
         )
 
 
@@ -188,6 +200,7 @@ def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
         **pool_labels(pool.name, Role.GPU, capacity),
         EKS_ACCELERATOR_LABEL: accelerator,
         **sharing.node_labels(pool.sharing),
+        **({EFA_PRESENT_LABEL: "true"} if pool.efa else {}),
     }
 
 
@@ -222,9 +235,65 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
                     gpus_per_node=facts.gpus,
                     gpu_model=",".join(gpu_models(pool.instance_types)) if pool.is_gpu else "",
                     slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
+                    efa_interfaces=facts.efa_interfaces if pool.efa else 0,
                 )
             )
     return plans
+
+
+def group_template_tags(plan: GroupPlan) -> list[NodeTemplateTag]:
+    """The scale-from-zero tags of one group: labels, taints, ``nvidia.com/gpu`` and, on an EFA pool,
+    ``vpc.amazonaws.com/efa`` (cluster-autoscaler reads any ``node-template/resources/<name>`` tag
+    as that resource's allocatable on the template node, ``aws_manager.go``
+    ``extractAllocatableResourcesFromAsg``), so a pending pod requesting EFA interfaces can scale
+    an EFA group up from zero."""
+    tags = node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node)
+    if plan.efa_interfaces:
+        tags.append(NodeTemplateTag("resource", EFA_RESOURCE, str(plan.efa_interfaces)))
+    return tags
+
+
+PLACEMENT_STRATEGY = "cluster"
+"""EC2 placement group strategy for EFA pools: instances packed close together in one Availability
+Zone for low-latency, high-throughput node-to-node traffic (EC2 User Guide, "Placement strategies")."""
+
+
+def create_efa_network(
+    name: str, *, vpc_id: pulumi.Input[str], tags: Mapping[str, str], parent: pulumi.Resource
+) -> tuple[aws.ec2.PlacementGroup, aws.ec2.SecurityGroup, list[pulumi.CustomResource]]:
+    """An EFA pool's cluster placement group and its EFA security group with the two rules EFA
+    needs: all traffic from the group itself in, all traffic to the group itself out (EC2 User
+    Guide, "Get started with EFA and MPI", "Prepare an EFA-enabled security group"; EFA's OS-bypass
+    traffic is allowed only by these self-referencing rules). The group is separate from the
+    EKS-managed cluster security group, whose own rules EKS owns."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    placement_group = aws.ec2.PlacementGroup(f"{name}-placement-group", strategy=PLACEMENT_STRATEGY, tags=dict(tags), opts=opts)
+    group = aws.ec2.SecurityGroup(
+        f"{name}-efa",
+        vpc_id=vpc_id,
+        description="gpupools EFA: all traffic within this group (EFA OS-bypass)",
+        tags=dict(tags),
+        opts=opts,
+    )
+    rules_: list[pulumi.CustomResource] = [
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-efa-ingress-self",
+            security_group_id=group.id,
+            referenced_security_group_id=group.id,
+            ip_protocol="-1",
+            description="EFA: all traffic from this group",
+            opts=opts,
+        ),
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-efa-egress-self",
+            security_group_id=group.id,
+            referenced_security_group_id=group.id,
+            ip_protocol="-1",
+            description="EFA: all traffic to this group",
+            opts=opts,
+        ),
+    ]
+    return placement_group, group, rules_
 
 
 def check_cluster_name(cluster_name: str, path: str) -> None:
@@ -393,6 +462,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
             cluster's version at create and leaves nodes behind on a control-plane upgrade, so pass
             it when you manage the cluster).
         region: the stack's region; when given, zones are checked to belong to it.
+        security_group_id: the cluster security group EKS created (``EksCluster.eks_cluster.cluster_security_group_id``);
+            required with ``efa: true``, where the launch template names the interfaces' security
+            groups and EKS then no longer adds it on its own. Unused otherwise.
+        vpc_id: the cluster's VPC; required with ``efa: true`` (the pool's EFA security group).
         live_sizes: where to read the groups' live desired sizes (``EksCluster.live_sizes`` shares
             one reader); default: a ``live_capacity.NodeGroupSizes`` of ``cluster_name``. Every
             update sends each existing group's live size; see ``create_managed_node_group``.
@@ -404,6 +477,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         node_groups: node group name to ``aws.eks.NodeGroup``.
         launch_template: the pool's launch template.
         asg_tags: node group name to its ``aws.autoscaling.Tag`` resources.
+        placement_group, efa_security_group, efa_security_group_rules: with ``efa: true``, the
+            pool's cluster placement group, its EFA security group and that group's two
+            self-referencing rules (all traffic in, all traffic out); None / empty otherwise.
 
     Raises:
         ConfigError: naming the argument (``GpuNodeGroup(t4).pool.instanceTypes[1]``, ...), before
@@ -418,6 +494,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
     node_groups: dict[str, aws.eks.NodeGroup]
     launch_template: aws.ec2.LaunchTemplate
     asg_tags: dict[str, list[aws.autoscaling.Tag]]
+    placement_group: aws.ec2.PlacementGroup | None
+    efa_security_group: aws.ec2.SecurityGroup | None
+    efa_security_group_rules: list[pulumi.CustomResource]
 
     def __init__(
         self,
@@ -430,6 +509,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         region: str | None = None,
         live_sizes: NodeGroupSizes | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        security_group_id: pulumi.Input[str] | None = None,
+        vpc_id: pulumi.Input[str] | None = None,
     ) -> None:
         path = f"{type(self).__name__}({name})"
         if isinstance(pool, GpuPoolSpec):
@@ -447,17 +528,39 @@ class GpuNodeGroup(pulumi.ComponentResource):
         zones = tuple(subnet_ids_by_zone)
         rules.check_gpu_pool(spec, Cloud.AWS, f"{path}.pool", zones, region)
         plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool")
+        if spec.efa:
+            for argument, value in (("security_group_id", security_group_id), ("vpc_id", vpc_id)):
+                if value is None:
+                    raise ConfigError(
+                        f"{path}.{argument}",
+                        "is required for an efa pool (its EFA interfaces carry the cluster security group and the "
+                        "pool's EFA security group in the cluster's VPC)",
+                        None,
+                    )
 
         super().__init__(self.TYPE, name, None, opts)
         self.spec = spec
         deps = depends_on_of(opts)
         sizes = live_sizes if live_sizes is not None else NodeGroupSizes(cluster_name, parent=self)
+        pool_tags = {"Name": f"{cluster_name}-{spec.name}", POOL_LABEL: spec.name}
+        efa_interfaces = plans[0].efa_interfaces
+        self.placement_group = self.efa_security_group = None
+        self.efa_security_group_rules = []
+        security_group_ids: list[pulumi.Input[str]] = []
+        if efa_interfaces:
+            self.placement_group, self.efa_security_group, self.efa_security_group_rules = create_efa_network(
+                name, vpc_id=vpc_id, tags=pool_tags, parent=self  # type: ignore[arg-type]  # checked above
+            )
+            security_group_ids = [security_group_id, self.efa_security_group.id]  # type: ignore[list-item]
         self.launch_template = create_launch_template(
             f"{name}-launch-template",
             ami_type=spec.ami_type.value,
             disk_size_gb=spec.disk_size_gb,
-            tags={"Name": f"{cluster_name}-{spec.name}", POOL_LABEL: spec.name},
+            tags=pool_tags,
             parent=self,
+            efa_interfaces=efa_interfaces,
+            security_group_ids=security_group_ids,
+            placement_group_name=self.placement_group.name if self.placement_group else None,
         )
         self.groups = []
         self.node_groups = {}
@@ -486,6 +589,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     # cloudprovider/aws/aws_manager.go, buildNodeFromTemplate), so the GPU count is
                     # there as well as on the ASG: GPUs x slots per GPU, what one node advertises.
                     **({f"{CA_TAG_PREFIX}/resources/{GPU_RESOURCE}": str(plan.gpu_slots_per_node)} if spec.is_gpu else {}),
+                    **({f"{CA_TAG_PREFIX}/resources/{EFA_RESOURCE}": str(plan.efa_interfaces)} if plan.efa_interfaces else {}),
                 },
                 parent=self,
                 live_desired_size=sizes.desired(plan.name),
@@ -495,7 +599,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.asg_tags[plan.name] = create_asg_tags(
                 resource_name,
                 autoscaling_group_name(node_group, resource_name),
-                node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node),
+                group_template_tags(plan),
                 parent=self,
             )
             self.groups.append(plan.info(spec))

@@ -28,6 +28,15 @@ Lifecycle rules built in (the AKS behaviour behind each is cited in the project'
   pool's scale set is tagged ``k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu`` with
   the ``nvidia.com/gpu`` one node advertises (GPUs x replicas or MIG instances; see
   ``autoscaler_template_tags`` for what reads it, and what is not documented).
+- ``proximityPlacement: true``: the component creates one proximity placement group per pool
+  (``compute.ProximityPlacementGroup``, type ``Standard``, in the pool's zone, in the cluster's
+  resource group) and sends its ID as the agent pools' ``proximityPlacementGroupID``, which AKS
+  cannot change on an existing pool (azure-aks-docs ``articles/aks/reduce-latency-ppg.md``,
+  "Limitations": "A node pool can associate a proximity placement group at node pool create time
+  only"; "A proximity placement group can map to only *one* availability zone"), so turning it on
+  or off is a new pool name, like every create-only field. One group per pool, each in its pool's
+  zone, is the design that page recommends. The Spot pool and its fallback share the group. InfiniBand needs more than
+  this on AKS (see ``docs/aks.md``).
 - Spot pools get no ``upgradeSettings``: AKS rejects ``maxSurge``/``maxUnavailable`` on Spot.
 - Fields AKS cannot change in place are in ``replace_on_changes`` and in the name: the agent pool
   name is ``<pool><s|o><digest of those fields>`` (``gpupools.azure.naming``). A change makes a
@@ -44,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import pulumi
-from pulumi_azure_native import containerservice
+from pulumi_azure_native import compute, containerservice
 
 from gpupools import config, rules, sharing
 from gpupools.azure.live_capacity import AgentPoolCounts
@@ -72,6 +81,7 @@ CREATE_ONLY_FIELDS: tuple[str, ...] = (
     "maxPods",
     "osDiskSizeGB",
     "osDiskType",
+    "proximityPlacementGroupID",
     "scaleSetEvictionPolicy",
     "scaleSetPriority",
     "spotMaxPrice",
@@ -81,7 +91,16 @@ CREATE_ONLY_FIELDS: tuple[str, ...] = (
 """AgentPool properties (engine names) AKS cannot change in place. vmSize and gpuInstanceProfile
 are already replacements in azure-native; the rest (Spot priority and price, eviction policy, OS
 disk type and size, max pods, GPU driver, zones, subnet) would be attempted as an update and
-rejected by AKS. All of them replace the pool, and all of them feed the name digest."""
+rejected by AKS. All of them replace the pool, and all of them feed the name digest
+(``proximityPlacementGroupID`` only on a ``proximityPlacement`` pool, as whether the pool has a
+group: the ID is known only after deploy, and the key's absence keeps every other pool's name)."""
+
+PROXIMITY_PLACEMENT_GROUP_TYPE = "Standard"
+"""``compute.ProximityPlacementGroup`` type: ``Standard`` (the other value, ``Ultra``, is not offered
+for new groups; Azure REST API ``ProximityPlacementGroupType``)."""
+
+PROXIMITY_PLACEMENT_DIGEST_VALUE = "pool"
+"""What the name digest holds for ``proximityPlacementGroupID``: the pool has its own group."""
 
 COUNT_IGNORE: tuple[str, ...] = ("count",)
 """Engine path of the autoscaler-owned node count, ignored when its live value is unknown."""
@@ -189,6 +208,8 @@ def plan_agent_pool(
         "vmSize": size,
         "vnetSubnetID": subnet_key,
     }
+    if spec.proximity_placement:
+        create_only["proximityPlacementGroupID"] = PROXIMITY_PLACEMENT_DIGEST_VALUE
     name = agent_pool_name(spec.name, capacity, create_only, path)
     labels = _labels(spec, capacity)
     taints = _taints(spec, capacity)
@@ -362,6 +383,8 @@ class GpuNodePool(pulumi.ComponentResource):
         last: the last ``AgentPool``; pass it as the next pool's ``after``.
         pools: one ``NodePoolInfo`` per agent pool (what the device plugin, priority expander and
             stack outputs derive from).
+        proximity_placement_group: the pool's proximity placement group (``proximityPlacement:
+            true``), else None.
     """
 
     TYPE = "gpupools:index:GpuNodePool"
@@ -372,6 +395,7 @@ class GpuNodePool(pulumi.ComponentResource):
     last: containerservice.AgentPool
     pools: list[NodePoolInfo]
     agent_pool_names: list[str]
+    proximity_placement_group: compute.ProximityPlacementGroup | None
 
     def __init__(
         self,
@@ -399,6 +423,17 @@ class GpuNodePool(pulumi.ComponentResource):
         counts = live_counts
         if counts is None and isinstance(resource_group_name, str) and isinstance(cluster_name, str):
             counts = AgentPoolCounts(resource_group_name, cluster_name, parent=self)
+        self.proximity_placement_group = None
+        placement: dict[str, Any] = {}
+        if spec.proximity_placement:
+            self.proximity_placement_group = compute.ProximityPlacementGroup(
+                f"{name}-ppg",
+                resource_group_name=resource_group_name,
+                proximity_placement_group_type=PROXIMITY_PLACEMENT_GROUP_TYPE,
+                zones=list(spec.zones or zones)[:1] or None,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            placement = {"proximity_placement_group_id": self.proximity_placement_group.id}
         previous = after
         for plan in plans:
             suffix = "spot" if plan.capacity is CapacityType.SPOT else "ondemand"
@@ -415,6 +450,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 resource_name_=cluster_name,
                 vnet_subnet_id=subnet_id,
                 **args,
+                **placement,
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     depends_on=[previous] if previous is not None else None,

@@ -25,6 +25,13 @@ class Ec2InstanceType:
     gpus: int
     gpu_model: str = ""
     arch: str = "x86_64"
+    efa_interfaces: int = 0
+    """The most EFA interfaces the type takes (one per network card that supports EFA); 0: no EFA.
+    See ``EFA_INTERFACES``."""
+
+    @property
+    def efa_supported(self) -> bool:
+        return self.efa_interfaces > 0
 
     @property
     def shape(self) -> tuple[int, int, int, str]:
@@ -33,8 +40,48 @@ class Ec2InstanceType:
         return (self.vcpus, self.memory_mib, self.gpus, self.arch)
 
 
+EFA_INTERFACES: dict[str, int] = {
+    # Amazon EC2 User Guide, "Elastic Fabric Adapter", "Supported instance types" (efa.html#efa-instance-types):
+    # the GPU types below support EFA, the others in this catalog (the smaller g4dn/g5/g6/g6e sizes,
+    # g6f, the general-purpose types) do not. The count is EC2's ``NetworkInfo.EfaInfo.MaximumEfaInterfaces``
+    # (DescribeInstanceTypes; botocore's ec2 model carries the field, not the per-type figures), as
+    # the EC2 instance-type network specifications list it ("Accelerated computing", "EFA" and
+    # "Network cards": one EFA interface per network card), cross-checked with the EFA device counts
+    # of meta-pytorch/torchx ``torchx/specs/named_resources_aws.py`` (p4d 4, p5 32, p5e 32, p5en 16,
+    # g6e.24xlarge 2, g6e.48xlarge 4, the g4dn/g5 sizes 1).
+    "g4dn.8xlarge": 1,
+    "g4dn.12xlarge": 1,
+    "g4dn.16xlarge": 1,
+    "g4dn.metal": 1,
+    "g5.8xlarge": 1,
+    "g5.12xlarge": 1,
+    "g5.16xlarge": 1,
+    "g5.24xlarge": 1,
+    "g5.48xlarge": 1,
+    "g6.8xlarge": 1,
+    "g6.12xlarge": 1,
+    "g6.16xlarge": 1,
+    "g6.24xlarge": 1,
+    "g6.48xlarge": 1,
+    "g6e.8xlarge": 1,
+    "g6e.12xlarge": 1,
+    "g6e.16xlarge": 1,
+    "g6e.24xlarge": 2,
+    "g6e.48xlarge": 4,
+    "p4d.24xlarge": 4,
+    "p4de.24xlarge": 4,
+    "p5.48xlarge": 32,
+    "p5e.48xlarge": 32,
+    "p5en.48xlarge": 16,
+}
+"""Maximum EFA interfaces by instance type, for the EFA-capable types of this catalog (absent: no EFA)."""
+
+
 def _family(model: str, *rows: tuple[str, int, int, int]) -> dict[str, Ec2InstanceType]:
-    return {name: Ec2InstanceType(name, cpu, mem, gpus, model if gpus else "") for name, cpu, mem, gpus in rows}
+    return {
+        name: Ec2InstanceType(name, cpu, mem, gpus, model if gpus else "", efa_interfaces=EFA_INTERFACES.get(name, 0))
+        for name, cpu, mem, gpus in rows
+    }
 
 
 INSTANCE_TYPES: dict[str, Ec2InstanceType] = {

@@ -14,6 +14,13 @@ changed after creation; 1g gives 7 instances per GPU, 2g 3, 3g 2, 4g 1, 7g 1, so
 ``Standard_ND96asr_v4`` with MIG1g advertises 56 = 8 x 7), and NVIDIA's MIG User Guide ("Supported
 GPUs": A100, H100 and H200 all have 7 compute slices; "Supported MIG Profiles": the same instance
 counts per profile on each of them).
+
+InfiniBand (``AzureGpuSize.infiniband``): Microsoft Learn "Azure virtual machine sizes naming
+conventions" (the additive feature ``r``: "RDMA capable"), and the series pages: ND A100 v4 and NDm
+A100 v4 "200 Gb/s HDR InfiniBand" per GPU, ND H100 v5 and ND H200 v5 "400 Gb/s NDR InfiniBand" per
+GPU; the NC and NCasT4 sizes here have none. On AKS the IB fabric is usable from pods only with more
+than a node pool: the NVIDIA Network Operator (Mellanox OFED/DOCA drivers, an RDMA device plugin)
+as Azure/aks-rdma-infiniband documents; see ``docs/aks.md``.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ class AzureGpuSize:
     gpus: int
     gpu_model: str
     mig_capable: bool = False
+    infiniband: bool = False
+    """An InfiniBand (RDMA) network between VMs of this size: the ``r`` in the size name."""
 
     @property
     def mig_profiles(self) -> Mapping[str, int]:
@@ -72,13 +81,18 @@ GPU_SIZES: dict[str, AzureGpuSize] = _sizes(
     AzureGpuSize("Standard_NC40ads_H100_v5", 40, 320, 1, "nvidia-h100-nvl", mig_capable=True),
     AzureGpuSize("Standard_NC80adis_H100_v5", 80, 640, 2, "nvidia-h100-nvl", mig_capable=True),
     # ND A100 v4 (40 GB) and NDm A100 v4 (80 GB), 8 GPUs
-    AzureGpuSize("Standard_ND96asr_v4", 96, 900, 8, "nvidia-a100-40gb", mig_capable=True),
-    AzureGpuSize("Standard_ND96amsr_A100_v4", 96, 1900, 8, "nvidia-a100-80gb", mig_capable=True),
+    AzureGpuSize("Standard_ND96asr_v4", 96, 900, 8, "nvidia-a100-40gb", mig_capable=True, infiniband=True),
+    AzureGpuSize("Standard_ND96amsr_A100_v4", 96, 1900, 8, "nvidia-a100-80gb", mig_capable=True, infiniband=True),
     # ND H100 v5 and ND H200 v5, 8 GPUs
-    AzureGpuSize("Standard_ND96isr_H100_v5", 96, 1900, 8, "nvidia-h100-80gb", mig_capable=True),
-    AzureGpuSize("Standard_ND96isr_H200_v5", 96, 1850, 8, "nvidia-h200-141gb", mig_capable=True),
+    AzureGpuSize("Standard_ND96isr_H100_v5", 96, 1900, 8, "nvidia-h100-80gb", mig_capable=True, infiniband=True),
+    AzureGpuSize("Standard_ND96isr_H200_v5", 96, 1850, 8, "nvidia-h200-141gb", mig_capable=True, infiniband=True),
 )
 """Current GPU sizes, by exact (case-sensitive) Azure name."""
+
+
+def infiniband_sizes() -> tuple[str, ...]:
+    """The GPU sizes with InfiniBand, in catalog order."""
+    return tuple(name for name, size in GPU_SIZES.items() if size.infiniband)
 
 
 def _retired(replacement: str, retired: str, *names: str) -> dict[str, RetiredSize]:

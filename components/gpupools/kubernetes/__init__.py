@@ -2,6 +2,7 @@
 
 * ``NvidiaDevicePlugin``: the NVIDIA device plugin DaemonSet, tolerating every taint of the GPU
   pools it serves and required onto their GPU nodes only.
+* ``EfaDevicePlugin``: the AWS EFA device plugin DaemonSet on the EKS pools with ``efa: true``.
 * ``PriorityExpander``: cluster-autoscaler's priority expander ConfigMap (Spot > on-demand >
   system), with ``priority_tiers`` the pure decision behind it.
 * ``GpuSmokeTest``: an optional Job that runs CUDA on one GPU of one pool.
@@ -13,7 +14,8 @@ the provider through ``opts``. Importing registers nothing.
 """
 
 from gpupools.kubernetes.device_plugin import NvidiaDevicePlugin
+from gpupools.kubernetes.efa_device_plugin import EfaDevicePlugin
 from gpupools.kubernetes.priority_expander import PriorityExpander, priority_tiers
 from gpupools.kubernetes.smoke_test import GpuSmokeTest
 
-__all__ = ["GpuSmokeTest", "NvidiaDevicePlugin", "PriorityExpander", "priority_tiers"]
+__all__ = ["EfaDevicePlugin", "GpuSmokeTest", "NvidiaDevicePlugin", "PriorityExpander", "priority_tiers"]
