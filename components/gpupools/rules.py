@@ -448,7 +448,8 @@ def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
     the device-plugin config label of a shared pool; CPU pools the conventions' three; plus extras."""
     if not pool.is_gpu:
         return 3 + len(pool.labels)
-    return 5 + len(sharing.node_labels(pool.sharing)) + len(pool.labels)
+    # An EFA pool also carries vpc.amazonaws.com/efa.present (node_group.group_labels).
+    return 5 + len(sharing.node_labels(pool.sharing)) + (1 if pool.efa else 0) + len(pool.labels)
 
 
 def efa_types_note() -> str:
@@ -766,7 +767,8 @@ def check_gpu_pool(
                 + (", one is the GPU taint)" if own_taints else ")"),
                 len(pool.taints),
             )
-        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + EKS_ASG_OWN_TAGS
+        efa_resource = 1 if pool.efa else 0  # the vpc.amazonaws.com/efa resource tag
+        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + efa_resource + EKS_ASG_OWN_TAGS
         if tags > ASG_MAX_TAGS and not karpenter:
             fail(
                 f"{path}.labels",
