@@ -246,6 +246,20 @@ def _ec2_id(prefix: str) -> OutputFake:
     return fake
 
 
+def _placement_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """An EC2 placement group: the provider names it (auto-naming) when ``name`` is not given."""
+    group = inputs.get("name") or f"{name}-{fake_uuid('pg/' + name)[:7]}"
+    return {"__id": group, "name": group, "placementGroupId": f"pg-{fake_uuid(name).replace('-', '')[:17]}"}
+
+
+def _proximity_placement_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    group = inputs.get("proximityPlacementGroupName") or name
+    return {
+        "name": group,
+        "__id": _arm_id(inputs["resourceGroupName"], "Microsoft.Compute", "proximityPlacementGroups", group),
+    }
+
+
 def _sqs_queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     # namePrefix: the provider appends a 26-character unique suffix (an 18-digit timestamp, 8 hex digits);
     # here a fixed one, so two runs give identical documents.
@@ -324,6 +338,8 @@ OUTPUTS: dict[str, OutputFake] = {
     "aws:ec2/routeTable:RouteTable": _ec2_id("rtb"),
     "aws:ec2/securityGroup:SecurityGroup": _ec2_id("sg"),
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:ec2/placementGroup:PlacementGroup": _placement_group,
+    "azure-native:compute:ProximityPlacementGroup": _proximity_placement_group,
     "aws:sqs/queue:Queue": _sqs_queue,
     "aws:cloudwatch/eventRule:EventRule": _event_rule,
 }
