@@ -25,7 +25,7 @@ import yaml
 from gpupools.aws import karpenter_nodes
 from gpupools.azure import kubernetes_access, nap_nodes
 from gpupools.errors import ConfigError
-from gpupools.kubernetes import device_plugin, priority_expander, smoke_test
+from gpupools.kubernetes import device_plugin, efa_device_plugin, priority_expander, smoke_test
 from gpupools.kubernetes.access_gate import (
     AccessNotGrantedError,
     ApiServer,
@@ -428,12 +428,14 @@ def kind_of(registration: Registration) -> KubernetesKind:
 
 
 def with_everything(stack: str) -> dict[str, Any]:
-    """Overrides that make a stack create every kind it can: the smoke test on, and MPS sharing on
+    """Overrides that make a stack create every kind it can: the smoke test on, MPS sharing on
     the first GPU pool (the device plugin's ConfigMap, ClusterRole, ClusterRoleBinding and the MPS
-    control daemon's DaemonSet)."""
+    control daemon's DaemonSet) and, on aws-dev, EFA on the second (the EFA device plugin)."""
     pools = copy.deepcopy(stack_config(stack)["gpupools:gpuPools"])
     if stack != "azure-nap-dev":  # NAP refuses GPU sharing (gpupools.config, NAP_SHARING_RULE)
         pools[0]["sharing"] = {"mps": {"replicas": 2}}
+    if stack == "aws-dev":  # an EFA pool: the EFA device plugin's objects (EKS with cluster-autoscaler only)
+        pools[1].update(efa=True, zones=stack_config(stack)["gpupools:cluster"]["zones"][:1])
     return {"gpupools:gpuPools": pools, "gpupools:smokeTest": {"enabled": True}}
 
 
@@ -488,6 +490,7 @@ def test_the_gate_checks_nothing_the_aks_stack_cannot_create(stack: str) -> None
 
 DECLARED = {
     device_plugin.TYPE: device_plugin.KINDS,
+    efa_device_plugin.TYPE: efa_device_plugin.KINDS,
     priority_expander.TYPE: priority_expander.KINDS,
     smoke_test.TYPE: smoke_test.KINDS,
     nap_nodes.TYPE: nap_nodes.KINDS,

@@ -22,6 +22,8 @@ from gpupools.aws.iam import AUTOSCALER_DESCRIBE_ACTIONS, AUTOSCALER_MUTATING_AC
 from gpupools.rules import ASG_MAX_TAGS, EKS_ASG_OWN_TAGS
 from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 
+from tests.multi_node_cases import efa_overrides
+
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ASG_TAG = "aws:autoscaling/tag:Tag"
 
@@ -72,6 +74,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         ]
     },
     "default-zones": {"gpupools:cluster": {"name": "ml-dev", "kubernetesVersion": "1.34"}},
+    # A p5.48xlarge EFA pool in one zone: 32 EFA interfaces, a placement group, the EFA label and resource tags.
+    "efa": efa_overrides(["p5.48xlarge"]),
 }
 
 

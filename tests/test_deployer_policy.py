@@ -60,6 +60,11 @@ CREATE_ACTIONS = {
     "aws:cloudwatch/eventRule:EventRule": ["events:PutRule", "events:DescribeRule"],
     "aws:cloudwatch/eventTarget:EventTarget": ["events:PutTargets", "events:ListTargetsByRule"],
     "aws:iam/policy:Policy": ["iam:CreatePolicy", "iam:GetPolicy", "iam:GetPolicyVersion"],
+    # EFA pools (node_group.create_efa_network): the provider revokes a new group's default egress.
+    "aws:ec2/placementGroup:PlacementGroup": ["ec2:CreatePlacementGroup", "ec2:DescribePlacementGroups"],
+    "aws:ec2/securityGroup:SecurityGroup": ["ec2:CreateSecurityGroup", "ec2:RevokeSecurityGroupEgress"],
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ["ec2:AuthorizeSecurityGroupIngress"],
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ["ec2:AuthorizeSecurityGroupEgress"],
 }
 
 DELETE_ACTIONS = {
@@ -71,6 +76,10 @@ DELETE_ACTIONS = {
     # IAM deletes a policy only when it has no versions but the default (DeleteConflict otherwise).
     "aws:iam/policy:Policy": ["iam:ListPolicyVersions", "iam:DeletePolicyVersion", "iam:DeletePolicy"],
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ["iam:DetachRolePolicy"],
+    "aws:ec2/placementGroup:PlacementGroup": ["ec2:DeletePlacementGroup"],
+    "aws:ec2/securityGroup:SecurityGroup": ["ec2:DeleteSecurityGroup"],
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ["ec2:RevokeSecurityGroupIngress"],
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ["ec2:RevokeSecurityGroupEgress"],
 }
 """What ``pulumi destroy`` (or removing Karpenter) calls for the Karpenter-mode resource types."""
 
@@ -85,7 +94,12 @@ def spec_of(stack: str, **overrides: Any) -> StackSpec:
 
 
 def all_policies() -> list[dict[str, Any]]:
-    return [policy.deployer_policy(network, provisioner) for network in (True, False) for provisioner in Provisioner]
+    return [
+        policy.deployer_policy(network, provisioner, efa)
+        for network in (True, False)
+        for provisioner in Provisioner
+        for efa in (False, True)
+    ]
 
 
 def operation_names(service: str) -> set[str]:
@@ -186,3 +200,17 @@ def test_azure_deployer_needs_role_assignment_write_which_contributor_lacks() ->
         if any(re.fullmatch(p.replace("*", ".*"), a, re.I) for p in contributor_not_actions)
     ]
     assert blocked == ["Microsoft.Authorization/roleAssignments/write"]
+
+
+def test_an_efa_stack_is_covered_and_only_it_gets_the_efa_actions() -> None:
+    from tests.multi_node_cases import efa_overrides
+
+    overrides = efa_overrides(["p4d.24xlarge"])
+    run = run_stack("aws-dev", overrides=overrides)
+    granted = policy.all_actions(policy.policy_for(spec_of("aws-dev", **overrides)))
+    aws_types = {r.type for r in run.registrations if r.custom and r.type.startswith("aws:")}
+    assert "aws:ec2/placementGroup:PlacementGroup" in aws_types
+    for resource_type in aws_types:
+        assert set(CREATE_ACTIONS[resource_type]) <= granted, resource_type
+        assert set(DELETE_ACTIONS.get(resource_type, [])) <= granted, resource_type
+    assert not set(policy.EFA_ACTIONS) & policy.all_actions(policy.policy_for(spec_of("aws-dev")))

@@ -78,6 +78,24 @@ template permissions"). EKS creates a managed node group's ASG with its service-
 whether ``CreateNodegroup`` also checks the caller is not documented, so it is granted: denying it
 would fail only at the first node group, after the cluster's 10+ minutes."""
 
+EFA_ACTIONS = (
+    "ec2:CreatePlacementGroup",
+    "ec2:DeletePlacementGroup",
+    "ec2:CreateSecurityGroup",
+    "ec2:DeleteSecurityGroup",
+    "ec2:AuthorizeSecurityGroupIngress",
+    "ec2:AuthorizeSecurityGroupEgress",
+    "ec2:RevokeSecurityGroupIngress",
+    "ec2:RevokeSecurityGroupEgress",
+    "ec2:ModifySecurityGroupRules",
+)
+"""Stacks with an ``efa: true`` pool only (``node_group.create_efa_network``): the pool's cluster
+placement group and its EFA security group with two self-referencing rules. The Terraform AWS
+provider revokes a new group's default allow-all egress rule right after creating it, hence
+``RevokeSecurityGroupEgress`` on create too."""
+
+EFA_READ_ACTIONS = ("ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroupRules")
+
 EC2_READ_ACTIONS = (
     "ec2:DescribeAvailabilityZones",
     "ec2:DescribeVpcs",
@@ -229,18 +247,25 @@ SERVICE_LINKED_ROLES = (
 groups' Auto Scaling groups, Spot Instances)."""
 
 
-def deployer_policy(with_network: bool = True, provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER) -> dict[str, Any]:
+def deployer_policy(
+    with_network: bool = True, provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER, efa: bool = False
+) -> dict[str, Any]:
     """The policy document. ``with_network=False`` for stacks with ``network.vpcId``;
     ``provisioner`` as the stack's ``gpupools:provisioner``: the SQS, EventBridge and IAM policy
-    actions only for Karpenter, the ASG tag writes only for cluster-autoscaler."""
+    actions only for Karpenter, the ASG tag writes only for cluster-autoscaler; ``efa`` for stacks
+    with an ``efa: true`` pool (placement group and EFA security group actions)."""
     karpenter = provisioner is Provisioner.KARPENTER
     writes = [*(NETWORK_ACTIONS if with_network else ()), *EC2_ACTIONS, *EKS_ACTIONS, *IAM_ACTIONS]
+    if efa:
+        writes += EFA_ACTIONS
     if karpenter:
         writes += [*KARPENTER_ACTIONS, "autoscaling:DeleteTags"]
     else:
         writes += [a for a in AUTOSCALING_ACTIONS if not a.split(":")[1].startswith("Describe")]
     reads = [*EC2_READ_ACTIONS, *EKS_READ_ACTIONS, *OTHER_READ_ACTIONS, *(KARPENTER_READ_ACTIONS if karpenter else ())]
     reads += [a for a in AUTOSCALING_ACTIONS if a.split(":")[1].startswith("Describe")]
+    if efa:
+        reads += EFA_READ_ACTIONS
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -275,13 +300,18 @@ def all_actions(document: dict[str, Any]) -> set[str]:
 
 def policy_for(spec: StackSpec) -> dict[str, Any]:
     """The policy a validated stack config needs (its network and its provisioner)."""
-    return deployer_policy(with_network=not spec.network.bring_your_own, provisioner=spec.provisioner)
+    return deployer_policy(
+        with_network=not spec.network.bring_your_own,
+        provisioner=spec.provisioner,
+        efa=any(pool.efa for pool in spec.gpu_pools),
+    )
 
 
 def main(argv: list[str]) -> int:
     """``[--existing-vpc] [--provisioner cluster-autoscaler|karpenter]``; prints the policy as JSON."""
     parser = argparse.ArgumentParser(prog="python -m gpupools.aws.deployer_policy", description=__doc__.splitlines()[0])
     parser.add_argument("--existing-vpc", action="store_true", help="a stack with network.vpcId: no VPC actions")
+    parser.add_argument("--efa", action="store_true", help="a stack with an efa: true pool")
     parser.add_argument(
         "--provisioner",
         choices=[p.value for p in Provisioner],
@@ -289,7 +319,7 @@ def main(argv: list[str]) -> int:
         help="the stack's gpupools:provisioner (default: %(default)s)",
     )
     args = parser.parse_args(argv)
-    print(json.dumps(deployer_policy(not args.existing_vpc, Provisioner(args.provisioner)), indent=2))
+    print(json.dumps(deployer_policy(not args.existing_vpc, Provisioner(args.provisioner), args.efa), indent=2))
     return 0
 
 
