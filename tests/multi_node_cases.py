@@ -55,9 +55,7 @@ MULTI_NODE_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
     (
         "efa-default-zones",
-        with_pool(
-            {**AWS, "gpupools:cluster": {k: v for k, v in AWS["gpupools:cluster"].items() if k != "zones"}}, 1, efa=True
-        ),
+        with_pool({**AWS, "gpupools:cluster": {k: v for k, v in AWS["gpupools:cluster"].items() if k != "zones"}}, 1, efa=True),
         "gpupools:gpuPools[1].zones",
         "exactly one zone when efa is true",
     ),

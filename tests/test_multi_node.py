@@ -55,7 +55,9 @@ def pool_template(run: Run, pool: str) -> Registration:
 
 
 def subnet_of_zone(run: Run, zone: str) -> str:
-    [subnet] = [s for s in run.of_type("aws:ec2/subnet:Subnet") if s.inputs.get("availabilityZone") == zone and "private" in s.name]
+    [subnet] = [
+        s for s in run.of_type("aws:ec2/subnet:Subnet") if s.inputs.get("availabilityZone") == zone and "private" in s.name
+    ]
     return output_id(subnet)
 
 
@@ -219,7 +221,13 @@ def test_efa_facts_cover_the_catalog_and_name_known_types() -> None:
 
 
 def efa_spec(**changes: Any) -> GpuPoolSpec:
-    fields: dict[str, Any] = {"name": "train", "instance_types": ("p5.48xlarge",), "max_size": 4, "efa": True, "zones": (AWS_ZONE,)}
+    fields: dict[str, Any] = {
+        "name": "train",
+        "instance_types": ("p5.48xlarge",),
+        "max_size": 4,
+        "efa": True,
+        "zones": (AWS_ZONE,),
+    }
     return GpuPoolSpec(**{**fields, **changes})
 
 

@@ -549,7 +549,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
         security_group_ids: list[pulumi.Input[str]] = []
         if efa_interfaces:
             self.placement_group, self.efa_security_group, self.efa_security_group_rules = create_efa_network(
-                name, vpc_id=vpc_id, tags=pool_tags, parent=self  # type: ignore[arg-type]  # checked above
+                name,
+                vpc_id=vpc_id,
+                tags=pool_tags,
+                parent=self,  # type: ignore[arg-type]  # checked above
             )
             security_group_ids = [security_group_id, self.efa_security_group.id]  # type: ignore[list-item]
         self.launch_template = create_launch_template(

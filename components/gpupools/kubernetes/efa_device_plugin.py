@@ -35,8 +35,8 @@ from gpupools.kubernetes.access_gate import DAEMON_SET, SERVICE_ACCOUNT
 from gpupools.kubernetes.hardening import locked_down_security_context
 from gpupools.kubernetes.scan_skips import skip_annotations
 from gpupools.pools import NodePoolInfo
-from gpupools.scheduling import required_node_affinity, requirement, tolerations
 from gpupools.rules import IMAGE_TAG
+from gpupools.scheduling import required_node_affinity, requirement, tolerations
 from gpupools.versions import DEFAULT_EFA_DEVICE_PLUGIN_VERSION, EFA_DEVICE_PLUGIN_IMAGE
 
 TYPE = "gpupools:index:EfaDevicePlugin"
