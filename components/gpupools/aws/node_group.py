@@ -547,14 +547,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.placement_group = self.efa_security_group = None
         self.efa_security_group_rules = []
         security_group_ids: list[pulumi.Input[str]] = []
-        if efa_interfaces:
+        if efa_interfaces and vpc_id is not None and security_group_id is not None:  # both checked above
             self.placement_group, self.efa_security_group, self.efa_security_group_rules = create_efa_network(
-                name,
-                vpc_id=vpc_id,
-                tags=pool_tags,
-                parent=self,  # type: ignore[arg-type]  # checked above
+                name, vpc_id=vpc_id, tags=pool_tags, parent=self
             )
-            security_group_ids = [security_group_id, self.efa_security_group.id]  # type: ignore[list-item]
+            security_group_ids = [security_group_id, self.efa_security_group.id]
         self.launch_template = create_launch_template(
             f"{name}-launch-template",
             ami_type=spec.ami_type.value,
