@@ -507,9 +507,13 @@ def test_parse_does_not_need_pulumi_resources() -> None:
 def test_reservations_efa_and_proximity_placement_are_parsed() -> None:
     from gpupools.specs import ReservationSpec
 
-    aws = config.parse(with_pool(AWS, zones=["us-west-2a"], efa=True, reservations=[{"id": ODCR}]))
+    # efa needs an EFA-capable type in one zone, proximityPlacement one zone (rules.check_efa,
+    # rules.check_proximity_placement; tests/test_multi_node.py).
+    aws = config.parse(
+        with_pool(AWS, zones=["us-west-2a"], instanceTypes=["p4d.24xlarge"], efa=True, reservations=[{"id": ODCR}])
+    )
     assert aws.gpu_pools[0].reservations == (ReservationSpec(ODCR, None),) and aws.gpu_pools[0].efa is True
-    azure = config.parse(with_pool(AZURE, proximityPlacement=True, reservations=[{"id": CRG, "zone": "1"}]))
+    azure = config.parse(with_pool(AZURE, zones=["1"], proximityPlacement=True, reservations=[{"id": CRG, "zone": "1"}]))
     assert azure.gpu_pools[0].reservations == (ReservationSpec(CRG, "1"),) and azure.gpu_pools[0].proximity_placement is True
     plain = config.parse(AZURE).gpu_pools[0]
     assert (plain.reservations, plain.efa, plain.proximity_placement) == ((), False, False)
