@@ -325,13 +325,17 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             "…efa",
             "bool",
             "`false`",
-            "AWS only: EFA network interfaces and a cluster placement group for multi-node training. GPU pools only",
+            "AWS only: EFA network interfaces (one per EFA-capable network card), a cluster placement group, the "
+            "EFA security group and the EFA device plugin, for multi-node training; EFA-capable types only, exactly "
+            "one zone, cluster-autoscaler only ([EFA pools](eks.md#multi-node-training-efa-pools)). GPU pools only",
         ),
         "proximityPlacement": lambda d: Row(
             "…proximityPlacement",
             "bool",
             "`false`",
-            "Azure only: the pool's nodes in one proximity placement group. GPU pools only",
+            "Azure only: the pool's nodes in a proximity placement group of their own (create-only: a new pool "
+            "name); one zone or none ([proximity placement](aks.md#multi-node-training-proximity-placement-and-infiniband)). "
+            "GPU pools only",
         ),
     }
 
