@@ -129,9 +129,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_synthesis_writes_every_kubernetes_object(synthesized: list[Path]) -> None:
-    from gpupools.testing import run_stack
-
-    expected = sum(len(list(run_stack(stack).kubernetes_objects())) for stack in scan.DEFAULT_STACKS)
+    expected = sum(len(list(scan.stack_run(stack).kubernetes_objects())) for stack in scan.DEFAULT_STACKS)
     assert len(synthesized) == expected > 0
     kinds = set()
     for path in synthesized:
@@ -141,6 +139,7 @@ def test_synthesis_writes_every_kubernetes_object(synthesized: list[Path]) -> No
         assert path.parent.name in scan.DEFAULT_STACKS
         kinds.add(document["kind"])
     assert "DaemonSet" in kinds
+    assert any(path.name == "daemonset-kube-system-aws-efa-k8s-device-plugin.yaml" for path in synthesized)
 
 
 def test_every_skip_in_the_example_stacks_has_a_reason(synthesized: list[Path]) -> None:
@@ -181,9 +180,12 @@ def test_skip_annotations_helper_numbers_in_check_order_and_needs_reasons() -> N
 
 
 def test_device_plugin_skips_reach_the_synthesized_manifests(synthesized: list[Path]) -> None:
+    from gpupools.kubernetes import efa_device_plugin
     from gpupools.kubernetes.device_plugin import SCAN_SKIPS
 
-    daemonsets = [p for p in synthesized if p.name.startswith("daemonset-")]
+    daemonsets = [p for p in synthesized if p.name.startswith("daemonset-") and "efa" not in p.name]
     assert len(daemonsets) == len(scan.DEFAULT_STACKS)
     for path in daemonsets:
         assert scan.skip_annotations(yaml.safe_load(path.read_text())) == SCAN_SKIPS
+    [efa] = [p for p in synthesized if p.name == "daemonset-kube-system-aws-efa-k8s-device-plugin.yaml"]
+    assert scan.skip_annotations(yaml.safe_load(efa.read_text())) == efa_device_plugin.SCAN_SKIPS
