@@ -269,6 +269,7 @@ def test_a_proximity_placement_pool_gets_its_own_standard_group_in_its_zone() ->
         assert "proximityPlacementGroupID" in pool.replace_on_changes
     others = [p for p in run.of_type("azure-native:containerservice:AgentPool") if p not in pools]
     assert others and all("proximityPlacementGroupID" not in p.inputs for p in others)
+    assert all("proximityPlacementGroupID" not in p.replace_on_changes for p in others)
 
 
 def test_turning_proximity_placement_on_is_a_new_pool_name_and_off_keeps_todays_names() -> None:

@@ -115,6 +115,13 @@ GPU_DRIVER = containerservice.GPUDriver.INSTALL.value
 """``gpuProfile.driver=Install``: AKS installs the NVIDIA driver; gpupools deploys the device plugin."""
 
 
+def replace_on_changes(spec: GpuPoolSpec) -> list[str]:
+    """``CREATE_ONLY_FIELDS`` as the AgentPool's ``replace_on_changes``; ``proximityPlacementGroupID``
+    only on a ``proximityPlacement`` pool (no other pool sends it, and leaving it out keeps their
+    registrations as they were)."""
+    return [f for f in CREATE_ONLY_FIELDS if f != "proximityPlacementGroupID" or spec.proximity_placement]
+
+
 @dataclass(frozen=True)
 class AgentPoolPlan:
     """One agent pool to create: its AKS name, the ``AgentPool`` arguments, and its description.
@@ -455,7 +462,7 @@ class GpuNodePool(pulumi.ComponentResource):
                     parent=self,
                     depends_on=[previous] if previous is not None else None,
                     ignore_changes=list(COUNT_IGNORE) if live is None else None,
-                    replace_on_changes=list(CREATE_ONLY_FIELDS),
+                    replace_on_changes=replace_on_changes(spec),
                 ),
             )
             self.agent_pools.append(agent_pool)
