@@ -41,14 +41,16 @@ class Ec2InstanceType:
 
 
 EFA_INTERFACES: dict[str, int] = {
-    # Amazon EC2 User Guide, "Elastic Fabric Adapter", "Supported instance types" (efa.html#efa-instance-types):
-    # the GPU types below support EFA, the others in this catalog (the smaller g4dn/g5/g6/g6e sizes,
-    # g6f, the general-purpose types) do not. The count is EC2's ``NetworkInfo.EfaInfo.MaximumEfaInterfaces``
-    # (DescribeInstanceTypes; botocore's ec2 model carries the field, not the per-type figures), as
-    # the EC2 instance-type network specifications list it ("Accelerated computing", "EFA" and
-    # "Network cards": one EFA interface per network card), cross-checked with the EFA device counts
-    # of meta-pytorch/torchx ``torchx/specs/named_resources_aws.py`` (p4d 4, p5 32, p5e 32, p5en 16,
-    # g6e.24xlarge 2, g6e.48xlarge 4, the g4dn/g5 sizes 1).
+    # Which types support EFA: Amazon EC2 User Guide, "Elastic Fabric Adapter", "Supported instance
+    # types" (efa.html#efa-instance-types), as aws/eks-charts ``stable/aws-efa-k8s-device-plugin/values.yaml``
+    # (``supportedInstanceLabels``, commit 050f81ee) lists them: the g4dn/g5/g6/g6e sizes below, p4d,
+    # p4de, p5, p5e, p5en; the smaller sizes, g6f and the general-purpose types here do not.
+    # How many: EC2's ``NetworkInfo.EfaInfo.MaximumEfaInterfaces`` (DescribeInstanceTypes; botocore's
+    # ec2 model has the field, not per-type figures), one EFA interface per EFA-capable network card.
+    # The figures are those of meta-pytorch/torchx ``torchx/specs/named_resources_aws.py`` (EFA device
+    # counts per type: p4d/p4de 4, p5/p5e 32, p5en 16, g6e.24xlarge 2, g6e.48xlarge 4, the g4dn and g5
+    # sizes 1); g6 and g6e.8xlarge-16xlarge, absent there, have one network card, hence 1. Refresh
+    # against ``aws ec2 describe-instance-types --filters Name=network-info.efa-supported,Values=true``.
     "g4dn.8xlarge": 1,
     "g4dn.12xlarge": 1,
     "g4dn.16xlarge": 1,
