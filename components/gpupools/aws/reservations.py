@@ -110,4 +110,6 @@ def check_capacity_blocks(reservations: Sequence[ReservationSpec], capacity_bloc
             raise ConfigError(f"{path}.reservations[{index}].id", "must not repeat a reservation of the pool", rid)
     for rid in capacity_blocks:
         if rid not in ids:
-            raise ConfigError(f"{path}.capacity_blocks", "must list only the pool's own reservation IDs", rid, f"the pool has {ids}")
+            raise ConfigError(
+                f"{path}.capacity_blocks", "must list only the pool's own reservation IDs", rid, f"the pool has {ids}"
+            )

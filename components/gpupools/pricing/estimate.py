@@ -555,7 +555,7 @@ def stack_costs(
     prices = pool_prices(pools, table, region)
     fleet = fleet_cost(groups_of_pools(pools), table, region, cost).to_output()
     by_size = {c.value for c in priced_by_size(pools, prices)}
-    reserved = any(p.capacity is CapacityType.RESERVED for p in pools)
+    reserved = any(CapacityType.RESERVED in (p.capacity, *p.capacity_types) for p in pools)
     # In the order capacity is used; "reserved" only where a reserved group exists.
     fleet["priorityOrder"] = {
         **({CapacityType.RESERVED.value: RESERVED_BASIS} if reserved else {}),
