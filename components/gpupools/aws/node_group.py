@@ -60,10 +60,10 @@ import pulumi_aws as aws
 
 from gpupools import config, rules, sharing
 from gpupools.aws import naming
-from gpupools.aws.reservations import ReservationKind, check_capacity_blocks, reservation_kind, reservation_zone
 from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
+from gpupools.aws.reservations import ReservationKind, check_capacity_blocks, reservation_kind, reservation_zone
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import (
     CA_TAG_PREFIX,
