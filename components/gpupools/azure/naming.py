@@ -31,7 +31,7 @@ DIGEST_LENGTH = 4
 """Hex characters of the create-only digest: 65,536 values, plenty for the handful of
 generations a pool goes through, and it leaves 7 characters of AKS's 12 for the pool name."""
 
-CAPACITY_LETTER = {CapacityType.SPOT: "s", CapacityType.ON_DEMAND: "o"}
+CAPACITY_LETTER = {CapacityType.SPOT: "s", CapacityType.ON_DEMAND: "o", CapacityType.RESERVED: "r"}
 """The role letter between pool name and digest, so the Spot and fallback pools of one
 ``gpuPools`` entry never share a name even if their digests collide."""
 
