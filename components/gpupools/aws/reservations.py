@@ -85,8 +85,8 @@ def reservation_zone(reservation: ReservationSpec, zones: Sequence[str], path: s
     """The zone of a reservation's node group: its own ``zone``, or the pool's only zone.
 
     Raises:
-        ConfigError: no zone and the pool has several, or a zone the pool does not use (the
-            config loader checks both; components called directly check here).
+        ConfigError: no zone and the pool has several, or a zone the pool does not use
+            (``rules.check_reservations`` rejects both first; this keeps the resolution total).
     """
     zone = reservation.zone
     if zone is None:
@@ -99,17 +99,13 @@ def reservation_zone(reservation: ReservationSpec, zones: Sequence[str], path: s
 
 
 def check_capacity_blocks(reservations: Sequence[ReservationSpec], capacity_blocks: Collection[str], path: str) -> None:
-    """Every ID in ``capacity_blocks`` must be one of the pool's reservations, and no reservation twice.
+    """Every ID in ``capacity_blocks`` must be one of the pool's reservations (the reservations
+    themselves are checked by ``rules.check_reservations``).
 
     Raises:
         ConfigError: naming the argument.
     """
     ids = [r.id for r in reservations]
-    for index, rid in enumerate(ids):
-        if rid in ids[:index]:
-            raise ConfigError(f"{path}.reservations[{index}].id", "must not repeat a reservation of the pool", rid)
     for rid in capacity_blocks:
         if rid not in ids:
-            raise ConfigError(
-                f"{path}.capacity_blocks", "must list only the pool's own reservation IDs", rid, f"the pool has {ids}"
-            )
+            raise ConfigError(f"{path}.capacity_blocks", "must list only the pool's own reservation IDs", rid, f"the pool has {ids}")
