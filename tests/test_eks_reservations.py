@@ -376,3 +376,25 @@ def test_karpenter_costs_price_the_nodepool_at_spot_with_reserved_listed_first()
     assert list(cost["priorityOrder"]) == ["reserved", "spot", "on-demand"]
     plain_cost = run_stack("aws-karpenter-dev").outputs["cost"]
     assert cost["ceilingPerHour"] == plain_cost["ceilingPerHour"] and cost["spotAtMaxPerHour"] == plain_cost["spotAtMaxPerHour"]
+
+
+# --- the policy pack --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["autoscaler", "karpenter", "capacity-block"])
+def test_the_policy_pack_passes_stacks_with_reservations(which: str) -> None:
+    """Reserved groups are GPU groups like the others (tainted, IMDSv2, encrypted, from zero): no
+    rule of the pack fires on them, a Capacity Block's ``CAPACITY_BLOCK`` group included."""
+    from tests.test_policy_stacks import fired, rules
+
+    if which == "capacity-block":
+        run, _ = component((ReservationSpec(BLOCK, "us-west-2a"),), capacity_blocks=[BLOCK])
+    else:
+        run = reserved() if which == "autoscaler" else karpenter()
+    resources = [rules.Resource(r.type, r.name, r.inputs, r.urn, tuple(r.ignore_changes)) for r in run.registrations]
+    found = fired(resources)
+    if which == "capacity-block":
+        # The component alone has no device plugin (a stack's); every other rule applies.
+        assert list(found) == ["device-plugin-tolerates-gpu-pools"]
+        found = {}
+    assert found == {}
