@@ -62,7 +62,10 @@ reservation; a Capacity Block's group is ``CAPACITY_BLOCK`` instead (``EKS_CAPAC
 
 EKS_CAPACITY_BLOCK = "CAPACITY_BLOCK"
 """``capacityType`` of a managed node group in a Capacity Block for ML (botocore ``eks`` model,
-``CapacityTypes``: ``ON_DEMAND | SPOT | CAPACITY_BLOCK``)."""
+``CapacityTypes``: ``ON_DEMAND | SPOT | CAPACITY_BLOCK``). pulumi-aws's docstring lists only
+``ON_DEMAND`` and ``SPOT``, but the provider it bridges validates ``capacity_type`` against the AWS
+SDK's whole enum (hashicorp/terraform-provider-aws ``internal/service/eks/node_group.go``:
+``enum.Validate[types.CapacityTypes]()``)."""
 
 ASG_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 """The node group UUID EKS appends to a managed node group's Auto Scaling group name."""
