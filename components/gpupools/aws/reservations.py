@@ -40,6 +40,12 @@ Shape of a reserved group, and why:
 * **labels**: the pool's, with ``gpupools.io/capacity-type=reserved``; the same taints and
   scale-from-zero tags as the pool's other groups.
 
+Not handled here (the EKS and EC2 Auto Scaling guides ask for them around a Capacity Block's end):
+"When upgrading managed node groups with Capacity Blocks, make sure that the desired size of the
+node group is set to 0" (a Kubernetes version or launch template roll of a Capacity Block group
+with nodes), and scaling the group in 30 minutes before the block ends (EC2 terminates its
+instances then; Karpenter drains its own nodes 10 minutes before that, ``tasks/odcrs.md``).
+
 **Karpenter** (``KarpenterNodePools``): the pool's NodePool allows ``karpenter.sh/capacity-type``
 ``reserved`` first (then Spot, then on-demand), and its EC2NodeClass selects the reservations by ID in
 ``capacityReservationSelectorTerms`` (the pinned v1.14.1 CRD: ``id`` matches ``^cr-[0-9a-z]+$`` and
