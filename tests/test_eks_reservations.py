@@ -398,3 +398,16 @@ def test_the_policy_pack_passes_stacks_with_reservations(which: str) -> None:
         assert list(found) == ["device-plugin-tolerates-gpu-pools"]
         found = {}
     assert found == {}
+
+
+def test_a_capacity_block_named_in_the_stack_config_gets_a_capacity_block_group() -> None:
+    """``reservations[].kind: capacityBlock``: the stack's way to say what an ID alone cannot (an ODCR
+    and a Capacity Block share the ``cr-`` format)."""
+    run = run_stack(
+        "aws-dev", overrides=with_reservations("aws-dev", "gpu1", [{"id": ODCR, "zone": ZONE, "kind": "capacityBlock"}])
+    )
+    [block] = reserved_groups(run).values()
+    assert block.inputs["capacityType"] == "CAPACITY_BLOCK"
+    assert template_of(run, block).inputs["instanceMarketOptions"]["marketType"] == "capacity-block"
+    [odcr] = reserved_groups(reserved()).values()
+    assert odcr.inputs["capacityType"] == "ON_DEMAND"

@@ -83,8 +83,10 @@ class ReservationKind(str, Enum):
 
 
 def reservation_kind(reservation: ReservationSpec, capacity_blocks: Collection[str]) -> ReservationKind:
-    """A Capacity Block if its ID is in ``capacity_blocks``, else an ODCR."""
-    return ReservationKind.CAPACITY_BLOCK if reservation.id in capacity_blocks else ReservationKind.ODCR
+    """A Capacity Block if the spec says so (config ``kind: capacityBlock``) or its ID is in
+    ``capacity_blocks``, else an ODCR."""
+    capacity_block = reservation.capacity_block or reservation.id in capacity_blocks
+    return ReservationKind.CAPACITY_BLOCK if capacity_block else ReservationKind.ODCR
 
 
 def reservation_zone(reservation: ReservationSpec, zones: Sequence[str], path: str) -> str:
@@ -114,4 +116,6 @@ def check_capacity_blocks(reservations: Sequence[ReservationSpec], capacity_bloc
     ids = [r.id for r in reservations]
     for rid in capacity_blocks:
         if rid not in ids:
-            raise ConfigError(f"{path}.capacity_blocks", "must list only the pool's own reservation IDs", rid, f"the pool has {ids}")
+            raise ConfigError(
+                f"{path}.capacity_blocks", "must list only the pool's own reservation IDs", rid, f"the pool has {ids}"
+            )
