@@ -147,8 +147,9 @@ pool_names = st.lists(st.from_regex(r"\A[a-z][a-z0-9]{0,6}\Z"), min_size=1, max_
     group_id=st.uuids(),
 )
 def test_property_every_group_gets_its_tier_and_no_other(names: list[str], cloud: str, digits: str, group_id: uuid.UUID) -> None:
-    """Pool names that prefix each other (``t4``/``t4x``), several zones: every realistic group
-    name is ranked at its own tier by cluster-autoscaler's matching, and no regex is in two tiers."""
+    """Pool names that prefix each other (``t4``/``t4x``), several zones, every capacity type: every
+    realistic group name is ranked at its own tier by cluster-autoscaler's matching (reserved above
+    Spot above on-demand above the system pool), and no regex is in two tiers."""
     if cloud == "aks":
         pools = [aks_system_pool()] + [aks_gpu_pool(n, c) for n in names for c in CapacityType]
     else:
@@ -164,9 +165,9 @@ def test_property_every_group_gets_its_tier_and_no_other(names: list[str], cloud
     ranks: dict[str, set[int | None]] = {}
     for pool in pools:
         ranks.setdefault(expected_priority(pool), set()).add(ca_priority(text, realistic_name(pool, digits, group_id)))
-    [spot], [on_demand], [system] = ranks["spot"], ranks["on-demand"], ranks["system"]
-    assert spot is not None and on_demand is not None and system is not None
-    assert spot > on_demand > system
+    [reserved], [spot], [on_demand], [system] = ranks["reserved"], ranks["spot"], ranks["on-demand"], ranks["system"]
+    assert reserved is not None and spot is not None and on_demand is not None and system is not None
+    assert reserved > spot > on_demand > system
 
 
 # --- YAML -----------------------------------------------------------------------------------------

@@ -113,7 +113,13 @@ EC2_READ_ACTIONS = (
     "ec2:DescribeInstanceTypeOfferings",
     "ec2:DescribeInstanceTypes",
     "ec2:DescribeTags",
+    "ec2:DescribeCapacityReservations",
 )
+"""Read-only EC2 calls. ``ec2:DescribeCapacityReservations`` is for pools with ``reservations``:
+AWS documents it for the identity that creates capacity targeting a Capacity Block (AWS PCS user
+guide, "Configure an AWS PCS compute node group to use a Capacity Block"); the EKS user guide says
+nothing either way for managed node groups, so it is granted, read-only, rather than found missing
+at the first reserved group."""
 
 EKS_ACTIONS = (
     "eks:CreateCluster",
