@@ -305,3 +305,15 @@ def test_infiniband_sizes_are_exactly_the_rdma_capable_names() -> None:
         "Standard_ND96isr_H100_v5",
         "Standard_ND96isr_H200_v5",
     }
+
+
+def test_a_reserved_efa_group_gets_the_interfaces_but_not_the_pool_placement_group() -> None:
+    overrides = efa_overrides(["p5.48xlarge"], reservations=[{"id": "cr-0123456789abcdef0", "kind": "capacityBlock"}])
+    run = run_stack("aws-dev", overrides=overrides)
+    [reserved] = [t for t in run.of_type(LAUNCH_TEMPLATE) if t.name.startswith("gpu4-rsv-")]
+    assert len(reserved.inputs["networkInterfaces"]) == 32
+    assert "placement" not in reserved.inputs  # a Capacity Block launch lands where the block is
+    assert reserved.inputs["instanceMarketOptions"]["marketType"] == "capacity-block"
+    groups = [g for g in run.of_type(NODE_GROUP) if g.inputs["labels"].get("gpupools.io/pool") == "gpu4"]
+    assert {g.inputs["capacityType"] for g in groups} == {"CAPACITY_BLOCK", "SPOT", "ON_DEMAND"}
+    assert all(g.inputs["labels"][EFA_PRESENT_LABEL] == "true" for g in groups)
