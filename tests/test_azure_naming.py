@@ -29,7 +29,7 @@ def test_names_are_valid_aks_pool_names(base: str, capacity: CapacityType, creat
     assert AKS_NAME.fullmatch(name)
     assert len(name) <= 12
     assert name.startswith(base)
-    assert name[len(base)] == ("s" if capacity is CapacityType.SPOT else "o")
+    assert name[len(base)] == {CapacityType.SPOT: "s", CapacityType.ON_DEMAND: "o", CapacityType.RESERVED: "r"}[capacity]
 
 
 @given(base_names, capacities, create_only_maps)

@@ -12,8 +12,11 @@ expander only, so least-waste cannot break the tie: Azure/AKS #2610).
 
 So every pool gets its own tier (``pool_priorities``), which removes the random choice:
 
-* every Spot pool above every on-demand pool, the system pool lowest;
-* within Spot and within on-demand, the cheaper node-hour higher (``prices``: USD per node-hour
+* every reserved pool (``CapacityType.RESERVED``: an AKS pool in a Capacity Reservation Group, an
+  EKS group on a capacity reservation) above every Spot pool, every Spot pool above every on-demand
+  pool, the system pool lowest. Reserved capacity is paid for whether it runs nodes or not, so a
+  node there costs nothing extra; Spot comes next, on-demand last;
+* within reserved, within Spot and within on-demand, the cheaper node-hour higher (``prices``: USD per node-hour
   per pool, from ``gpupools.pricing``); equal prices share a tier (equivalent for the job);
 * where a price of a class is unknown (or no prices are given), that class is ordered by size facts
   instead: fewer GPUs, then fewer vCPUs, higher, so a one-GPU pod is not placed on an eight-GPU node
@@ -70,7 +73,10 @@ for it; lowest, though pods that fit there rarely fit a GPU group anyway."""
 
 TIER_STEP = 10
 """Distance between consecutive tiers: on-demand tiers start at 20, Spot tiers continue above the
-cheapest on-demand tier. Readable numbers; only their order matters."""
+cheapest on-demand tier, reserved tiers above the cheapest Spot tier. Readable numbers; only their order matters."""
+
+CAPACITY_ORDER = (CapacityType.ON_DEMAND, CapacityType.SPOT, CapacityType.RESERVED)
+"""Capacity classes from the lowest tiers to the highest (module docstring)."""
 
 UNSUPPORTED_BY_RE2 = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]")
 """Lookaround and backreferences: valid in Python, rejected by Go's RE2, so cluster-autoscaler
@@ -96,7 +102,7 @@ def pool_priorities(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | 
     prices = prices or {}
     result: dict[str, int] = {}
     next_priority = SYSTEM_PRIORITY + TIER_STEP
-    for capacity in (CapacityType.ON_DEMAND, CapacityType.SPOT):
+    for capacity in CAPACITY_ORDER:
         members = [p for p in pools if p.role is not Role.SYSTEM and p.capacity is capacity]
         known = all(prices.get(p.name) is not None for p in members)
         # Dearest first, so the cheapest ends up with the highest priority of its class.
@@ -119,7 +125,7 @@ def priced_by_size(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | N
     prices = prices or {}
     return [
         capacity
-        for capacity in (CapacityType.SPOT, CapacityType.ON_DEMAND)
+        for capacity in reversed(CAPACITY_ORDER)
         if any(p.role is not Role.SYSTEM and p.capacity is capacity and prices.get(p.name) is None for p in pools)
     ]
 
