@@ -20,7 +20,8 @@ same policy also lets ``pulumi refresh`` and ``pulumi destroy`` finish:
   queue policy, the EventBridge rules and their targets, the controller's customer-managed IAM
   policies, and the discovery tag on the cluster security group (``ec2:CreateTags``, common);
 * the read-only calls the program and the preflight make (zones, caller identity, node group and
-  ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings).
+  ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings, capacity
+  reservations).
 
 Resources are ``*`` except where the action supports a useful condition: most create calls cannot
 be scoped to ARNs that do not exist yet, and the tag-based conditions that could narrow them need
@@ -95,7 +96,9 @@ EC2_READ_ACTIONS = (
     "ec2:DescribeInstanceTypeOfferings",
     "ec2:DescribeInstanceTypes",
     "ec2:DescribeTags",
+    "ec2:DescribeCapacityReservations",
 )
+"""``DescribeCapacityReservations``: the preflight's reservation rows (``gpuPools[].reservations``)."""
 
 EKS_ACTIONS = (
     "eks:CreateCluster",
