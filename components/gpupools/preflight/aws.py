@@ -554,7 +554,6 @@ class AwsPreflight:
             return [unknown(CheckKind.SPOT_ROLE, pools, NO_ZONE, needed, reason(error))]
         return [Check(CheckKind.SPOT_ROLE, pools, NO_ZONE, f"present ({role.get('Path', '/')})", needed, Status.OK)]
 
-
     # capacity reservations
 
     def reservations(self, cluster_zones: Sequence[str], now: datetime | None = None) -> list[Check]:
@@ -575,7 +574,9 @@ class AwsPreflight:
                         found = f"{reservation.id}: not found in {self.region} for this account ({code})"
                         checks.append(Check(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, found, needed, Status.FAILED))
                     else:
-                        checks.append(unknown(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, needed, reason(error)))
+                        why = reason(error)
+                        why = why if why.startswith("DescribeCapacityReservations") else "DescribeCapacityReservations: " + why
+                        checks.append(unknown(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, needed, why))
                     continue
                 if not answers:
                     found = f"{reservation.id}: not found in {self.region} for this account"

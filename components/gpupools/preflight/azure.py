@@ -438,7 +438,6 @@ class AzurePreflight:
             checks.append(Check(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, found, needed(provider), status))
         return checks
 
-
     # capacity reservation groups
 
     def reservations(self, now: datetime | None = None) -> list[Check]:
