@@ -145,7 +145,7 @@ def aks_gpu_pool(
     """An AKS GPU pool: name ``<pool><s|o><digest>``, GPU taint, extras, and on Spot the taint
     and label AKS adds; with ``sharing``, the device plugin config label."""
     spot = capacity is CapacityType.SPOT
-    name = f"{pool}{'s' if spot else 'o'}{suffix}"
+    name = f"{pool}{ {CapacityType.SPOT: 's', CapacityType.ON_DEMAND: 'o', CapacityType.RESERVED: 'r'}[capacity] }{suffix}"
     labels = {**pool_labels(pool, Role.GPU, capacity), **(extra_labels or {}), **sharing_labels(sharing)}
     taints = [GPU_TAINT, *extra_taints]
     if spot:
@@ -200,7 +200,8 @@ def eks_gpu_group(
     """One EKS GPU managed node group (one zone): name ``<cluster>-<pool>-<spot|od>-<zone>``,
     GPU taint plus extras, the accelerator label; Bottlerocket groups need no device plugin; with
     ``sharing``, the device plugin config label."""
-    name = f"{cluster}-{pool}-{'spot' if capacity is CapacityType.SPOT else 'od'}-{zone}"
+    token = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od", CapacityType.RESERVED: "res"}[capacity]
+    name = f"{cluster}-{pool}-{token}-{zone}"
     labels = {**pool_labels(pool, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4", **sharing_labels(sharing)}
     return NodePoolInfo(
         name=name,

@@ -164,9 +164,9 @@ def test_property_every_group_gets_its_tier_and_no_other(names: list[str], cloud
     ranks: dict[str, set[int | None]] = {}
     for pool in pools:
         ranks.setdefault(expected_priority(pool), set()).add(ca_priority(text, realistic_name(pool, digits, group_id)))
-    [spot], [on_demand], [system] = ranks["spot"], ranks["on-demand"], ranks["system"]
-    assert spot is not None and on_demand is not None and system is not None
-    assert spot > on_demand > system
+    [reserved], [spot], [on_demand], [system] = ranks["reserved"], ranks["spot"], ranks["on-demand"], ranks["system"]
+    assert reserved is not None and spot is not None and on_demand is not None and system is not None
+    assert reserved > spot > on_demand > system
 
 
 # --- YAML -----------------------------------------------------------------------------------------
