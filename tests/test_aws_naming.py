@@ -41,7 +41,7 @@ def test_gpu_node_group_names_fit_eks_and_carry_the_capacity_token(cluster, pool
     name = naming.gpu_node_group_name(cluster, pool_name, capacity, zone, CREATE_ONLY)
     assert len(name) <= 63
     assert re.fullmatch(r"[a-z0-9][a-z0-9-]*[a-z0-9]", name)
-    token = "-spot-" if capacity is CapacityType.SPOT else "-od-"
+    token = {CapacityType.SPOT: "-spot-", CapacityType.ON_DEMAND: "-od-", CapacityType.RESERVED: "-rsv-"}[capacity]
     assert f"{cluster}-{pool_name}{token}{zone[-1]}-" in name
 
 

@@ -336,6 +336,53 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 INVALID += SHARING_INVALID
+
+CRG = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/capacity/providers/Microsoft.Compute/capacityReservationGroups/h100"
+ODCR = "cr-0123456789abcdef0"
+INVALID += [
+    # gpuPools[].reservations / efa / proximityPlacement (issue 21's config contract): formats,
+    # zones, clouds, GPU pools only.
+    (
+        "reservation-aws-id-format",
+        with_pool(AWS, reservations=[{"id": "cr-123", "zone": "us-west-2a"}]),
+        "gpupools:gpuPools[0].reservations[0].id",
+        "cr- and 17 hex digits",
+    ),
+    (
+        "reservation-aws-zone-missing-in-a-multi-zone-pool",
+        with_pool(AWS, reservations=[{"id": ODCR}]),
+        "gpupools:gpuPools[0].reservations[0].zone",
+        "required unless the pool has exactly one zone",
+    ),
+    (
+        "reservation-aws-zone-not-the-pools",
+        with_pool(AWS, zones=["us-west-2a"], reservations=[{"id": ODCR, "zone": "us-west-2b"}]),
+        "gpupools:gpuPools[0].reservations[0].zone",
+        "must be one of the pool's zones (us-west-2a)",
+    ),
+    (
+        "reservation-duplicate",
+        with_pool(AWS, zones=["us-west-2a"], reservations=[{"id": ODCR}, {"id": ODCR}]),
+        "gpupools:gpuPools[0].reservations[1]",
+        "reservation IDs must be unique",
+    ),
+    (
+        "reservation-azure-not-a-group-id",
+        with_pool(AZURE, reservations=[{"id": ODCR}]),
+        "gpupools:gpuPools[0].reservations[0].id",
+        "Capacity Reservation Group ARM ID",
+    ),
+    ("reservation-key-typo", with_pool(AZURE, reservations=[{"id": CRG, "zones": "1"}]), "reservations[0].zones", "did you mean"),
+    ("reservations-not-a-list", with_pool(AZURE, reservations={"id": CRG}), "gpupools:gpuPools[0].reservations", "a list"),
+    ("efa-on-azure", with_pool(AZURE, efa=True), "gpupools:gpuPools[0].efa", "is AWS only"),
+    (
+        "proximity-placement-on-aws",
+        with_pool(AWS, proximityPlacement=True),
+        "gpupools:gpuPools[0].proximityPlacement",
+        "is Azure only",
+    ),
+    ("efa-not-a-bool", with_pool(AWS, efa="yes"), "gpupools:gpuPools[0].efa", "true or false"),
+]
 INVALID += [
     # gpupools:cost. The budget is priced with the committed catalog in the stack's region: the
     # ceiling of AZURE (10 T4 Spot + 10 T4 on-demand + 4 system nodes) is well above $1/h.
@@ -455,3 +502,14 @@ def test_parse_does_not_need_pulumi_resources() -> None:
     """Config parsing is pure: it registers nothing (no Pulumi runtime is even configured here)."""
     spec = config.parse(AZURE)
     assert spec.cloud is Cloud.AZURE
+
+
+def test_reservations_efa_and_proximity_placement_are_parsed() -> None:
+    from gpupools.specs import ReservationSpec
+
+    aws = config.parse(with_pool(AWS, zones=["us-west-2a"], efa=True, reservations=[{"id": ODCR}]))
+    assert aws.gpu_pools[0].reservations == (ReservationSpec(ODCR, None),) and aws.gpu_pools[0].efa is True
+    azure = config.parse(with_pool(AZURE, proximityPlacement=True, reservations=[{"id": CRG, "zone": "1"}]))
+    assert azure.gpu_pools[0].reservations == (ReservationSpec(CRG, "1"),) and azure.gpu_pools[0].proximity_placement is True
+    plain = config.parse(AZURE).gpu_pools[0]
+    assert (plain.reservations, plain.efa, plain.proximity_placement) == ((), False, False)

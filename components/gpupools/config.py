@@ -34,6 +34,7 @@ from gpupools.specs import (
     NetworkSpec,
     PoolSpec,
     Provisioner,
+    ReservationSpec,
     SharingMode,
     SharingSpec,
     SmokeTestSpec,
@@ -79,11 +80,14 @@ GPU_POOL_KEYS = (
     "amiType",
     "sharing",
     "evictionRate",
+    "reservations",
+    "efa",
+    "proximityPlacement",
 )
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
 a key in ``GPU_ONLY_POOL_KEYS``."""
-GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate")
+GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximityPlacement")
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
 SHARING_KEYS = ("timeSlicing", "mps", "mig")
 REPLICATED_KEYS = ("replicas",)
@@ -100,9 +104,10 @@ MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminati
 AZURE_ONLY_KEYS = {
     "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
     "network": ("subnetId", "dataplane"),
-    "gpuPool": ("spotMaxPrice",),
+    "gpuPool": ("spotMaxPrice", "proximityPlacement"),
 }
-AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType",)}
+AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
+RESERVATION_KEYS = ("id", "zone")
 
 DATAPLANES = ("azure", "cilium")
 """``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
@@ -317,6 +322,22 @@ def parse_taint(raw: Any, path: str) -> Taint:
     return Taint(key=key, value=value, effect=TaintEffect(effect))
 
 
+def parse_reservations(raw: Any, path: str) -> tuple[ReservationSpec, ...]:
+    """``gpuPools[].reservations``: a list of ``{id, zone}``; formats and zones are checked by
+    ``rules.check_reservations``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(path, "must be a list of {id, zone}", raw)
+    reservations = []
+    for index, item in enumerate(raw):
+        at = f"{path}[{index}]"
+        item = _mapping(item, at)
+        check_keys(item, RESERVATION_KEYS, at)
+        reservations.append(ReservationSpec(id=_str(item, "id", at, required=True), zone=_str(item, "zone", at)))
+    return tuple(reservations)
+
+
 def parse_sharing(raw: Any, path: str) -> SharingSpec:
     """``gpuPools[].sharing``: exactly one of ``timeSlicing: {replicas}``, ``mps: {replicas}``,
     ``mig: {profile}``. Ranges and cloud rules are checked by ``rules.check_sharing``."""
@@ -391,6 +412,9 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         role=role,
         sharing=parse_sharing(raw.get("sharing"), f"{path}.sharing"),
         eviction_rate=_get(raw, "evictionRate", path, float, None, EVICTION_RATE_TYPE),
+        reservations=parse_reservations(raw.get("reservations"), f"{path}.reservations"),
+        efa=_bool(raw, "efa", path, False),
+        proximity_placement=_bool(raw, "proximityPlacement", path, False),
     )
 
 

@@ -313,6 +313,26 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             "this Spot pool's share of Spot runs interrupted, for the monthly estimate (overrides the stack's); "
             "an error on a pool with `spot: false`",
         ),
+        "reservations": lambda d: Row(
+            "…reservations",
+            "list of `{id, zone}`",
+            "none",
+            "capacity already paid for, used before Spot: AWS an On-Demand Capacity Reservation or a Capacity Block "
+            "(`cr-` and 17 hex digits), `zone` its Availability Zone (may be left out when the pool has one zone); "
+            "Azure a Capacity Reservation Group ARM ID. GPU pools only",
+        ),
+        "efa": lambda d: Row(
+            "…efa",
+            "bool",
+            "`false`",
+            "AWS only: EFA network interfaces and a cluster placement group for multi-node training. GPU pools only",
+        ),
+        "proximityPlacement": lambda d: Row(
+            "…proximityPlacement",
+            "bool",
+            "`false`",
+            "Azure only: the pool's nodes in one proximity placement group. GPU pools only",
+        ),
     }
 
 

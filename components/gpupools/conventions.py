@@ -42,6 +42,9 @@ class CapacityType(str, Enum):
 
     SPOT = "spot"
     ON_DEMAND = "on-demand"
+    RESERVED = "reserved"
+    """Capacity already paid for (an AWS ODCR or Capacity Block, an Azure Capacity Reservation Group),
+    bought first; the same value as Karpenter's ``karpenter.sh/capacity-type=reserved``."""
 
 
 @dataclass(frozen=True, order=True)

@@ -451,6 +451,61 @@ def gpu_pool_label_count(pool: GpuPoolSpec) -> int:
     return 5 + len(sharing.node_labels(pool.sharing)) + len(pool.labels)
 
 
+AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+"""An EC2 capacity reservation ID, as On-Demand Capacity Reservations and Capacity Blocks for ML both
+have (EC2 API reference, ``CapacityReservation.CapacityReservationId``: "cr-1234567890abcdef0")."""
+
+AZURE_RESERVATION_GROUP_ID = re.compile(
+    r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w\._\(\)]{1,90}/providers/Microsoft\.Compute/"
+    r"capacityReservationGroups/[-\w\._]{1,80}$",
+    re.IGNORECASE,
+)
+"""A Capacity Reservation Group's ARM ID (AgentPool ``capacityReservationGroupID``: "AKS will associate the
+specified agent pool with the Capacity Reservation Group"; ARM resource-group name rules: 1-90 of
+letters, digits, ``-._()``)."""
+
+
+def check_reservations(pool: PoolSpec, cloud: Cloud, path: str, zones: Sequence[str]) -> None:
+    """``gpuPools[].reservations``: GPU pools only, IDs in the cloud's format and unique; on AWS each
+    reservation in one of the pool's zones (``zone`` may be left out only when the pool has one zone:
+    an AWS reservation lives in exactly one Availability Zone, EC2 ``CreateCapacityReservation``
+    ``AvailabilityZone``). ``zones`` are the pool's zones (its own, else the cluster's; empty on AWS
+    when they are resolved at deploy time)."""
+    if not pool.reservations:
+        return
+    if not pool.is_gpu:
+        fail(f"{path}.reservations", "is for GPU pools only", [r.id for r in pool.reservations])
+    check_unique([r.id for r in pool.reservations], f"{path}.reservations", "reservation IDs")
+    for index, reservation in enumerate(pool.reservations):
+        at = f"{path}.reservations[{index}]"
+        if cloud is Cloud.AWS:
+            if not AWS_RESERVATION_ID.match(reservation.id):
+                fail(
+                    f"{at}.id",
+                    "must be an EC2 capacity reservation ID: cr- and 17 hex digits (an ODCR or a Capacity Block)",
+                    reservation.id,
+                )
+            if reservation.zone is None:
+                if len(zones) != 1:
+                    fail(
+                        f"{at}.zone",
+                        "is required unless the pool has exactly one zone: an AWS reservation lives in one Availability Zone",
+                        None,
+                    )
+            elif zones and reservation.zone not in zones:
+                fail(f"{at}.zone", "must be one of the pool's zones (" + ", ".join(zones) + ")", reservation.zone)
+        else:
+            if not AZURE_RESERVATION_GROUP_ID.match(reservation.id):
+                fail(
+                    f"{at}.id",
+                    "must be a Capacity Reservation Group ARM ID: /subscriptions/<id>/resourceGroups/<group>/providers/"
+                    "Microsoft.Compute/capacityReservationGroups/<name>",
+                    reservation.id,
+                )
+            if reservation.zone is not None and zones and reservation.zone not in zones:
+                fail(f"{at}.zone", "must be one of the pool's zones (" + ", ".join(zones) + ")", reservation.zone)
+
+
 def check_sharing(pool: PoolSpec, cloud: Cloud, path: str) -> None:
     """``gpuPools[].sharing``: replicas within the plugin's limits, MIG only on AKS and on a size and
     profile that support it, and no sharing where gpupools' device plugin does not run."""
@@ -658,6 +713,7 @@ def check_gpu_pool(
     check_taints(pool.taints, f"{path}.taints")
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
     check_sharing(pool, cloud, path)
+    check_reservations(pool, cloud, path, zones)
 
     if cloud is Cloud.AWS:
         check_eks_labels_and_taints(pool, path)

@@ -83,6 +83,23 @@ class SharingMode(str, Enum):
 
 
 @dataclass(frozen=True)
+class ReservationSpec:
+    """One ``gpuPools[].reservations`` entry: capacity already paid for, used before Spot.
+
+    Attributes:
+        id: AWS: an On-Demand Capacity Reservation or a Capacity Block for ML (``cr-`` and 17 hex
+            digits; both are capacity reservations to EC2); Azure: a Capacity Reservation Group's
+            ARM ID.
+        zone: AWS: the reservation's Availability Zone (an AWS reservation is in one zone); may be
+            left out when the pool has exactly one zone. Azure: optional (a group may hold
+            reservations in several zones).
+    """
+
+    id: str
+    zone: str | None = None
+
+
+@dataclass(frozen=True)
 class SharingSpec:
     """``gpuPools[].sharing``: at most one mode per pool.
 
@@ -198,6 +215,12 @@ class PoolSpec:
             CPU pool.
         eviction_rate: GPU Spot pools only: this pool's share of Spot runs interrupted, 0 to 1, for
             the monthly estimate; default none (``gpupools:cost.evictionRate`` applies).
+        reservations: capacity reservations the pool uses first (already paid for); default none.
+            GPU pools only.
+        efa: AWS only: EFA network interfaces and a cluster placement group for multi-node
+            training; default False. GPU pools only.
+        proximity_placement: Azure only: the pool's nodes in one proximity placement group;
+            default False. GPU pools only.
     """
 
     name: str
@@ -216,6 +239,9 @@ class PoolSpec:
     role: Role = Role.GPU
     sharing: SharingSpec = SharingSpec()
     eviction_rate: float | None = None
+    reservations: tuple[ReservationSpec, ...] = ()
+    efa: bool = False
+    proximity_placement: bool = False
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))

@@ -46,12 +46,14 @@ NODE_GROUP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
 """What gpupools generates: lowercase letters, digits and '-' (EKS also allows upper case and '_',
 which the ASG regex below would have to escape)."""
 
-CAPACITY_TOKEN = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od"}
+CAPACITY_TOKEN = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od", CapacityType.RESERVED: "rsv"}
 """The capacity token in every GPU node group name, so the Spot and on-demand groups of one pool
 never share a name, and a human reading an ASG list sees which is which."""
 
-EKS_CAPACITY_TYPE = {CapacityType.SPOT: "SPOT", CapacityType.ON_DEMAND: "ON_DEMAND"}
-"""The EKS API spelling of each capacity type (``capacityType`` of ``CreateNodegroup``)."""
+EKS_CAPACITY_TYPE = {CapacityType.SPOT: "SPOT", CapacityType.ON_DEMAND: "ON_DEMAND", CapacityType.RESERVED: "ON_DEMAND"}
+"""The EKS API spelling of each capacity type (``capacityType`` of ``CreateNodegroup``). A node group
+on an On-Demand Capacity Reservation is ``ON_DEMAND`` capacity whose launch template targets the
+reservation; a Capacity Block group is ``CAPACITY_BLOCK`` (botocore eks ``CapacityTypes``)."""
 
 ASG_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 """The node group UUID EKS appends to a managed node group's Auto Scaling group name."""

@@ -511,8 +511,10 @@ def stack_costs(
     prices = pool_prices(pools, table, region)
     fleet = fleet_cost(groups_of_pools(pools), table, region, cost).to_output()
     by_size = {c.value for c in priced_by_size(pools, prices)}
+    # Tiers ordered by price: Spot and on-demand (reserved capacity is already paid for and always first).
     fleet["priorityOrder"] = {
-        c.value: ("size facts (a price is unknown)" if c.value in by_size else "price") for c in CapacityType
+        c.value: ("size facts (a price is unknown)" if c.value in by_size else "price")
+        for c in (CapacityType.SPOT, CapacityType.ON_DEMAND)
     }
     return prices, with_costs(pools, prices, pool_price_gaps(pools, table, region)), fleet
 
