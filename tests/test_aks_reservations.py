@@ -20,7 +20,7 @@ from gpupools.errors import ConfigError
 from gpupools.kubernetes import priority_tiers
 from gpupools.kubernetes.priority_expander import example_group_names
 from gpupools.specs import Cloud, ClusterSpec, GpuPoolSpec, Provisioner, ReservationSpec, SystemPoolSpec
-from gpupools.testing import Run, run_program
+from gpupools.testing import Run, run_program, run_stack, stack_config
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
@@ -257,3 +257,40 @@ def test_nap_pool_spec_with_reservations_is_rejected() -> None:
 def test_role_of_reserved_pool_infos_is_gpu() -> None:
     [reserved, *_] = plan_agent_pools(spec(ReservationSpec(CRG_A, "1")), ("1",))
     assert reserved.info.role is Role.GPU
+
+
+# --- the azure-dev stack with a reservation ---------------------------------------------------------
+
+
+def test_stack_with_a_reservation_registers_a_reserved_pool_first_ranked_above_spot() -> None:
+    """Done-when of issue 21: the stack registers capacity that targets the reservation, chained
+    before the Spot pool, ranked above Spot and on-demand in the priority expander's ConfigMap, and
+    the control-plane identity is granted Contributor on the group's resource group."""
+    config = stack_config("azure-dev")
+    pools = [dict(p) for p in config["gpupools:gpuPools"]]
+    pools[0] = {**pools[0], "reservations": [{"id": CRG_A, "zone": "1"}]}
+    run = run_stack("azure-dev", overrides={"gpupools:gpuPools": pools})
+    agent_pools = run.of_type(AGENT_POOL)
+    entry = [p for p in agent_pools if p.inputs["nodeLabels"]["gpupools.io/pool"] == pools[0]["name"]]
+    reserved, spot = entry[0], entry[1]
+    assert reserved.inputs["capacityReservationGroupID"] == CRG_A
+    assert reserved.inputs["scaleSetPriority"] == "Regular" and reserved.inputs["availabilityZones"] == ["1"]
+    assert reserved.inputs["nodeLabels"][CAPACITY_TYPE_LABEL] == "reserved"
+    assert spot.inputs["scaleSetPriority"] == "Spot" and reserved.urn in spot.dependencies
+    assert not [p for p in agent_pools if p is not reserved and "capacityReservationGroupID" in p.inputs]
+    [config_map] = [
+        r
+        for r in run.of_type("kubernetes:core/v1:ConfigMap")
+        if r.name.endswith("priority-expander") or "priorities" in (r.inputs.get("data") or {})
+    ]
+    tiers = yaml.safe_load(config_map.inputs["data"]["priorities"])
+
+    def priority(agent_pool: str) -> int:
+        group = f"aks-{agent_pool}-12345678-vmss"
+        return max(p for p, regexes in tiers.items() if any(re.search(r, group) for r in regexes))
+
+    reserved_rank = priority(reserved.inputs["agentPoolName"])
+    others = [p for p in agent_pools if p is not reserved]
+    assert others and all(reserved_rank > priority(p.inputs["agentPoolName"]) for p in others)
+    grants = [r for r in run.of_type(ROLE_ASSIGNMENT) if r.inputs["roleDefinitionId"].endswith(CONTRIBUTOR)]
+    assert [g.inputs["scope"] for g in grants] == [f"/subscriptions/{SUB}/resourceGroups/capacity"]
