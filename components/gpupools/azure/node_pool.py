@@ -16,7 +16,8 @@ without ``AksCluster``):
   ``zone`` when given (else the pool's zones). The priority expander ranks it above Spot: the
   capacity is paid for whether used or not. ``maxSize`` is the bound because the config does not
   say how many VMs the group reserves: past its reserved quantity Azure still places VMs in the
-  group, as plain on-demand ones ("overallocation", Azure "Capacity Reservation overallocation");
+  group, as plain on-demand ones without the guarantee ("overallocation": learn.microsoft.com
+  ``virtual-machines/capacity-reservation-overallocate``);
   the preflight's reservation row shows the quantity next to ``maxSize``.
 
 Lifecycle rules built in (the AKS behaviour behind each is cited in the project's design notes):
