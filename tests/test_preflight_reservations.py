@@ -317,3 +317,32 @@ def test_group_in_another_subscription_is_read_there() -> None:
 
 def test_no_reservations_no_azure_rows() -> None:
     assert azure_rows(azure_dev(), ArmAdapter()) == []
+
+
+def test_a_stack_with_a_reservation_runs_every_check_and_its_row_is_green() -> None:
+    """The whole AWS preflight of aws-dev with a reservation on gpu1: the permission rows simulate
+    ``ec2:DescribeCapacityReservations`` too, and the reservation row comes last."""
+    from tests.test_preflight_aws import good_account
+
+    target = aws_target()
+    with StubbedAws() as aws:
+        good_account(aws, target)
+        aws.stubs["ec2"].add_response(
+            "describe_capacity_reservations", {"CapacityReservations": [capacity_reservation()]}, {"CapacityReservationIds": [CR]}
+        )
+        checks = AwsPreflight(target, clients=aws).run()
+        aws.done()
+    assert all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
+    assert checks[-1].check is CheckKind.RESERVATION and checks[-1].pool == "gpu1"
+
+
+def test_an_azure_stack_with_a_reservation_runs_every_check_and_its_row_is_green() -> None:
+    from tests.test_preflight_azure import good_subscription
+
+    target = azure_target("1")
+    arm = good_subscription(target)
+    arm.route("GET", GROUP_PATH, (200, group({"t4-z1": 0})))
+    arm.route("GET", MEMBERS_PATH, (200, {"value": [member("t4-z1")]}))
+    checks = AzurePreflight(target, credential=FakeCredential(), transport=arm.transport()).run()
+    assert all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
+    assert [c.found for c in checks if c.check is CheckKind.RESERVATION] == [f"{CRG_NAME} (Targeted) {T4} zones 1: 4/4 free"]
