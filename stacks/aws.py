@@ -2,11 +2,12 @@
 
     config.load()                       every rule checked before anything is registered
     EksCluster                          VPC, control plane, node role + access entry, system node group, CoreDNS add-on
-    GpuNodeGroup per gpuPools entry     per zone a Spot group and its on-demand fallback, ASG tags
+    GpuNodeGroup per gpuPools entry     a group per capacity reservation, per zone a Spot group and its
+                                        on-demand fallback, ASG tags
     CpuNodeGroup per cpuPools entry     the same with a standard AMI and no GPU parts
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
-    PriorityExpander                    Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
+    PriorityExpander                    reserved > Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
     GpuSmokeTest per pool (optional)    on the pool's first Spot group
 
 With ``gpupools:provisioner: karpenter`` the pools are Karpenter's instead, and neither node groups
@@ -80,6 +81,8 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         tag_subnets=spec.network.bring_your_own,
         # Shared GPU pools get a NodeOverlay, which Karpenter reads only with its alpha gate on.
         node_overlay=overlay.any_overlay(spec.pools),
+        # NodePools that allow `reserved`: the gate stated, reservation interruption warnings routed.
+        reserved_capacity=any(pool.reservations for pool in spec.pools),
         # The controller's pods need the system node group to schedule on.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )

@@ -142,10 +142,11 @@ def aks_gpu_pool(
     size: str = "Standard_NC4as_T4_v3",
     sharing: SharingSpec = SharingSpec(),
 ) -> NodePoolInfo:
-    """An AKS GPU pool: name ``<pool><s|o><digest>``, GPU taint, extras, and on Spot the taint
+    """An AKS GPU pool: name ``<pool><s|o|r><digest>``, GPU taint, extras, and on Spot the taint
     and label AKS adds; with ``sharing``, the device plugin config label."""
     spot = capacity is CapacityType.SPOT
-    name = f"{pool}{ {CapacityType.SPOT: 's', CapacityType.ON_DEMAND: 'o', CapacityType.RESERVED: 'r'}[capacity] }{suffix}"
+    token = {CapacityType.SPOT: "s", CapacityType.ON_DEMAND: "o", CapacityType.RESERVED: "r"}[capacity]
+    name = f"{pool}{token}{suffix}"
     labels = {**pool_labels(pool, Role.GPU, capacity), **(extra_labels or {}), **sharing_labels(sharing)}
     taints = [GPU_TAINT, *extra_taints]
     if spot:
@@ -197,10 +198,10 @@ def eks_gpu_group(
     bottlerocket: bool = False,
     sharing: SharingSpec = SharingSpec(),
 ) -> NodePoolInfo:
-    """One EKS GPU managed node group (one zone): name ``<cluster>-<pool>-<spot|od>-<zone>``,
+    """One EKS GPU managed node group (one zone): name ``<cluster>-<pool>-<spot|od|rsv>-<zone>``,
     GPU taint plus extras, the accelerator label; Bottlerocket groups need no device plugin; with
     ``sharing``, the device plugin config label."""
-    token = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od", CapacityType.RESERVED: "res"}[capacity]
+    token = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od", CapacityType.RESERVED: "rsv"}[capacity]
     name = f"{cluster}-{pool}-{token}-{zone}"
     labels = {**pool_labels(pool, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4", **sharing_labels(sharing)}
     return NodePoolInfo(

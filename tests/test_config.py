@@ -374,6 +374,18 @@ INVALID += [
     ),
     ("reservation-key-typo", with_pool(AZURE, reservations=[{"id": CRG, "zones": "1"}]), "reservations[0].zones", "did you mean"),
     ("reservations-not-a-list", with_pool(AZURE, reservations={"id": CRG}), "gpupools:gpuPools[0].reservations", "a list"),
+    (
+        "reservation-kind-unknown",
+        with_pool(AWS, zones=["us-west-2a"], reservations=[{"id": ODCR, "kind": "block"}]),
+        "gpupools:gpuPools[0].reservations[0].kind",
+        "must be one of odcr, capacityBlock",
+    ),
+    (
+        "reservation-capacity-block-on-azure",
+        with_pool(AZURE, reservations=[{"id": CRG, "kind": "capacityBlock"}]),
+        "gpupools:gpuPools[0].reservations[0].kind",
+        "is AWS only",
+    ),
     ("efa-on-azure", with_pool(AZURE, efa=True), "gpupools:gpuPools[0].efa", "is AWS only"),
     (
         "proximity-placement-on-aws",

@@ -103,6 +103,7 @@ CHART_VALUE_PATHS = {
     "settings.clusterName",
     "settings.interruptionQueue",
     "settings.featureGates.nodeOverlay",
+    "settings.featureGates.reservedCapacity",
     "serviceAccount.create",
     "serviceAccount.name",
     "serviceAccount.annotations",
@@ -114,6 +115,7 @@ CHART_VALUE_PATHS = {
 """Paths that exist in aws/karpenter-provider-aws ``charts/karpenter/values.yaml`` as released for
 chart 1.14.1 (commit 1d927085): ``settings.{clusterName,interruptionQueue}``,
 ``settings.featureGates.nodeOverlay`` (boolean, default false: "nodeOverlay is ALPHA and is disabled by default"),
+``settings.featureGates.reservedCapacity`` (boolean, default true: "reservedCapacity is BETA and is enabled by default"),
 ``serviceAccount.{create,name,annotations}``, ``replicas``, ``nodeSelector`` (map, default
 ``kubernetes.io/os: linux``), ``controller.resources`` and ``controller.env`` (list). Maps and
 lists end a path: their content is free-form."""

@@ -147,8 +147,9 @@ pool_names = st.lists(st.from_regex(r"\A[a-z][a-z0-9]{0,6}\Z"), min_size=1, max_
     group_id=st.uuids(),
 )
 def test_property_every_group_gets_its_tier_and_no_other(names: list[str], cloud: str, digits: str, group_id: uuid.UUID) -> None:
-    """Pool names that prefix each other (``t4``/``t4x``), several zones: every realistic group
-    name is ranked at its own tier by cluster-autoscaler's matching, and no regex is in two tiers."""
+    """Pool names that prefix each other (``t4``/``t4x``), several zones, every capacity type: every
+    realistic group name is ranked at its own tier by cluster-autoscaler's matching (reserved above
+    Spot above on-demand above the system pool), and no regex is in two tiers."""
     if cloud == "aks":
         pools = [aks_system_pool()] + [aks_gpu_pool(n, c) for n in names for c in CapacityType]
     else:

@@ -107,7 +107,9 @@ AZURE_ONLY_KEYS = {
     "gpuPool": ("spotMaxPrice", "proximityPlacement"),
 }
 AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
-RESERVATION_KEYS = ("id", "zone")
+RESERVATION_KEYS = ("id", "zone", "kind")
+RESERVATION_KINDS = ("odcr", "capacityBlock")
+"""``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
 
 DATAPLANES = ("azure", "cilium")
 """``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
@@ -334,7 +336,14 @@ def parse_reservations(raw: Any, path: str) -> tuple[ReservationSpec, ...]:
         at = f"{path}[{index}]"
         item = _mapping(item, at)
         check_keys(item, RESERVATION_KEYS, at)
-        reservations.append(ReservationSpec(id=_str(item, "id", at, required=True), zone=_str(item, "zone", at)))
+        kind = _str(item, "kind", at, "odcr")
+        if kind not in RESERVATION_KINDS:
+            raise ConfigError(f"{at}.kind", "must be one of " + ", ".join(RESERVATION_KINDS), kind)
+        reservations.append(
+            ReservationSpec(
+                id=_str(item, "id", at, required=True), zone=_str(item, "zone", at), capacity_block=kind == "capacityBlock"
+            )
+        )
     return tuple(reservations)
 
 

@@ -315,10 +315,11 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
         ),
         "reservations": lambda d: Row(
             "…reservations",
-            "list of `{id, zone}`",
+            "list of `{id, zone, kind}`",
             "none",
             "capacity already paid for, used before Spot: AWS an On-Demand Capacity Reservation or a Capacity Block "
-            "(`cr-` and 17 hex digits), `zone` its Availability Zone (may be left out when the pool has one zone); "
+            "(`cr-` and 17 hex digits), `zone` its Availability Zone (may be left out when the pool has one zone), "
+            "`kind` `odcr` (default) or `capacityBlock`; "
             "Azure a Capacity Reservation Group ARM ID. GPU pools only",
         ),
         "efa": lambda d: Row(

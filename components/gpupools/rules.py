@@ -495,6 +495,8 @@ def check_reservations(pool: PoolSpec, cloud: Cloud, path: str, zones: Sequence[
             elif zones and reservation.zone not in zones:
                 fail(f"{at}.zone", "must be one of the pool's zones (" + ", ".join(zones) + ")", reservation.zone)
         else:
+            if reservation.capacity_block:
+                fail(f"{at}.kind", "is AWS only (Capacity Blocks for ML are EC2 reservations)", "capacityBlock")
             if not AZURE_RESERVATION_GROUP_ID.match(reservation.id):
                 fail(
                     f"{at}.id",

@@ -93,10 +93,15 @@ class ReservationSpec:
         zone: AWS: the reservation's Availability Zone (an AWS reservation is in one zone); may be
             left out when the pool has exactly one zone. Azure: optional (a group may hold
             reservations in several zones).
+        capacity_block: AWS only: the reservation is a Capacity Block for ML (config ``kind:
+            capacityBlock``), which EKS serves with a ``CAPACITY_BLOCK`` node group; default False (an
+            On-Demand Capacity Reservation, config ``kind: odcr``). The two share one ID format, so the
+            kind is stated rather than looked up.
     """
 
     id: str
     zone: str | None = None
+    capacity_block: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ same policy also lets ``pulumi refresh`` and ``pulumi destroy`` finish:
   queue policy, the EventBridge rules and their targets, the controller's customer-managed IAM
   policies, and the discovery tag on the cluster security group (``ec2:CreateTags``, common);
 * the read-only calls the program and the preflight make (zones, caller identity, node group and
-  ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings, capacity
-  reservations).
+  ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings).
 
 Resources are ``*`` except where the action supports a useful condition: most create calls cannot
 be scoped to ARNs that do not exist yet, and the tag-based conditions that could narrow them need
@@ -98,7 +97,11 @@ EC2_READ_ACTIONS = (
     "ec2:DescribeTags",
     "ec2:DescribeCapacityReservations",
 )
-"""``DescribeCapacityReservations``: the preflight's reservation rows (``gpuPools[].reservations``)."""
+"""Read-only EC2 calls. ``ec2:DescribeCapacityReservations`` is for pools with ``reservations``:
+AWS documents it for the identity that creates capacity targeting a Capacity Block (AWS PCS user
+guide, "Configure an AWS PCS compute node group to use a Capacity Block"); the EKS user guide says
+nothing either way for managed node groups, so it is granted, read-only, rather than found missing
+at the first reserved group."""
 
 EKS_ACTIONS = (
     "eks:CreateCluster",

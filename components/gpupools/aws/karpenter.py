@@ -19,7 +19,8 @@ What it creates, following that release's getting-started guide and CloudFormati
   ``KarpenterInterruptionQueue``), named ``<cluster>-karpenter-<unique suffix>`` (``queue_name_prefix``:
   no fixed name), a queue policy letting EventBridge send and denying non-TLS
   access, and four EventBridge rules targeting it: Spot interruption warning, rebalance
-  recommendation, AWS Health scheduled change, instance state change
+  recommendation, AWS Health scheduled change, instance state change, and with reservations
+  capacity reservation interruption warnings
   (``karpenter_iam.INTERRUPTION_EVENTS``). With ``settings.interruptionQueue`` Karpenter cordons
   and drains a node on its 2-minute Spot notice and launches the replacement at once
   (``concepts/disruption.md``, Interruption); rebalance recommendations are recorded as events.
@@ -43,6 +44,10 @@ What it creates, following that release's getting-started guide and CloudFormati
 * **Feature gates**: the chart's defaults, except ``settings.featureGates.nodeOverlay: true`` with
   ``node_overlay=True`` (a stack with a time-sliced or MPS pool; see
   ``gpupools.kubernetes.karpenter.overlay``). The gate is alpha in 1.14.1 (``values.yaml``).
+  With ``reserved_capacity=True`` (a pool with ``reservations``), ``reservedCapacity: true``: beta and
+  already on by default in 1.14.1 (``values.yaml``: "reservedCapacity is BETA and is enabled by
+  default"), set so that the NodePools' ``reserved`` capacity type cannot be switched off by a later
+  default; and the ``CapacityReservationInterruptionRule`` (``karpenter_iam.RESERVATION_INTERRUPTION_EVENTS``).
 """
 
 from __future__ import annotations
@@ -111,13 +116,19 @@ def queue_name_prefix(cluster_name: str) -> str:
 
 
 def helm_values(
-    cluster_name: str, region: str, queue: pulumi.Input[str], role_arn: pulumi.Input[str], node_overlay: bool = False
+    cluster_name: str,
+    region: str,
+    queue: pulumi.Input[str],
+    role_arn: pulumi.Input[str],
+    node_overlay: bool = False,
+    reserved_capacity: bool = False,
 ) -> dict[str, Any]:
     """The ``karpenter`` chart values (module docstring); every key exists in the chart's
     ``values.yaml`` at 1.14.1 (a test checks)."""
     settings: dict[str, Any] = {"clusterName": cluster_name, "interruptionQueue": queue}
-    if node_overlay:
-        settings["featureGates"] = {"nodeOverlay": True}
+    gates = {**({"nodeOverlay": True} if node_overlay else {}), **({"reservedCapacity": True} if reserved_capacity else {})}
+    if gates:
+        settings["featureGates"] = gates
     return {
         "settings": settings,
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}},
@@ -147,6 +158,9 @@ class Karpenter(pulumi.ComponentResource):
             docs: not for resources whose tags the program also manages).
         node_overlay: turn on the alpha ``NodeOverlay`` feature gate; default False. Needed by the
             NodeOverlays of shared GPU pools (``KarpenterNodePools``).
+        reserved_capacity: a NodePool allows ``reserved`` (a pool with ``reservations``): set the
+            ``ReservedCapacity`` gate explicitly and route capacity reservation interruption
+            warnings to the queue; default False.
         opts: resource options.
 
     Attributes:
@@ -175,6 +189,7 @@ class Karpenter(pulumi.ComponentResource):
         tag_subnets: bool = True,
         node_overlay: bool = False,
         opts: pulumi.ResourceOptions | None = None,
+        reserved_capacity: bool = False,
     ) -> None:
         path = f"Karpenter({name})"
         check_cluster_name(cluster_name, f"{path}.cluster_name")
@@ -203,7 +218,11 @@ class Karpenter(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self.queue),
         )
         self.rules = {}
-        for key, pattern in karpenter_iam.INTERRUPTION_EVENTS.items():
+        events = {
+            **karpenter_iam.INTERRUPTION_EVENTS,
+            **(karpenter_iam.RESERVATION_INTERRUPTION_EVENTS if reserved_capacity else {}),
+        }
+        for key, pattern in events.items():
             rule = aws.cloudwatch.EventRule(
                 f"{name}-{key}",
                 description=f"Karpenter interruption handling for {cluster_name}: {pattern['detail-type'][0]}",
@@ -253,7 +272,7 @@ class Karpenter(pulumi.ComponentResource):
             )
 
         # The queue's name as the provider made it (an output): Karpenter polls this queue.
-        self.values = helm_values(cluster_name, region, self.queue.name, self.role.arn, node_overlay)
+        self.values = helm_values(cluster_name, region, self.queue.name, self.role.arn, node_overlay, reserved_capacity)
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE_NAME,

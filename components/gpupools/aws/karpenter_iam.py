@@ -258,6 +258,19 @@ INTERRUPTION_EVENTS: dict[str, dict[str, Any]] = {
     "instance-state-change": {"source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"]},
 }
 """EventBridge patterns of the template's ``ScheduledChangeRule``, ``SpotInterruptionRule``,
-``RebalanceRule`` and ``InstanceStateChangeRule``. Its fifth rule,
-``CapacityReservationInterruptionRule``, is left out: gpupools NodePools never allow the
-``reserved`` capacity type, so no Karpenter node of this stack runs in a capacity reservation."""
+``RebalanceRule`` and ``InstanceStateChangeRule``. Its fifth rule is
+``RESERVATION_INTERRUPTION_EVENTS``, only for stacks with reservations."""
+
+RESERVATION_INTERRUPTION_EVENTS: dict[str, dict[str, Any]] = {
+    "capacity-reservation-interruption": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"],
+    },
+}
+"""The template's ``CapacityReservationInterruptionRule`` (v1.14.1 ``getting-started-with-karpenter/cloudformation.yaml``,
+``reference/cloudformation.md``: the capacity owner "is reclaiming reserved capacity, triggering a
+notification for node reclamation"; Karpenter drains on the 2-minute warning, ``tasks/odcrs.md``,
+Interruptible Capacity Reservations). Created by ``Karpenter(reserved_capacity=True)``: a stack
+whose NodePools allow ``reserved``. ``ec2:DescribeCapacityReservations`` (``RESOURCE_DISCOVERY_READ_ACTIONS``)
+and ``RunInstances``/``CreateFleet`` on ``capacity-reservation/*`` (``node_lifecycle_policy``) are in
+every stack's policies already, as in the template."""

@@ -18,6 +18,10 @@
     No SSH key: nodes are reached through SSM.
   - ``role``: the cluster's node role (its access entry exists), subnets and security groups by
     ``karpenter.sh/discovery=<cluster>``.
+  - a pool with ``reservations`` gets a node class of its own (``<class>-<pool>``) whose
+    ``capacityReservationSelectorTerms`` select its reservations by ID, one term each (``gpupools.aws.reservations``);
+    its NodePool allows ``reserved`` first, and is preferred over the pools without reservations
+    (weights: ``reserved_first``).
 
 * **NodePool** per pool (``gpupools.kubernetes.karpenter.nodepool``: requirements, labels,
   taints, limits, disruption, weight), named after the pool, referencing its node class; its
@@ -78,19 +82,31 @@ class NodeClassPlan:
     alias: str
     bottlerocket: bool
     disk_size_gb: int
+    reservation_ids: tuple[str, ...] = ()
 
 
 def node_class_plan(pool: PoolSpec) -> NodeClassPlan:
-    """The node class a pool's NodePool uses (pools with the same image and disk share one)."""
+    """The node class a pool's NodePool uses (pools with the same image and disk share one; a pool
+    with reservations has its own, which selects them)."""
     bottlerocket = pool.ami_type in (AmiType.BOTTLEROCKET_NVIDIA, AmiType.BOTTLEROCKET, AmiType.BOTTLEROCKET_ARM)
     family = "bottlerocket" if bottlerocket else "al2023"
     flavour = "nvidia" if pool.ami_type.is_gpu else "standard"
+    reservation_ids = tuple(r.id for r in pool.reservations)
     return NodeClassPlan(
-        name=f"{flavour}-{family}-{pool.disk_size_gb}g",
+        name=f"{flavour}-{family}-{pool.disk_size_gb}g" + (f"-{pool.name}" if reservation_ids else ""),
         alias=BOTTLEROCKET_AMI_ALIAS if bottlerocket else AL2023_AMI_ALIAS,
         bottlerocket=bottlerocket,
         disk_size_gb=pool.disk_size_gb,
+        reservation_ids=reservation_ids,
     )
+
+
+def reserved_first(order: Sequence[str], pools: Sequence[PoolSpec]) -> list[str]:
+    """``order`` with the pools that have reservations moved to the front (stable otherwise): a pod
+    that fits several NodePools goes to one whose reserved capacity costs nothing extra. Within the
+    NodePool, Karpenter itself then takes ``reserved`` before Spot and on-demand."""
+    reserved = {p.name for p in pools if p.reservations}
+    return sorted(order, key=lambda name: name not in reserved)
 
 
 def _ebs(size: str) -> dict[str, Any]:
@@ -121,6 +137,8 @@ def node_class_spec(plan: NodeClassPlan, cluster_name: str, role_name: str) -> d
             "httpTokens": "required",
         },
         "blockDeviceMappings": devices,
+        # One term per reservation, by ID alone: the CRD makes ``id`` exclusive with the other fields.
+        **({"capacityReservationSelectorTerms": [{"id": rid} for rid in plan.reservation_ids]} if plan.reservation_ids else {}),
         "tags": {"gpupools.io/node-class": plan.name},
     }
 
@@ -164,6 +182,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
         consolidate_after: ``disruption.consolidateAfter`` (``autoscaler.scaleDownUnneededTime``).
         order: pool names, most preferred first, for the NodePools' weights; default
             ``nodepool.default_order`` (by size facts). Pass a price order to prefer the cheapest.
+            Pools with reservations move to the front either way (``reserved_first``).
         maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
             ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
         cpu_pools: plain ``cpuPools`` mappings (or CPU ``PoolSpec``s); default none.
@@ -201,7 +220,8 @@ class KarpenterNodePools(pulumi.ComponentResource):
             pools, Cloud.AWS, path, cpu_pools=cpu_pools, zones=(), provisioner=Provisioner.KARPENTER, check=check_karpenter_pool
         )
         shapes = {pool.name: node_shape(pool) for pool in pools}
-        weights = nodepool.pool_weights(pools, shapes, order, path)
+        preference = reserved_first(order if order is not None else nodepool.default_order(pools, shapes), pools)
+        weights = nodepool.pool_weights(pools, shapes, preference, path)
         plans = {pool.name: node_class_plan(pool) for pool in pools}
 
         super().__init__(TYPE, name, None, opts)
@@ -236,6 +256,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 consolidate_after=consolidate_after,
                 weight=weights[pool.name],
                 window=window,
+                reserved=bool(pool.reservations),
             )
             self.manifests[pool.name] = manifest
             nodepool.apply(
@@ -248,7 +269,12 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 nodepool.apply(f"{name}-{pool.name}-overlay", self.overlays[pool.name], child)
             self.pools.append(
                 nodepool.node_pool_info(
-                    pool.name, pool, shapes[pool.name], zones_of_pool, needs_device_plugin=not pool.ami_type.ships_device_plugin
+                    pool.name,
+                    pool,
+                    shapes[pool.name],
+                    zones_of_pool,
+                    needs_device_plugin=not pool.ami_type.ships_device_plugin,
+                    reserved=bool(pool.reservations),
                 )
             )
         self.register_outputs(

@@ -23,6 +23,14 @@ decides:
 * No AMI, user data or security groups: EKS supplies them by ``amiType`` and attaches the cluster
   security group, so AMI updates stay EKS-managed.
 
+A reserved node group (``reservations``) gets a template of its own: the same settings plus the
+reservation it launches into (``capacity_reservation_specification.capacity_reservation_target``),
+and for a Capacity Block ``instance_market_options.market_type = "capacity-block"``, which the EKS
+user guide requires of a managed node group's launch template for a Capacity Block ("Create a
+managed node group with Capacity Blocks for ML": ``InstanceMarketOptions`` with ``MarketType``
+``capacity-block`` and ``CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId``;
+botocore ``ec2`` model, ``LaunchTemplateInstanceMarketOptionsRequest.MarketType``).
+
 The node group references ``latest_version``: editing the template (say, the disk size) creates a
 new version, and EKS rolls the group to it in place (respecting ``update_config``).
 """
@@ -70,6 +78,36 @@ def block_device_mappings(ami_type: str, disk_size_gb: int) -> list[aws.ec2.Laun
     return [aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name=ROOT_DEVICE, ebs=_ebs(disk_size_gb))]
 
 
+CAPACITY_BLOCK_MARKET_TYPE = "capacity-block"
+"""``InstanceMarketOptions.MarketType`` of a Capacity Block launch (botocore ``ec2``
+``MarketType``: ``spot | capacity-block | interruptible-capacity-reservation | on-demand``)."""
+
+
+def reservation_options(capacity_reservation_id: str | None, capacity_block: bool) -> dict[str, Any]:
+    """The launch template arguments that send a node into ``capacity_reservation_id`` (none without
+    one): the reservation as the launch's target, and for a Capacity Block the ``capacity-block``
+    market type. A targeted launch uses that reservation or fails: it never becomes a plain
+    on-demand instance billed on top. EC2 launches into a reservation only an instance with its
+    attributes (instance type, platform, zone, tenancy) while it has available capacity and is
+    active (EC2 user guide, "Launch instances into an existing Capacity Reservation")."""
+    if capacity_reservation_id is None:
+        if capacity_block:
+            raise ValueError("a Capacity Block launch template needs the Capacity Block's reservation ID")
+        return {}
+    options: dict[str, Any] = {
+        "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=capacity_reservation_id
+            )
+        )
+    }
+    if capacity_block:
+        options["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type=CAPACITY_BLOCK_MARKET_TYPE
+        )
+    return options
+
+
 def create_launch_template(
     name: str,
     *,
@@ -77,10 +115,14 @@ def create_launch_template(
     disk_size_gb: int,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
+    capacity_reservation_id: str | None = None,
+    capacity_block: bool = False,
 ) -> aws.ec2.LaunchTemplate:
     """A launch template for one pool's node groups (see the module docstring).
 
     ``tags`` go on the template and, through ``tag_specifications``, on the instances and volumes.
+    ``capacity_reservation_id`` (with ``capacity_block`` for a Capacity Block) makes it the template
+    of one reserved node group (``reservation_options``).
     """
     tag_map = dict(tags)
     tag_specifications = [
@@ -88,11 +130,13 @@ def create_launch_template(
     ]
     return aws.ec2.LaunchTemplate(
         name,
-        description="gpupools managed node group template: IMDSv2 only, encrypted gp3 volumes, no SSH",
+        description="gpupools managed node group template: IMDSv2 only, encrypted gp3 volumes, no SSH"
+        + (f", into capacity reservation {capacity_reservation_id}" if capacity_reservation_id else ""),
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(**METADATA_OPTIONS),
         block_device_mappings=block_device_mappings(ami_type, disk_size_gb),
         update_default_version=True,
         tag_specifications=tag_specifications,
         tags=tag_map,
+        **reservation_options(capacity_reservation_id, capacity_block),
         opts=pulumi.ResourceOptions(parent=parent),
     )

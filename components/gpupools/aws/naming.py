@@ -7,7 +7,12 @@ default create-before-destroy creates the new group under a name that is still t
 node group name carries a digest of exactly those create-only values::
 
     <cluster>-<pool>-<spot|od>-<zone letter>-<4 hex>     e.g. ml-dev-t4-spot-a-3f9c
+    <cluster>-<pool>-rsv-<zone letter>-<4 hex>           a group in a capacity reservation
     <cluster>-system-<4 hex>                              e.g. ml-dev-system-81c2
+
+A reserved group's digest also covers its reservation ID and, for a Capacity Block, its EKS capacity
+type ``CAPACITY_BLOCK``, so two reservations of one pool in one zone get two names, and moving a
+group to another reservation replaces it.
 
 A change to a create-only value yields a new name: Pulumi creates the new group next to the old one
 and deletes the old one afterwards, with no manual steps. Anything EKS updates in place (sizes,
@@ -47,13 +52,20 @@ NODE_GROUP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
 which the ASG regex below would have to escape)."""
 
 CAPACITY_TOKEN = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od", CapacityType.RESERVED: "rsv"}
-"""The capacity token in every GPU node group name, so the Spot and on-demand groups of one pool
-never share a name, and a human reading an ASG list sees which is which."""
+"""The capacity token in every GPU node group name, so the Spot, on-demand and reserved groups of
+one pool never share a name, and a human reading an ASG list sees which is which."""
 
 EKS_CAPACITY_TYPE = {CapacityType.SPOT: "SPOT", CapacityType.ON_DEMAND: "ON_DEMAND", CapacityType.RESERVED: "ON_DEMAND"}
-"""The EKS API spelling of each capacity type (``capacityType`` of ``CreateNodegroup``). A node group
-on an On-Demand Capacity Reservation is ``ON_DEMAND`` capacity whose launch template targets the
-reservation; a Capacity Block group is ``CAPACITY_BLOCK`` (botocore eks ``CapacityTypes``)."""
+"""The EKS API spelling of each capacity type (``capacityType`` of ``CreateNodegroup``). A group in
+an On-Demand Capacity Reservation is an ``ON_DEMAND`` group whose launch template targets the
+reservation; a Capacity Block's group is ``CAPACITY_BLOCK`` instead (``EKS_CAPACITY_BLOCK``)."""
+
+EKS_CAPACITY_BLOCK = "CAPACITY_BLOCK"
+"""``capacityType`` of a managed node group in a Capacity Block for ML (botocore ``eks`` model,
+``CapacityTypes``: ``ON_DEMAND | SPOT | CAPACITY_BLOCK``). pulumi-aws's docstring lists only
+``ON_DEMAND`` and ``SPOT``, but the provider it bridges validates ``capacity_type`` against the AWS
+SDK's whole enum (hashicorp/terraform-provider-aws ``internal/service/eks/node_group.go``:
+``enum.Validate[types.CapacityTypes]()``)."""
 
 ASG_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 """The node group UUID EKS appends to a managed node group's Auto Scaling group name."""
@@ -97,14 +109,15 @@ def gpu_node_group_name(
     Args:
         cluster: the EKS cluster name.
         pool: the ``gpuPools`` entry name.
-        capacity: Spot or on-demand.
+        capacity: Spot, on-demand or reserved.
         zone: the availability zone name (``us-west-2a``); its letter is used, the full name is
             part of the digest.
-        create_only: every value EKS cannot change in place (instance types, capacity type, AMI
-            type, subnet or zone), keyed by its API name.
+        create_only: every value EKS cannot change in place (instance types, AMI type, subnet or
+            zone, a reserved group's reservation), keyed by its API name; a ``capacityType`` here
+            (``CAPACITY_BLOCK``) replaces the one ``capacity`` spells.
         path: the argument path named in a ``ConfigError``.
     """
-    digest = create_only_digest({**create_only, "capacityType": EKS_CAPACITY_TYPE[capacity], "zone": zone})
+    digest = create_only_digest({"capacityType": EKS_CAPACITY_TYPE[capacity], **create_only, "zone": zone})
     return _checked(f"{cluster}-{pool}-{CAPACITY_TOKEN[capacity]}-{zone_token(zone)}-{digest}", path)
 
 

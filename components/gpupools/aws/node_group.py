@@ -39,6 +39,12 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   (``naming.gpu_node_group_name``), so a change that EKS cannot make in place replaces the group
   create-before-destroy.
 
+A pool with ``reservations`` also gets one group per EC2 capacity reservation (ODCR or Capacity
+Block), in the reservation's zone, with the pool's first instance type, min 0 and max the pool's
+``maxSize``, labelled ``gpupools.io/capacity-type=reserved``, with a launch template of its own that
+targets the reservation; the priority expander ranks these above the pool's Spot and on-demand
+groups (``gpupools.aws.reservations`` says why each choice).
+
 For each group, the cluster-autoscaler scale-from-zero tags go on the group's Auto Scaling group
 (``asg_tags``), and ``groups`` describes it as a ``NodePoolInfo`` for the Kubernetes side.
 """
@@ -57,6 +63,7 @@ from gpupools.aws import naming
 from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
+from gpupools.aws.reservations import ReservationKind, check_capacity_blocks, reservation_kind, reservation_zone
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import (
     CA_TAG_PREFIX,
@@ -114,6 +121,16 @@ class GroupPlan:
     gpus_per_node: int
     gpu_model: str
     slots_per_gpu: int = 1
+    reservation_id: str | None = None
+    reservation_kind: ReservationKind | None = None
+
+    @property
+    def eks_capacity_type(self) -> str:
+        """``capacityType`` of ``CreateNodegroup``: ``SPOT``, ``ON_DEMAND``, or for a reserved group
+        its reservation's (``ON_DEMAND`` targeting an ODCR, ``CAPACITY_BLOCK``)."""
+        if self.reservation_kind is not None:
+            return self.reservation_kind.eks_capacity_type
+        return naming.EKS_CAPACITY_TYPE[self.capacity]
 
     @property
     def gpu_slots_per_node(self) -> int:
@@ -191,9 +208,56 @@ def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
     }
 
 
-def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool") -> list[GroupPlan]:
+def plan_reserved_groups(
+    pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], capacity_blocks: Sequence[str] = (), path: str = "pool"
+) -> list[GroupPlan]:
+    """One managed node group per reservation of ``pool`` (``gpupools.aws.reservations``): in the
+    reservation's zone, the pool's first instance type, min 0, max the pool's ``maxSize``."""
+    zones = list(pool.zones or zones)
+    check_capacity_blocks(pool.reservations, capacity_blocks, path)
+    first = pool.instance_types[0]
+    taints = (GPU_TAINT, *pool.taints) if pool.is_gpu else pool.taints
+    plans = []
+    for index, reservation in enumerate(pool.reservations):
+        zone = reservation_zone(reservation, zones, f"{path}.reservations[{index}]")
+        kind = reservation_kind(reservation, capacity_blocks)
+        create_only = {
+            "instanceTypes": [first],
+            "amiType": pool.ami_type.value,
+            "capacityType": kind.eks_capacity_type,
+            "capacityReservationId": reservation.id,
+        }
+        plans.append(
+            GroupPlan(
+                name=naming.gpu_node_group_name(
+                    cluster_name, pool.name, CapacityType.RESERVED, zone, create_only, f"{path}.name"
+                ),
+                capacity=CapacityType.RESERVED,
+                zone=zone,
+                min_size=0,
+                max_size=pool.max_size,
+                labels=MappingProxyType(group_labels(pool, CapacityType.RESERVED)),
+                taints=taints,
+                instance_types=(first,),
+                ami_type=pool.ami_type.value,
+                gpus_per_node=INSTANCE_TYPES[first].gpus,
+                gpu_model=",".join(gpu_models((first,))) if pool.is_gpu else "",
+                slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
+                reservation_id=reservation.id,
+                reservation_kind=kind,
+            )
+        )
+    return plans
+
+
+def plan_gpu_groups(
+    pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], path: str = "pool", capacity_blocks: Sequence[str] = ()
+) -> list[GroupPlan]:
     """The managed node groups for ``pool`` over ``zones`` (the pool's zones win if it has any):
-    per zone Spot then on-demand, or only on-demand for a pool with ``spot: false``."""
+    one per reservation first (``plan_reserved_groups``), then per zone Spot then on-demand, or only
+    on-demand for a pool with ``spot: false``. ``capacity_blocks``: the reservation IDs that are
+    Capacity Blocks."""
+    reserved = plan_reserved_groups(pool, cluster_name, zones, capacity_blocks, path)
     zones = list(pool.zones or zones)
     facts = INSTANCE_TYPES[pool.instance_types[0]]
     taints = (GPU_TAINT, *pool.taints) if pool.is_gpu else pool.taints
@@ -224,7 +288,7 @@ def plan_gpu_groups(pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], 
                     slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
                 )
             )
-    return plans
+    return [*reserved, *plans]
 
 
 def check_cluster_name(cluster_name: str, path: str) -> None:
@@ -278,6 +342,7 @@ def create_managed_node_group(
     parent: pulumi.Resource,
     live_desired_size: int | None = None,
     depends_on: Sequence[pulumi.Resource] = (),
+    eks_capacity_type: str | None = None,
 ) -> aws.eks.NodeGroup:
     """One managed node group with gpupools' fixed choices (launch template by latest version,
     ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size.
@@ -305,6 +370,9 @@ def create_managed_node_group(
 
     The node group's name and create-only fields do not depend on any of this, so neither path
     ever replaces a group.
+
+    ``eks_capacity_type`` overrides the API spelling of ``capacity`` (``CAPACITY_BLOCK`` for a
+    Capacity Block's group; ``GroupPlan.eks_capacity_type``).
     """
     live = live_desired_size is not None
     desired = desired_size_on_update(live_desired_size, min_size, max_size) if live_desired_size is not None else min_size
@@ -314,7 +382,7 @@ def create_managed_node_group(
         node_group_name=node_group_name,
         node_role_arn=node_role_arn,
         subnet_ids=list(subnet_ids),
-        capacity_type=naming.EKS_CAPACITY_TYPE[capacity],
+        capacity_type=eks_capacity_type or naming.EKS_CAPACITY_TYPE[capacity],
         ami_type=ami_type,
         instance_types=list(instance_types),
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=desired),
@@ -370,7 +438,8 @@ def autoscaling_group_name(node_group: aws.eks.NodeGroup, name: str = "") -> pul
 
 class GpuNodeGroup(pulumi.ComponentResource):
     """One ``gpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
-    on-demand fallback, their launch template and their cluster-autoscaler scale-from-zero tags.
+    on-demand fallback, a group per capacity reservation of the pool, their launch templates and
+    their cluster-autoscaler scale-from-zero tags.
 
     Usable without ``EksCluster``: it needs only the cluster's name, a node role and a private
     subnet per zone::
@@ -380,7 +449,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                      subnet_ids_by_zone={"us-west-2a": subnet_a.id, "us-west-2b": subnet_b.id})
 
     Args:
-        name: the component's name; child resources are named ``<name>-<spot|od>-<zone>``.
+        name: the component's name; child resources are named ``<name>-<spot|od>-<zone>``, and
+            ``<name>-rsv-<reservation ID>`` for a reservation's group.
         pool: a ``GpuPoolSpec`` or a plain mapping in the ``gpuPools`` config shape (validated by
             ``config.parse_gpu_pool``). Specs are re-validated with ``rules.check_gpu_pool``.
         cluster_name: the EKS cluster's name (plain: node group names derive from it).
@@ -397,12 +467,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
             one reader); default: a ``live_capacity.NodeGroupSizes`` of ``cluster_name``. Every
             update sends each existing group's live size; see ``create_managed_node_group``.
         opts: resource options; ``depends_on`` is passed on to the node groups.
+        capacity_blocks: the IDs of the pool's ``reservations`` that are Capacity Blocks for ML
+            (``CAPACITY_BLOCK`` groups); default none: every reservation is an On-Demand Capacity
+            Reservation (``gpupools.aws.reservations``: the kind is not in the ID).
 
     Attributes:
         spec: the validated pool.
-        groups: one ``NodePoolInfo`` per node group, Spot before on-demand within each zone.
+        groups: one ``NodePoolInfo`` per node group: the reserved groups first, then Spot before
+            on-demand within each zone.
         node_groups: node group name to ``aws.eks.NodeGroup``.
-        launch_template: the pool's launch template.
+        launch_template: the pool's launch template (its Spot and on-demand groups).
+        reservation_launch_templates: reserved node group name to its own launch template.
         asg_tags: node group name to its ``aws.autoscaling.Tag`` resources.
 
     Raises:
@@ -417,6 +492,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     groups: list[NodePoolInfo]
     node_groups: dict[str, aws.eks.NodeGroup]
     launch_template: aws.ec2.LaunchTemplate
+    reservation_launch_templates: dict[str, aws.ec2.LaunchTemplate]
     asg_tags: dict[str, list[aws.autoscaling.Tag]]
 
     def __init__(
@@ -430,6 +506,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         region: str | None = None,
         live_sizes: NodeGroupSizes | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        capacity_blocks: Sequence[str] = (),
     ) -> None:
         path = f"{type(self).__name__}({name})"
         if isinstance(pool, GpuPoolSpec):
@@ -446,7 +523,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             rules.check_zone(zone, Cloud.AWS, f"{path}.subnet_ids_by_zone[{zone}]", region)
         zones = tuple(subnet_ids_by_zone)
         rules.check_gpu_pool(spec, Cloud.AWS, f"{path}.pool", zones, region)
-        plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool")
+        plans = plan_gpu_groups(spec, cluster_name, zones, f"{path}.pool", tuple(capacity_blocks))
 
         super().__init__(self.TYPE, name, None, opts)
         self.spec = spec
@@ -462,8 +539,21 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.groups = []
         self.node_groups = {}
         self.asg_tags = {}
+        self.reservation_launch_templates = {}
         for plan in plans:
             resource_name = f"{name}-{naming.CAPACITY_TOKEN[plan.capacity]}-{plan.zone}"
+            launch_template = self.launch_template
+            if plan.reservation_id is not None:
+                resource_name = f"{name}-{naming.CAPACITY_TOKEN[plan.capacity]}-{plan.reservation_id}"
+                launch_template = self.reservation_launch_templates[plan.name] = create_launch_template(
+                    f"{resource_name}-launch-template",
+                    ami_type=spec.ami_type.value,
+                    disk_size_gb=spec.disk_size_gb,
+                    tags={"Name": f"{cluster_name}-{spec.name}-{plan.reservation_id}", POOL_LABEL: spec.name},
+                    parent=self,
+                    capacity_reservation_id=plan.reservation_id,
+                    capacity_block=plan.reservation_kind is ReservationKind.CAPACITY_BLOCK,
+                )
             node_group = create_managed_node_group(
                 resource_name,
                 cluster_name=cluster_name,
@@ -477,7 +567,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 max_size=plan.max_size,
                 labels=plan.labels,
                 taints=plan.taints,
-                launch_template=self.launch_template,
+                launch_template=launch_template,
                 kubernetes_version=kubernetes_version,
                 tags={
                     POOL_LABEL: spec.name,
@@ -490,6 +580,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 parent=self,
                 live_desired_size=sizes.desired(plan.name),
                 depends_on=deps,
+                eks_capacity_type=plan.eks_capacity_type,
             )
             self.node_groups[plan.name] = node_group
             self.asg_tags[plan.name] = create_asg_tags(

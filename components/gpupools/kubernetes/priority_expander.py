@@ -1,5 +1,5 @@
-"""cluster-autoscaler's priority expander ConfigMap: the cheapest capacity first, Spot above
-on-demand, the system pool last.
+"""cluster-autoscaler's priority expander ConfigMap: reserved capacity first, then the cheapest
+capacity, Spot above on-demand, the system pool last.
 
 cluster-autoscaler (``--expander=priority``, AKS profile ``expander: priority``) reads the ConfigMap
 ``cluster-autoscaler-priority-expander`` in its namespace. Key ``priorities`` holds YAML: a map
@@ -12,11 +12,13 @@ expander only, so least-waste cannot break the tie: Azure/AKS #2610).
 
 So every pool gets its own tier (``pool_priorities``), which removes the random choice:
 
-* every reserved pool (``CapacityType.RESERVED``: an AKS pool in a Capacity Reservation Group, an
-  EKS group on a capacity reservation) above every Spot pool, every Spot pool above every on-demand
-  pool, the system pool lowest. Reserved capacity is paid for whether it runs nodes or not, so a
-  node there costs nothing extra; Spot comes next, on-demand last;
-* within reserved, within Spot and within on-demand, the cheaper node-hour higher (``prices``: USD per node-hour
+* every reserved group (a node group in an EC2 capacity reservation, an AKS agent pool in a
+  Capacity Reservation Group: ``CapacityType.RESERVED``)
+  above every Spot pool, every Spot pool above every on-demand pool, the system pool lowest: a
+  reservation is paid for whether or not it is used, so its nodes cost nothing extra;
+* within reserved, by size facts (below): every reserved node-hour is free, so the smallest node
+  that fits comes first and a one-GPU pod does not take an eight-GPU reservation;
+* within Spot and within on-demand, the cheaper node-hour higher (``prices``: USD per node-hour
   per pool, from ``gpupools.pricing``); equal prices share a tier (equivalent for the job);
 * where a price of a class is unknown (or no prices are given), that class is ordered by size facts
   instead: fewer GPUs, then fewer vCPUs, higher, so a one-GPU pod is not placed on an eight-GPU node
@@ -73,10 +75,7 @@ for it; lowest, though pods that fit there rarely fit a GPU group anyway."""
 
 TIER_STEP = 10
 """Distance between consecutive tiers: on-demand tiers start at 20, Spot tiers continue above the
-cheapest on-demand tier, reserved tiers above the cheapest Spot tier. Readable numbers; only their order matters."""
-
-CAPACITY_ORDER = (CapacityType.ON_DEMAND, CapacityType.SPOT, CapacityType.RESERVED)
-"""Capacity classes from the lowest tiers to the highest (module docstring)."""
+cheapest on-demand tier. Readable numbers; only their order matters."""
 
 UNSUPPORTED_BY_RE2 = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]")
 """Lookaround and backreferences: valid in Python, rejected by Go's RE2, so cluster-autoscaler
@@ -102,9 +101,10 @@ def pool_priorities(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | 
     prices = prices or {}
     result: dict[str, int] = {}
     next_priority = SYSTEM_PRIORITY + TIER_STEP
-    for capacity in CAPACITY_ORDER:
+    # Lowest class first; reserved last, so highest. Reserved node-hours are all free: size facts.
+    for capacity in (CapacityType.ON_DEMAND, CapacityType.SPOT, CapacityType.RESERVED):
         members = [p for p in pools if p.role is not Role.SYSTEM and p.capacity is capacity]
-        known = all(prices.get(p.name) is not None for p in members)
+        known = capacity is not CapacityType.RESERVED and all(prices.get(p.name) is not None for p in members)
         # Dearest first, so the cheapest ends up with the highest priority of its class.
         keys: dict[str, tuple[float, ...]] = {
             p.name: ((prices[p.name] or 0.0,) if known else tuple(float(v) for v in order_key(p))) for p in members
@@ -121,11 +121,12 @@ def pool_priorities(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | 
 
 
 def priced_by_size(pools: Sequence[NodePoolInfo], prices: Mapping[str, float | None] | None) -> list[CapacityType]:
-    """The capacity classes ordered by size facts because a price is unknown (for synth to say so)."""
+    """The capacity classes ordered by size facts because a price is unknown (for synth to say so).
+    Reserved groups are always ordered by size facts (free node-hours) and are not listed here."""
     prices = prices or {}
     return [
         capacity
-        for capacity in reversed(CAPACITY_ORDER)
+        for capacity in (CapacityType.SPOT, CapacityType.ON_DEMAND)
         if any(p.role is not Role.SYSTEM and p.capacity is capacity and prices.get(p.name) is None for p in pools)
     ]
 
@@ -203,7 +204,7 @@ def priority_tiers(
 ) -> dict[int, list[str]]:
     """The priority expander's tiers for ``pools``: priority -> sorted, distinct regexes.
 
-    Each pool's priority comes from ``pool_priorities`` (Spot above on-demand, the cheaper higher,
+    Each pool's priority comes from ``pool_priorities`` (reserved above Spot above on-demand, the cheaper higher,
     the system pool at ``SYSTEM_PRIORITY``); higher wins. The mapping is ordered from the highest
     priority down.
 

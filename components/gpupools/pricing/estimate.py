@@ -11,7 +11,12 @@ What a figure means:
 
 * **price per node-hour**: the Spot or on-demand Linux price of the pool's size in the stack's
   region. A pool of several instance types (EKS) may get any of them, so its price is the dearest
-  of them: estimates are upper bounds, never optimistic.
+  of them: estimates are upper bounds, never optimistic. A node in a capacity reservation
+  (``CapacityType.RESERVED``: an EC2 ODCR or Capacity Block, an Azure capacity reservation) costs
+  **0 extra**: the reservation is billed whether or not a node runs in it, so using it adds
+  nothing, and its own fee is not part of these figures (it is paid already, and its size and term
+  are not known without an API call). Reserved groups are listed first, then Spot, then on-demand
+  (``CAPACITY_ORDER``): the order in which the autoscalers use them.
 * **at max, all Spot**: every Spot pool at ``maxSize``, fallbacks idle, on-demand-only pools and the
   system pool at ``maxSize``.
 * **at max, on-demand instead**: as above, but every Spot pool that has a fallback replaced by its
@@ -29,7 +34,9 @@ What a figure means:
   the same hours with every node on-demand (the list-price saving). With an eviction rate
   (``gpupools:cost.evictionRate``, a pool's own ``evictionRate``) the Spot hours grow by the work
   interrupted and run again (``spot_hours_with_evictions``): ``monthly_with_evictions`` and the
-  effective saving against the same all-on-demand figure. Not included: disks, public IPs, egress, the EKS
+  effective saving against the same all-on-demand figure. The GPU node-hours are priced as if no
+  reservation served them (how many hours a reservation covers depends on its size, unknown here),
+  so with reservations the monthly figure is an upper bound. Not included: disks, public IPs, egress, the EKS
   control-plane fee, NAT gateways, load balancers, support plans, taxes, discounts (reservations,
   savings plans, enterprise agreements).
 """
@@ -39,13 +46,32 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, PriceTable, normalize_region
+from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, Price, PriceTable, normalize_region
 from gpupools.conventions import CapacityType, Role
 from gpupools.errors import ConfigError
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import CostSpec, PoolSpec, Provisioner, StackSpec
 
 SYSTEM_POOL = "system"
+
+CAPACITY_ORDER = (CapacityType.RESERVED, CapacityType.SPOT, CapacityType.ON_DEMAND)
+"""The order in which capacity is used (the priority expander's tiers, Karpenter's capacity-type
+preference: "Karpenter will prioritize ``reserved`` capacity, followed by ``spot``, then finally
+``on-demand``", aws/karpenter-provider-aws v1.14.1 ``concepts/nodepools.md``) and in which the figures
+list it."""
+
+RESERVED_PRICE = 0.0
+"""USD per node-hour of a node in a capacity reservation, on top of the reservation (module docstring)."""
+
+
+def capacity_price(price: Price | None, capacity: CapacityType) -> float | None:
+    """One size's price for ``capacity`` from its catalog row: Spot, on-demand, or for a reserved
+    node ``RESERVED_PRICE`` (whether the catalog has the size or not: nothing is bought)."""
+    if capacity is CapacityType.RESERVED:
+        return RESERVED_PRICE
+    if price is None:
+        return None
+    return price.spot if capacity is CapacityType.SPOT else price.on_demand
 
 
 @dataclass(frozen=True)
@@ -79,7 +105,22 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
     groups = [
         CapacityGroup(SYSTEM_POOL, Role.SYSTEM, CapacityType.ON_DEMAND, system.instance_types, system.min_size, system.max_size)
     ]
+    karpenter = spec.provisioner is Provisioner.KARPENTER
     for pool in spec.pools:
+        if pool.reservations:
+            # cluster-autoscaler: a group per reservation, each up to maxSize (gpupools.aws.reservations);
+            # Karpenter: the pool's one NodePool, under its one limit.
+            groups.append(
+                CapacityGroup(
+                    pool.name,
+                    pool.role,
+                    CapacityType.RESERVED,
+                    pool.instance_types[:1],
+                    0,
+                    pool.max_size if karpenter else pool.max_size * len(pool.reservations),
+                    shares_limit=karpenter,
+                )
+            )
         if not pool.spot:
             groups.append(
                 CapacityGroup(pool.name, pool.role, CapacityType.ON_DEMAND, pool.instance_types, pool.min_size, pool.max_size)
@@ -96,7 +137,7 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                     0,
                     pool.fallback_max_size,
                     fallback=True,
-                    shares_limit=spec.provisioner is Provisioner.KARPENTER,
+                    shares_limit=karpenter,
                 )
             )
     return groups
@@ -118,14 +159,19 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
     totals: dict[tuple[str, CapacityType], CapacityGroup] = {}
     for info, is_fallback in zip(pools, fallbacks, strict=True):
         if len(info.capacity_types) > 1:
-            # One Karpenter NodePool, Spot first, on-demand under the same limit.
-            spot, *others = info.capacity_types
-            totals[(info.pool, spot)] = CapacityGroup(
-                info.pool, info.role, spot, info.instance_types, info.min_size, info.max_size
-            )
-            for other in others:
-                totals[(info.pool, other)] = CapacityGroup(
-                    info.pool, info.role, other, info.instance_types, 0, info.max_size, fallback=True, shares_limit=True
+            # One Karpenter NodePool: its priced capacity (Spot when allowed), with reserved and
+            # on-demand under the same limit; on-demand is the fallback.
+            for capacity in info.capacity_types:
+                main = capacity is info.capacity
+                totals[(info.pool, capacity)] = CapacityGroup(
+                    info.pool,
+                    info.role,
+                    capacity,
+                    info.instance_types,
+                    info.min_size if main else 0,
+                    info.max_size,
+                    fallback=not main and capacity is CapacityType.ON_DEMAND,
+                    shares_limit=not main,
                 )
             continue
         key = (info.pool, info.capacity)
@@ -147,8 +193,7 @@ def node_price(table: PriceTable, region: str, instance_types: Sequence[str], ca
     ``None`` when any of them has no price for ``capacity`` in ``region``."""
     values: list[float] = []
     for size in instance_types:
-        price = table.price(region, size)
-        value = None if price is None else (price.spot if capacity is CapacityType.SPOT else price.on_demand)
+        value = capacity_price(table.price(region, size), capacity)
         if value is None:
             return None
         values.append(value)
@@ -160,9 +205,7 @@ def unpriced(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) ->
     missing: set[str] = set()
     for group in groups:
         for size in group.instance_types:
-            price = table.price(region, size)
-            value = None if price is None else (price.spot if group.capacity is CapacityType.SPOT else price.on_demand)
-            if value is None:
+            if capacity_price(table.price(region, size), group.capacity) is None:
                 missing.add(f"{size} ({group.capacity.value})")
     return sorted(missing)
 
@@ -182,9 +225,7 @@ def price_gap(table: PriceTable, region: str, instance_types: Sequence[str], cap
     ``<size>: <reason>`` for each size without one, joined by ``; ``; ``None`` when it has a price."""
     gaps = []
     for size in instance_types:
-        price = table.price(region, size)
-        value = None if price is None else (price.spot if capacity is CapacityType.SPOT else price.on_demand)
-        if value is None:
+        if capacity_price(table.price(region, size), capacity) is None:
             gaps.append(f"{size}: {why_unpriced(table, region, size, capacity)}")
     if not instance_types:
         return "no instance types"
@@ -196,9 +237,7 @@ def unpriced_reasons(table: PriceTable, region: str, groups: Iterable[CapacityGr
     reasons: dict[str, str] = {}
     for group in groups:
         for size in group.instance_types:
-            price = table.price(region, size)
-            value = None if price is None else (price.spot if group.capacity is CapacityType.SPOT else price.on_demand)
-            if value is None:
+            if capacity_price(table.price(region, size), group.capacity) is None:
                 reasons[f"{size} ({group.capacity.value})"] = why_unpriced(table, region, size, group.capacity)
     return dict(sorted(reasons.items()))
 
@@ -426,7 +465,8 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
         mine = [p for p in priced if p.group.pool == pool]
         spot = next((p for p in mine if p.group.capacity is CapacityType.SPOT), None)
         on_demand = next((p for p in mine if p.group.capacity is CapacityType.ON_DEMAND), None)
-        od_price = mine[0].on_demand_price
+        # The pool's own groups' on-demand price (a reserved group may hold only the first type).
+        od_price = next((p for p in mine if p.group.capacity is not CapacityType.RESERVED), mine[0]).on_demand_price
         if od_price is None:
             return None, None, None
         if spot is None:
@@ -501,6 +541,10 @@ def with_costs(
     return rows
 
 
+RESERVED_BASIS = "first, by size facts (reserved node-hours cost nothing extra)"
+"""``priorityOrder`` of reserved groups: above every Spot and on-demand group, the smaller node first."""
+
+
 def stack_costs(
     pools: Sequence[NodePoolInfo], table: PriceTable, region: str, cost: CostSpec
 ) -> tuple[dict[str, float | None], list[dict[str, object]], dict[str, object]]:
@@ -511,22 +555,27 @@ def stack_costs(
     prices = pool_prices(pools, table, region)
     fleet = fleet_cost(groups_of_pools(pools), table, region, cost).to_output()
     by_size = {c.value for c in priced_by_size(pools, prices)}
-    # Tiers ordered by price: Spot and on-demand (reserved capacity is already paid for and always first).
+    reserved = any(CapacityType.RESERVED in (p.capacity, *p.capacity_types) for p in pools)
+    # In the order capacity is used; "reserved" only where a reserved group exists.
     fleet["priorityOrder"] = {
-        c.value: ("size facts (a price is unknown)" if c.value in by_size else "price")
-        for c in (CapacityType.SPOT, CapacityType.ON_DEMAND)
+        **({CapacityType.RESERVED.value: RESERVED_BASIS} if reserved else {}),
+        **{
+            c.value: ("size facts (a price is unknown)" if c.value in by_size else "price")
+            for c in (CapacityType.SPOT, CapacityType.ON_DEMAND)
+        },
     }
     return prices, with_costs(pools, prices, pool_price_gaps(pools, table, region)), fleet
 
 
 def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> list[str] | None:
     """Pool names, cheapest node-hour first (Spot price where the pool buys Spot), for Karpenter's
-    NodePool weights; ``None`` when a price is unknown (the caller then orders by size facts)."""
-    keyed: list[tuple[float, str]] = []
+    NodePool weights, pools with reservations before all others (their first node-hours cost
+    nothing extra); ``None`` when a price is unknown (the caller then orders by size facts)."""
+    keyed: list[tuple[bool, float, str]] = []
     for pool in pools:
         capacity = CapacityType.SPOT if pool.spot else CapacityType.ON_DEMAND
         price = node_price(table, region, pool.instance_types, capacity)
         if price is None:
             return None
-        keyed.append((price, pool.name))
-    return [name for _, name in sorted(keyed)]
+        keyed.append((not pool.reservations, price, pool.name))
+    return [name for _, _, name in sorted(keyed)]

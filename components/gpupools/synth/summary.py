@@ -12,9 +12,11 @@ column             meaning
 POOL               the ``gpuPools`` entry (``system`` for the system pool)
 NODE POOL/GROUP    the cloud's name for the pool or node group
 ROLE               system or gpu
-CAPACITY           spot, on-demand, or ``on-demand fallback`` (the on-demand group of a pool that
-                   has a Spot group); for a Karpenter NodePool the allowed types, preferred first
-                   (``spot>on-demand``)
+CAPACITY           reserved (a node group in an EC2 capacity reservation), spot, on-demand, or
+                   ``on-demand fallback`` (the on-demand group of a pool that has a Spot group);
+                   for a Karpenter NodePool the allowed types, preferred first
+                   (``spot>on-demand``, ``reserved>spot>on-demand``). Within a pool, rows are in
+                   the order capacity is used: reserved, Spot, on-demand
 ZONES              the zones it spans
 INSTANCE TYPES     VM sizes / instance types
 MIN, MAX           autoscaler bounds (nodes)
@@ -26,7 +28,8 @@ GPUS AT MAX        MAX x GPUS/NODE: the most GPUs this pool can ever run
 IDLE GPUS          MIN x GPUS/NODE: GPUs paid for even when no GPU pod runs (0 for scale-from-zero)
 $/NODE-H           USD per node-hour of the pool's capacity type in the stack's region (Spot: a
                    recent observation, see the price catalog); ``no price (<why>)`` where the
-                   catalog has none (the ``noPrice`` of the pool's ``nodePools`` entry)
+                   catalog has none (the ``noPrice`` of the pool's ``nodePools`` entry); 0.0000
+                   for reserved rows: the reservation is paid already, a node in it costs nothing extra
 $/H AT MAX         MAX x $/NODE-H; ``no price`` where $/NODE-H has none
 =================  ===========================================================================
 
@@ -96,7 +99,8 @@ FALLBACK = "on-demand fallback"
 
 TOTAL_MEANING = (
     "the fleet at max on Spot: every pool at maxSize, Spot where the pool has Spot, on-demand "
-    "fallbacks idle (0 nodes); a Karpenter/NAP NodePool counts once, at its limit and Spot price"
+    "fallbacks idle (0 nodes); a Karpenter/NAP NodePool counts once, at its limit and Spot price; "
+    "reserved groups at max cost nothing extra"
 )
 """What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner."""
 
@@ -197,7 +201,8 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     role_rank = {"system": 0, "gpu": 1, "cpu": 2}
-    capacity_rank = {"spot": 0, "on-demand": 1, FALLBACK: 1}
+    # The order capacity is used in: reserved, Spot, on-demand (estimate.CAPACITY_ORDER).
+    capacity_rank = {"reserved": -1, "spot": 0, "on-demand": 1, FALLBACK: 1}
     rows.sort(
         key=lambda r: (
             role_rank.get(r["ROLE"], 2),
@@ -307,7 +312,12 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         named = "; ".join(f"{entry}: {reasons[entry]}" if entry in reasons else entry for entry in unpriced)
         lines.append(f"No price for {named}; refresh with {cost.get('refresh', '')}")
     order = cost.get("priorityOrder") or {}
-    by_size = [capacity for capacity, basis in order.items() if basis != "price"]
+    if "reserved" in order:
+        lines.append(
+            "Reserved groups (capacity reservations) are used first, then Spot, then on-demand; a reserved node "
+            "costs nothing extra per hour (the reservation's own fee is not included)"
+        )
+    by_size = [capacity for capacity, basis in order.items() if basis != "price" and capacity != "reserved"]
     if by_size:
         lines.append(f"Priority expander: {', '.join(by_size)} pools ordered by size facts (a price is unknown)")
     if cost.get("priceSource"):
@@ -380,6 +390,11 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
             "  TOTAL = the fleet at max on Spot, on every provisioner: MAX, GPUS AT MAX and $/H AT MAX add up every",
             f"  row but the {FALLBACK}s (idle, 0 nodes); a Karpenter/NAP NodePool counts once, at its limit and",
             "  Spot price; $/H AT MAX is 'at max all Spot' below. MIN and IDLE GPUS add up every row.",
+            *(
+                ["  Reserved rows: nodes in capacity reservations, used first, at no extra cost per hour."]
+                if any(p.get("capacityType") == "reserved" for p in node_pools)
+                else []
+            ),
         ]
         limited = limit_rows(node_pools)
         if limited:

@@ -12,8 +12,10 @@ and ``disruption.md`` at v1.14.1, the pinned release):
   possible offerings available for a higher priority capacity type, Karpenter will attempt to
   fallback to a lower priority capacity type, generally within milliseconds" (``nodepools.md``,
   Capacity Type). A separate, lower-weight on-demand NodePool would not do it: Karpenter does not
-  move to another NodePool on a capacity error (aws/karpenter-provider-aws #8885). ``reserved`` is
-  never allowed (gpupools buys no capacity reservations).
+  move to another NodePool on a capacity error (aws/karpenter-provider-aws #8885). ``reserved`` comes
+  first for an EKS pool with ``reservations`` (``reserved=True``; its EC2NodeClass selects them, see
+  ``gpupools.aws.reservations``), and only then: a NodePool that allows ``reserved`` without reservations
+  selected by its node class would never get a reserved offering.
 * **labels** (``spec.template.metadata.labels``): the conventions' pool labels (``gpupools.io/pool``,
   ``gpupools.io/role``, ``nvidia.com/gpu.present`` on GPU pools), the pool's extra labels and, on a
   shared pool, ``nvidia.com/device-plugin.config``. Not ``gpupools.io/capacity-type``: one NodePool
@@ -139,13 +141,15 @@ class NodeShape:
     architecture: str = "amd64"
 
 
-def capacity_types(pool: PoolSpec) -> tuple[CapacityType, ...]:
-    """The capacity types a pool's NodePool allows, Spot first: ``spot`` + ``onDemandFallback``."""
+def capacity_types(pool: PoolSpec, reserved: bool = False) -> tuple[CapacityType, ...]:
+    """The capacity types a pool's NodePool allows, in Karpenter's order of preference: ``reserved``
+    when ``reserved`` (an EKS pool with ``reservations``), then ``spot`` + ``onDemandFallback``."""
+    first = (CapacityType.RESERVED,) if reserved else ()
     if pool.spot and pool.on_demand_fallback:
-        return (CapacityType.SPOT, CapacityType.ON_DEMAND)
+        return (*first, CapacityType.SPOT, CapacityType.ON_DEMAND)
     if pool.spot:
-        return (CapacityType.SPOT,)
-    return (CapacityType.ON_DEMAND,)
+        return (*first, CapacityType.SPOT)
+    return (*first, CapacityType.ON_DEMAND)
 
 
 def template_labels(pool: PoolSpec) -> dict[str, str]:
@@ -183,15 +187,19 @@ def requirement(key: str, values: Sequence[str]) -> dict[str, Any]:
 
 
 def requirements(
-    pool: PoolSpec, shape: NodeShape, zones: Sequence[str] | None, extra: Sequence[Mapping[str, Any]] = ()
+    pool: PoolSpec,
+    shape: NodeShape,
+    zones: Sequence[str] | None,
+    extra: Sequence[Mapping[str, Any]] = (),
+    reserved: bool = False,
 ) -> list[dict[str, Any]]:
-    """Instance types, zones (none when ``zones`` is None), architecture and capacity types, then
-    ``extra`` (cloud-specific)."""
+    """Instance types, zones (none when ``zones`` is None), architecture and capacity types (with
+    ``reserved`` first when ``reserved``), then ``extra`` (cloud-specific)."""
     return [
         requirement(INSTANCE_TYPE_LABEL, pool.instance_types),
         *([requirement(ZONE_LABEL, zones)] if zones is not None else []),
         requirement(ARCH_LABEL, [shape.architecture]),
-        requirement(KARPENTER_CAPACITY_TYPE_LABEL, [c.value for c in capacity_types(pool)]),
+        requirement(KARPENTER_CAPACITY_TYPE_LABEL, [c.value for c in capacity_types(pool, reserved)]),
         *(dict(r) for r in extra),
     ]
 
@@ -242,6 +250,7 @@ def node_pool(
     weight: int,
     extra_requirements: Sequence[Mapping[str, Any]] = (),
     window: MaintenanceSpec = MaintenanceSpec(),
+    reserved: bool = False,
 ) -> dict[str, Any]:
     """The NodePool manifest of one pool.
 
@@ -257,6 +266,8 @@ def node_pool(
         extra_requirements: appended (e.g. AKS SKU selector labels).
         window: ``gpupools:maintenance``: the drift window and ``terminationGracePeriod``;
             default ``MaintenanceSpec()`` (Sunday 02:00 UTC for 4 hours, 24h).
+        reserved: allow ``karpenter.sh/capacity-type`` ``reserved`` first (an EKS pool whose
+            EC2NodeClass selects its capacity reservations); default False.
     """
     if not 1 <= weight <= WEIGHT_MAX:
         raise ConfigError(f"node_pool({name}).weight", f"must be from 1 to {WEIGHT_MAX}", weight)
@@ -272,7 +283,7 @@ def node_pool(
                 "metadata": {"labels": template_labels(pool)},
                 "spec": {
                     "nodeClassRef": node_class_ref.to_dict(),
-                    "requirements": requirements(pool, shape, zones, extra_requirements),
+                    "requirements": requirements(pool, shape, zones, extra_requirements, reserved),
                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in template_taints(pool)],
                     "expireAfter": EXPIRE_AFTER,
                     "terminationGracePeriod": window.termination_grace_period,
@@ -284,15 +295,21 @@ def node_pool(
     }
 
 
-def node_pool_info(name: str, pool: PoolSpec, shape: NodeShape, zones: Sequence[str], needs_device_plugin: bool) -> NodePoolInfo:
+def node_pool_info(
+    name: str, pool: PoolSpec, shape: NodeShape, zones: Sequence[str], needs_device_plugin: bool, reserved: bool = False
+) -> NodePoolInfo:
     """The pool as the Kubernetes side sees it: the device plugin's affinity and tolerations, the
-    smoke test, the ``nodePools`` output and the synth table derive from this, as from node groups."""
-    types = capacity_types(pool)
+    smoke test, the ``nodePools`` output and the synth table derive from this, as from node groups.
+
+    ``capacity`` is the first *priced* type (Spot, else on-demand): a NodePool's reservations have
+    an unknown size, so its price and its place in the fleet figures are those of what it buys
+    once they are full; ``capacity_types`` lists ``reserved`` first when ``reserved``."""
+    types = capacity_types(pool, reserved)
     return NodePoolInfo(
         name=name,
         pool=pool.name,
         role=pool.role,
-        capacity=types[0],
+        capacity=next(t for t in types if t is not CapacityType.RESERVED),
         zones=tuple(zones),
         instance_types=pool.instance_types,
         min_size=0,
