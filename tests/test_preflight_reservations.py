@@ -31,6 +31,7 @@ from tests.test_preflight_azure import azure_dev
 NOW = datetime(2026, 11, 24, 20, 0, tzinfo=timezone.utc)
 CR = "cr-0123456789abcdef0"
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
+BLOCK = ReservationSpec(CR, "us-west-2a", capacity_block=True)
 
 
 def with_reservations(target: Target, pool_index: int, *reservations: ReservationSpec) -> Target:
@@ -107,19 +108,31 @@ def test_unusable_reservation_fails_and_says_why(overrides: dict[str, Any], prob
     assert row.status is Status.FAILED and problem in row.found
 
 
+def test_kind_must_match_the_config() -> None:
+    """An ODCR configured as a Capacity Block (or the other way round) would get the wrong node groups."""
+    block = ReservationSpec(CR, "us-west-2a", capacity_block=True)
+    [row] = aws_rows(aws_target(block), capacity_reservation())
+    assert row.status is Status.FAILED and "the config says kind capacityBlock, EC2 says default" in row.found
+    end = NOW + timedelta(days=30)
+    [row] = aws_rows(aws_target(), capacity_reservation(ReservationType="capacity-block", EndDate=end))
+    assert row.status is Status.FAILED and "the config says kind odcr, EC2 says capacity-block" in row.found
+
+
 def test_capacity_block_ending_within_the_warning_is_a_question_not_a_pass() -> None:
     end = NOW + timedelta(days=5, hours=2)
     block = capacity_reservation(
         ReservationType="capacity-block", EndDateType="limited", EndDate=end, StartDate=NOW - timedelta(days=9)
     )
-    [row] = aws_rows(aws_target(), block)
+    [row] = aws_rows(aws_target(BLOCK), block)
     assert row.status is Status.UNKNOWN
     assert "capacity-block" in row.found and f"ends {end:%Y-%m-%d %H:%M}Z (in 5 d" in row.found
 
 
 def test_capacity_block_ending_after_the_warning_passes_and_shows_its_end() -> None:
     end = NOW + RESERVATION_END_WARNING + timedelta(hours=1)
-    [row] = aws_rows(aws_target(), capacity_reservation(ReservationType="capacity-block", EndDateType="limited", EndDate=end))
+    [row] = aws_rows(
+        aws_target(BLOCK), capacity_reservation(ReservationType="capacity-block", EndDateType="limited", EndDate=end)
+    )
     assert row.status is Status.OK and f"ends {end:%Y-%m-%d %H:%M}Z" in row.found
 
 
@@ -132,7 +145,7 @@ def test_scheduled_block_passes_and_shows_its_start() -> None:
         EndDate=start + timedelta(days=7),
         AvailableInstanceCount=0,
     )
-    [row] = aws_rows(aws_target(), block)
+    [row] = aws_rows(aws_target(BLOCK), block)
     assert row.status is Status.OK and f"starts {start:%Y-%m-%d %H:%M}Z" in row.found
 
 

@@ -24,7 +24,8 @@ spot-role      ``gpupools:provisioner: karpenter`` with a Spot pool only: ``iam:
                "Missing Service Linked Role"). The ✗ row names the fix.
 reservation    per ``gpuPools[].reservations`` entry, ``ec2:DescribeCapacityReservations`` of its
                ID (``reservation_check``): ✗ when it is not found, not ``active`` or
-               ``scheduled``, of an instance type the pool does not use, or in another zone; ``?``
+               ``scheduled``, of an instance type the pool does not use, in another zone, or of
+               another kind than the config's ``kind`` (``capacity-block`` vs ``default``); ``?``
                when it ends (a Capacity Block always does; so may an ODCR) within
                ``report.RESERVATION_END_WARNING`` (14 days);
                FOUND shows state, type, zone, free/total instances and the end.
@@ -241,6 +242,10 @@ def reservation_check(
         problems.append(f"{instance_type} is not one of the pool's types")
     if zone is not None and found_zone != zone:
         problems.append(f"in {found_zone}, not {zone}")
+    if reservation.capacity_block != (kind == "capacity-block"):
+        # The node groups are built from the config's kind (a Capacity Block needs CAPACITY_BLOCK groups).
+        said = "capacityBlock" if reservation.capacity_block else "odcr"
+        problems.append(f"the config says kind {said}, EC2 says {kind}")
     warning = ""
     if isinstance(end, datetime):
         left = end.astimezone(timezone.utc) - now
