@@ -59,6 +59,8 @@ def main() -> None:
         autoscaler=spec.autoscaler,
         location=location,
         node_auto_provisioning=spec.node_auto_provisioning,
+        # Contributor on each Capacity Reservation Group's resource group for the control-plane identity.
+        capacity_reservation_group_ids=sorted({r.id for pool in spec.gpu_pools for r in pool.reservations}),
     )
     if spec.node_auto_provisioning:
         nap_mode(spec, cluster, location)

@@ -48,6 +48,21 @@ NAP_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("nap-spot-max-price", nap_pool(0, spotMaxPrice=0.5), "gpupools:gpuPools[0].spotMaxPrice", "max price of -1"),
     ("nap-mig", nap_pool(1, sharing={"mig": {"profile": "MIG1g"}}), "gpupools:gpuPools[1].sharing.mig", "AKSNodeClass"),
     (
+        "nap-reservations",
+        nap_pool(
+            0,
+            reservations=[
+                {
+                    "id": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/capacity/providers/"
+                    "Microsoft.Compute/capacityReservationGroups/gpu",
+                    "zone": "1",
+                }
+            ],
+        ),
+        "gpupools:gpuPools[0].reservations",
+        "AKSNodeClass has no capacity reservation field",
+    ),
+    (
         "nap-autoscaled-system-pool",
         nap(systemPool={"instanceTypes": ["Standard_D4s_v5"], "minSize": 2, "maxSize": 4}),
         "gpupools:systemPool.maxSize",

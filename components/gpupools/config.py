@@ -459,6 +459,15 @@ NAP_MEANINGLESS_POOL_KEYS = {
 }
 """Pool keys without a meaning under AKS Node Auto Provisioning only."""
 
+NAP_RESERVATIONS_WHY = (
+    "an AKSNodeClass has no capacity reservation field in Azure/karpenter-provider-azure v1.14.2 (karpenter.azure.com/"
+    "v1beta1, tests/crds/karpenter-provider-azure; support is proposed in #1834 and #1839, both open), so NAP could not "
+    "launch into the group; use provisioner cluster-autoscaler, which gives each reservation an on-demand agent pool "
+    "ranked above Spot"
+)
+"""Why ``gpuPools[].reservations`` is refused under Node Auto Provisioning (``check_provisioner_keys``
+and ``gpupools.azure.nap_nodes.check_nap_pool``)."""
+
 NAP_SHARING_RULE = (
     "is not available with provisioner karpenter on azure: Karpenter plans a node's physical GPUs, not the "
     "replicas the device plugin advertises (kubernetes-sigs/karpenter #729), so k pending pods of a shared pool buy "
@@ -496,7 +505,7 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
     Runs on the raw mappings, so an explicit key is caught even when its value equals the default
     (``maxNodeProvisionTime: 10m``): a stack switching provisioner must not silently keep a setting
     that no longer does anything. ``minSize: 0`` is the Karpenter behaviour itself and is accepted.
-    On AKS (Node Auto Provisioning) also ``spotMaxPrice`` other than -1, ``sharing.mig`` and a
+    On AKS (Node Auto Provisioning) also ``spotMaxPrice`` other than -1, ``sharing``, ``reservations`` and a
     ``systemPool.maxSize`` other than ``minSize`` (``NAP_MEANINGLESS_POOL_KEYS``, ``check_nap_system_pool``).
     """
     if provisioner is not Provisioner.KARPENTER:
@@ -530,6 +539,12 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
                 )
             if cloud is Cloud.AZURE and isinstance(sharing, Mapping) and sharing:
                 raise ConfigError(f"{NAMESPACE}:{section}[{index}].sharing", NAP_SHARING_RULE, dict(sharing))
+            if cloud is Cloud.AZURE and entry.get("reservations"):
+                raise ConfigError(
+                    f"{NAMESPACE}:{section}[{index}].reservations",
+                    "is not available with provisioner karpenter on azure: " + NAP_RESERVATIONS_WHY,
+                    entry["reservations"],
+                )
     autoscaler = ours.get("autoscaler")
     if isinstance(autoscaler, Mapping):
         for key, why in KARPENTER_MEANINGLESS_AUTOSCALER_KEYS.items():

@@ -457,9 +457,7 @@ def efa_types_note() -> str:
     return ", ".join(name for name, facts in INSTANCE_TYPES.items() if facts.efa_supported)
 
 
-def check_efa(
-    pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str], provisioner: Provisioner
-) -> None:
+def check_efa(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str], provisioner: Provisioner) -> None:
     """``gpuPools[].efa``: an AWS GPU pool of EFA-capable types with one EFA interface count, in
     exactly one zone, under cluster-autoscaler.
 

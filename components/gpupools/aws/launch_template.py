@@ -114,6 +114,8 @@ def efa_network_interfaces(
         )
         for card in range(count)
     ]
+
+
 CAPACITY_BLOCK_MARKET_TYPE = "capacity-block"
 """``InstanceMarketOptions.MarketType`` of a Capacity Block launch (botocore ``ec2``
 ``MarketType``: ``spot | capacity-block | interruptible-capacity-reservation | on-demand``)."""

@@ -11,6 +11,15 @@ What it creates (children of the component):
   this identity; a system-assigned identity only exists once the cluster does, so it could only be
   granted afterwards, and until then those operations (LoadBalancer services, for one) fail. A
   user-assigned identity can be authorized first;
+- with ``capacity_reservation_group_ids`` (the stack passes every ``gpuPools[].reservations[].id``)
+  and a created identity, a **Contributor** role assignment for that identity on each group's
+  resource group, also before the cluster. AKS "Assign capacity reservation groups to AKS node
+  pools" (learn.microsoft.com ``aks/use-capacity-reservation-groups``, prerequisites): the pool's
+  cluster needs "a user-assigned managed identity with the Contributor role for the resource group
+  containing the capacity reservation group"; "system-assigned managed identities don't work with
+  this feature"; without it the pool is created "with a warning and no capacity reservation group
+  gets associated" (said there of a group without reservations). The same page notes a role
+  assignment can take up to 60 minutes to propagate. A brought ``identity_id`` must already hold it;
 - the ``ManagedCluster``:
   - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
     ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),
@@ -57,7 +66,7 @@ replacement in the preview.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -69,7 +78,7 @@ from gpupools.azure.autoscaler_profile import autoscaler_profile
 from gpupools.azure.inline_pools import InlinePoolsPlan, plan_inline_pools, system_pool_changes
 from gpupools.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
 from gpupools.azure.live_capacity import AgentPoolCounts, LivePool
-from gpupools.azure.naming import scale_set_regex
+from gpupools.azure.naming import create_only_digest, scale_set_regex
 from gpupools.azure.network import create_node_network
 from gpupools.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
 from gpupools.errors import ConfigError
@@ -88,6 +97,10 @@ the usual convention). ``gpupools.rules.RESERVED_CIDRS`` rejects node networks o
 
 NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 """Built-in role "Network Contributor" (Azure built-in roles reference)."""
+
+CONTRIBUTOR_ROLE = "b24988ac-6180-42a0-ab88-20f7382dd24c"
+"""Built-in role "Contributor" (Azure built-in roles reference): what AKS asks for on a capacity
+reservation group's resource group (module docstring)."""
 
 AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role "Azure Kubernetes Service RBAC Cluster Admin" (Azure built-in roles reference)."""
@@ -125,6 +138,11 @@ def dataplane_args(dataplane: str | None) -> dict[str, str]:
     if dataplane == containerservice.NetworkDataplane.CILIUM.value:
         return {"network_dataplane": dataplane, "network_policy": containerservice.NetworkPolicy.CILIUM.value}
     return {"network_dataplane": dataplane}
+
+
+def reservation_group_scope(group_id: str) -> str:
+    """The resource group ARM ID holding a Capacity Reservation Group (the scope AKS asks for)."""
+    return group_id.split("/providers/", 1)[0]
 
 
 def role_definition_id(subscription_id: str, role: str) -> str:
@@ -211,7 +229,10 @@ class AksCluster(pulumi.ComponentResource):
         location: Azure region; default the provider's ``azure-native:location``.
         resource_group_name: an existing resource group to use instead of creating ``<cluster>-rg``.
         identity_id: an existing user-assigned identity (ARM ID) for the control plane instead of
-            creating one. Its owner must grant it Network Contributor on the node subnet beforehand.
+            creating one. Its owner must grant it Network Contributor on the node subnet beforehand
+            (and Contributor on each capacity reservation group's resource group, if any).
+        capacity_reservation_group_ids: the Capacity Reservation Groups (ARM IDs) the cluster's
+            pools use; the created identity gets Contributor on each one's resource group. Default none.
         sku_tier: ``Standard`` (default), ``Free`` or ``Premium``.
         kubelogin_login: ``azurecli`` (default: reuse the deployer's ``az login``) or
             ``devicecode`` (the kubeconfig exactly as AKS returns it).
@@ -287,6 +308,7 @@ class AksCluster(pulumi.ComponentResource):
         sku_tier: str = DEFAULT_SKU_TIER,
         kubelogin_login: str = AZURE_CLI,
         node_auto_provisioning: bool = False,
+        capacity_reservation_group_ids: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         network = NetworkSpec() if network is None else network
@@ -302,6 +324,18 @@ class AksCluster(pulumi.ComponentResource):
         rules.check_network(network, Cloud.AZURE, cluster.zones, f"{prefix}.network")
         rules.check_system_pool(system_pool, Cloud.AZURE, f"{prefix}.system_pool")
         rules.check_autoscaler(autoscaler, f"{prefix}.autoscaler")
+        if isinstance(capacity_reservation_group_ids, str):
+            raise ConfigError(
+                f"{prefix}.capacity_reservation_group_ids", "must be a list of ARM IDs", capacity_reservation_group_ids
+            )
+        reservation_scopes: dict[str, str] = {}
+        for index, group_id in enumerate(capacity_reservation_group_ids):
+            match = rules.AZURE_RESERVATION_GROUP_ID.match(group_id) if isinstance(group_id, str) else None
+            if match is None:
+                raise ConfigError(
+                    f"{prefix}.capacity_reservation_group_ids[{index}]", "must be a Capacity Reservation Group ARM ID", group_id
+                )
+            reservation_scopes[reservation_group_scope(group_id).lower()] = reservation_group_scope(group_id)
         if sku_tier not in SKU_TIERS:
             raise ConfigError(f"{prefix}.sku_tier", "must be one of " + ", ".join(SKU_TIERS), sku_tier)
         if kubelogin_login not in LOGIN_MODES:
@@ -359,6 +393,18 @@ class AksCluster(pulumi.ComponentResource):
                 opts=child,
             )
             cluster_depends_on.append(subnet_access)
+            for key, scope in sorted(reservation_scopes.items()):
+                cluster_depends_on.append(
+                    authorization.RoleAssignment(
+                        f"{name}-reservations-contributor-{create_only_digest({'scope': key})}",
+                        principal_id=identity.principal_id,
+                        principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+                        role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, CONTRIBUTOR_ROLE)),
+                        scope=scope,
+                        description=f"AKS {cluster.name}: node pools in the capacity reservation groups of this resource group",
+                        opts=child,
+                    )
+                )
         else:
             control_plane_identity = identity_id
 

@@ -6,7 +6,7 @@ Pulumi's replacement of a pool with a fixed name fails too (the default create-b
 would PUT the new pool onto the old name; delete-before-replace would drop the pool's capacity
 first). So the agent pool name carries a digest of exactly those values:
 
-    <pool name><s|o><4 hex characters>        e.g. t4s3f9a (Spot), t4o81c2 (on-demand)
+    <pool name><s|o|r><4 hex characters>      e.g. t4s3f9a (Spot), t4o81c2 (on-demand), t4r07be (reserved)
 
 A change to any create-only value yields a new name, Pulumi creates the new pool next to the old
 one and deletes the old one afterwards: zero downtime, no manual steps. A change to anything AKS
@@ -32,8 +32,9 @@ DIGEST_LENGTH = 4
 generations a pool goes through, and it leaves 7 characters of AKS's 12 for the pool name."""
 
 CAPACITY_LETTER = {CapacityType.SPOT: "s", CapacityType.ON_DEMAND: "o", CapacityType.RESERVED: "r"}
-"""The role letter between pool name and digest, so the Spot and fallback pools of one
-``gpuPools`` entry never share a name even if their digests collide."""
+"""The role letter between pool name and digest, so the Spot, fallback and reserved pools of one
+``gpuPools`` entry never share a name even if their digests collide. A reserved pool's digest
+covers its Capacity Reservation Group ID, so two reservations of one entry get two names."""
 
 AKS_AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 """AKS Linux pool names: a lowercase letter, then lowercase letters or digits, 1-12 in total."""
@@ -49,11 +50,12 @@ def create_only_digest(values: Mapping[str, Any]) -> str:
 
 
 def agent_pool_name(base: str, capacity: CapacityType, create_only: Mapping[str, Any], path: str = "name") -> str:
-    """``<base><s|o><digest of create_only>``, validated against AKS's naming rule.
+    """``<base><s|o|r><digest of create_only>``, validated against AKS's naming rule.
 
     Args:
         base: the ``gpuPools`` entry name (lowercase letter, then letters/digits).
-        capacity: Spot (``s``) or on-demand (``o``).
+        capacity: Spot (``s``), on-demand (``o``) or reserved (``r``, an on-demand pool in a
+            Capacity Reservation Group).
         create_only: every value sent to AKS that AKS cannot change in place, keyed by its API name.
         path: the argument path named in a ``ConfigError``.
 

@@ -58,7 +58,7 @@ import pulumi
 
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.prices import normalize_region
-from gpupools.config import DEFAULT_AZURE_ZONES
+from gpupools.config import DEFAULT_AZURE_ZONES, NAP_RESERVATIONS_WHY
 from gpupools.errors import ConfigError
 from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool
@@ -164,7 +164,7 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
 def check_nap_pool(pool: PoolSpec, path: str) -> None:
     """What NAP cannot do, for a pool that passed the pool rules under Karpenter
     (``pool_args.pool_spec``): the spec form of ``config.check_provisioner_keys``: no ``minSize``
-    above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no sharing."""
+    above 0, no ``onDemandMaxSize``, ``spotMaxPrice`` -1, no sharing, no reservations."""
     if pool.min_size != 0:
         raise ConfigError(f"{path}.min_size", "must be 0: Karpenter keeps no minimum", pool.min_size)
     if pool.on_demand_max_size is not None:
@@ -181,6 +181,10 @@ def check_nap_pool(pool: PoolSpec, path: str) -> None:
         )
     if pool.sharing.shared:
         raise ConfigError(f"{path}.sharing", "must be none under NAP: " + NAP_SHARING_WHY, pool.sharing.mode.value)
+    if pool.reservations:
+        raise ConfigError(
+            f"{path}.reservations", "must be empty under NAP: " + NAP_RESERVATIONS_WHY, [r.id for r in pool.reservations]
+        )
 
 
 class NapNodePools(pulumi.ComponentResource):

@@ -8,7 +8,17 @@ without ``AksCluster``):
 - unless ``onDemandFallback: false``, an **on-demand fallback** pool (``Regular``) of the same
   shape, autoscaled from 0 to ``onDemandMaxSize`` (default ``maxSize``). The priority expander
   ranks it below the Spot pool, so the autoscaler only buys it when Spot cannot be had;
-- with ``spot: false``, a single on-demand pool from ``minSize`` to ``maxSize``.
+- with ``spot: false``, a single on-demand pool from ``minSize`` to ``maxSize``;
+- per ``reservations`` entry, first in the chain, a **reserved** pool: on-demand (``Regular``) in
+  that Capacity Reservation Group (``capacityReservationGroupID``: "AKS will associate the specified
+  agent pool with the Capacity Reservation Group", pulumi-azure-native 3.29 ``AgentPool``), labelled
+  ``gpupools.io/capacity-type=reserved``, autoscaled from 0 to ``maxSize``, in the reservation's
+  ``zone`` when given (else the pool's zones). The priority expander ranks it above Spot: the
+  capacity is paid for whether used or not. ``maxSize`` is the bound because the config does not
+  say how many VMs the group reserves: past its reserved quantity Azure still places VMs in the
+  group, as plain on-demand ones without the guarantee ("overallocation": learn.microsoft.com
+  ``virtual-machines/capacity-reservation-overallocate``);
+  the preflight's reservation row shows the quantity next to ``maxSize``.
 
 Lifecycle rules built in (the AKS behaviour behind each is cited in the project's design notes):
 
@@ -57,7 +67,7 @@ from pulumi_azure_native import compute, containerservice
 
 from gpupools import config, rules, sharing
 from gpupools.azure.live_capacity import AgentPoolCounts
-from gpupools.azure.naming import agent_pool_name, scale_set_regex
+from gpupools.azure.naming import agent_pool_name, create_only_digest, scale_set_regex
 from gpupools.catalog.azure_vm_sizes import GPU_SIZES
 from gpupools.conventions import (
     AKS_CA_RESOURCES_TAG_PREFIX,
@@ -72,10 +82,11 @@ from gpupools.conventions import (
 )
 from gpupools.errors import ConfigError
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import Cloud, GpuPoolSpec, SharingMode, frozen_map
+from gpupools.specs import Cloud, GpuPoolSpec, ReservationSpec, SharingMode, frozen_map
 
 CREATE_ONLY_FIELDS: tuple[str, ...] = (
     "availabilityZones",
+    "capacityReservationGroupID",
     "gpuInstanceProfile",
     "gpuProfile",
     "maxPods",
@@ -93,7 +104,11 @@ are already replacements in azure-native; the rest (Spot priority and price, evi
 disk type and size, max pods, GPU driver, zones, subnet) would be attempted as an update and
 rejected by AKS. All of them replace the pool, and all of them feed the name digest
 (``proximityPlacementGroupID`` only on a ``proximityPlacement`` pool, as whether the pool has a
-group: the ID is known only after deploy, and the key's absence keeps every other pool's name)."""
+group: the ID is known only after deploy, and the key's absence keeps every other pool's name).
+``capacityReservationGroupID`` is set only when a pool is added (AKS "Assign capacity reservation
+groups to AKS node pools", learn.microsoft.com ``aks/use-capacity-reservation-groups``: the group is
+given to ``az aks nodepool add --crg-id``; ``az aks nodepool update`` has no such option), and it is
+in the digest of reserved pools only, so the names of pools without a reservation never change."""
 
 PROXIMITY_PLACEMENT_GROUP_TYPE = "Standard"
 """``compute.ProximityPlacementGroup`` type: ``Standard`` (the other value, ``Ultra``, is not offered
@@ -101,6 +116,10 @@ for new groups; Azure REST API ``ProximityPlacementGroupType``)."""
 
 PROXIMITY_PLACEMENT_DIGEST_VALUE = "pool"
 """What the name digest holds for ``proximityPlacementGroupID``: the pool has its own group."""
+
+CHILD_SUFFIX = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "ondemand", CapacityType.RESERVED: "reserved"}
+"""The ``AgentPool`` child's logical name is ``<component>-<suffix>``; a reserved pool's also ends in
+a digest of its group ID (one child per reservation)."""
 
 COUNT_IGNORE: tuple[str, ...] = ("count",)
 """Engine path of the autoscaler-owned node count, ignored when its live value is unknown."""
@@ -178,6 +197,7 @@ def plan_agent_pool(
     zones: Sequence[str],
     subnet_key: str | None,
     path: str = "pool.name",
+    reservation: ReservationSpec | None = None,
 ) -> AgentPoolPlan:
     """The agent pool of ``spec`` for ``capacity`` (pure; no resources).
 
@@ -191,7 +211,14 @@ def plan_agent_pool(
             An ``Output`` subnet ID cannot be hashed at plan time and is left out of the digest
             (a created node subnet only changes together with the whole cluster).
         path: the argument path for a naming ``ConfigError``.
+        reservation: for ``CapacityType.RESERVED``, the Capacity Reservation Group (its ID is
+            sent as ``capacity_reservation_group_id`` and feeds the name digest; its ``zone``, when
+            given, is the pool's only zone).
     """
+    if (capacity is CapacityType.RESERVED) != (reservation is not None):
+        raise ValueError("a reservation is given exactly for CapacityType.RESERVED")
+    if reservation is not None and reservation.zone is not None:
+        zones = (reservation.zone,)
     size = spec.instance_types[0]
     gpus, gpu_model = (GPU_SIZES[size].gpus, GPU_SIZES[size].gpu_model) if spec.is_gpu else (0, "")
     gpu_profile = {"driver": GPU_DRIVER} if spec.is_gpu else None
@@ -217,6 +244,8 @@ def plan_agent_pool(
     }
     if spec.proximity_placement:
         create_only["proximityPlacementGroupID"] = PROXIMITY_PLACEMENT_DIGEST_VALUE
+    if reservation is not None:
+        create_only["capacityReservationGroupID"] = reservation.id
     name = agent_pool_name(spec.name, capacity, create_only, path)
     labels = _labels(spec, capacity)
     taints = _taints(spec, capacity)
@@ -247,6 +276,8 @@ def plan_agent_pool(
     if spot:
         args["scale_set_eviction_policy"] = eviction
         args["spot_max_price"] = price
+    if reservation is not None:
+        args["capacity_reservation_group_id"] = reservation.id
     info = NodePoolInfo(
         name=name,
         pool=spec.name,
@@ -271,11 +302,26 @@ def plan_agent_pool(
 def plan_agent_pools(
     spec: GpuPoolSpec, cluster_zones: Sequence[str], subnet_key: str | None = None, path: str = "pool"
 ) -> list[AgentPoolPlan]:
-    """The pools of one ``gpuPools`` entry, in creation order: Spot then fallback, or one on-demand."""
+    """The pools of one ``gpuPools`` entry, in creation order: one reserved pool per reservation,
+    then Spot and fallback, or one on-demand."""
     zones = spec.zones or tuple(cluster_zones)
     at = f"{path}.name"
+    reserved = [
+        plan_agent_pool(
+            spec,
+            CapacityType.RESERVED,
+            min_size=0,
+            max_size=spec.max_size,
+            zones=zones,
+            subnet_key=subnet_key,
+            path=at,
+            reservation=reservation,
+        )
+        for reservation in spec.reservations
+    ]
     if not spec.spot:
         return [
+            *reserved,
             plan_agent_pool(
                 spec,
                 CapacityType.ON_DEMAND,
@@ -284,12 +330,13 @@ def plan_agent_pools(
                 zones=zones,
                 subnet_key=subnet_key,
                 path=at,
-            )
+            ),
         ]
     plans = [
+        *reserved,
         plan_agent_pool(
             spec, CapacityType.SPOT, min_size=spec.min_size, max_size=spec.max_size, zones=zones, subnet_key=subnet_key, path=at
-        )
+        ),
     ]
     if spec.on_demand_fallback:
         plans.append(
@@ -345,7 +392,8 @@ class GpuNodePool(pulumi.ComponentResource):
     Type token ``gpupools:index:GpuNodePool``. See the module docstring for what is created and why.
 
     Args:
-        name: the component's logical name; children are ``<name>-spot`` and ``<name>-ondemand``
+        name: the component's logical name; children are ``<name>-spot``, ``<name>-ondemand`` and,
+            per reservation, ``<name>-reserved-<digest of the group ID>``
             (stable across name rotation, so a create-only change is a replacement, not a new pool).
         pool: a ``GpuPoolSpec`` or a plain ``gpuPools`` entry (``{"name": "t4", "instanceTypes":
             ["Standard_NC4as_T4_v3"], "maxSize": 4}``), validated like stack config; errors name
@@ -443,7 +491,10 @@ class GpuNodePool(pulumi.ComponentResource):
             placement = {"proximity_placement_group_id": self.proximity_placement_group.id}
         previous = after
         for plan in plans:
-            suffix = "spot" if plan.capacity is CapacityType.SPOT else "ondemand"
+            suffix = CHILD_SUFFIX[plan.capacity]
+            if plan.capacity is CapacityType.RESERVED:
+                # Keyed by the group, so adding or reordering reservations never renames another's child.
+                suffix += "-" + create_only_digest({"capacityReservationGroupID": plan.args["capacity_reservation_group_id"]})
             live = counts.count(plan.name) if counts is not None else None
             # An existing pool sends the count AKS has when the pool before it has finished.
             args = (

@@ -12,7 +12,8 @@ expander only, so least-waste cannot break the tie: Azure/AKS #2610).
 
 So every pool gets its own tier (``pool_priorities``), which removes the random choice:
 
-* every reserved group (a node group in an EC2 capacity reservation, ``CapacityType.RESERVED``)
+* every reserved group (a node group in an EC2 capacity reservation, an AKS agent pool in a
+  Capacity Reservation Group: ``CapacityType.RESERVED``)
   above every Spot pool, every Spot pool above every on-demand pool, the system pool lowest: a
   reservation is paid for whether or not it is used, so its nodes cost nothing extra;
 * within reserved, by size facts (below): every reserved node-hour is free, so the smallest node

@@ -22,6 +22,13 @@ spot-role      ``gpupools:provisioner: karpenter`` with a Spot pool only: ``iam:
                an error (aws/karpenter-provider-aws v1.14.1 ``pkg/providers/instance/instance.go``:
                ``MarkCapacityTypeUnavailable(karpv1.CapacityTypeSpot)``; ``troubleshooting.md``,
                "Missing Service Linked Role"). The ✗ row names the fix.
+reservation    per ``gpuPools[].reservations`` entry, ``ec2:DescribeCapacityReservations`` of its
+               ID (``reservation_check``): ✗ when it is not found, not ``active`` or
+               ``scheduled``, of an instance type the pool does not use, in another zone, or of
+               another kind than the config's ``kind`` (``capacity-block`` vs ``default``); ``?``
+               when it ends (a Capacity Block always does; so may an ODCR) within
+               ``report.RESERVATION_END_WARNING`` (14 days);
+               FOUND shows state, type, zone, free/total instances and the end.
 =============  ================================================================================
 
 A call the endpoint cannot answer (access denied, an API it lacks, no credentials) gives ``?`` rows
@@ -32,15 +39,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import CapacityType
 from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
-from gpupools.preflight.report import NO_POOL, NO_ZONE, Check, CheckKind, Status, unknown
+from gpupools.preflight.report import NO_POOL, NO_ZONE, RESERVATION_END_WARNING, Check, CheckKind, Status, unknown
 from gpupools.preflight.sdk import AWS_MODULES, require
 from gpupools.preflight.stack import Target
-from gpupools.specs import Provisioner, StackSpec
+from gpupools.specs import PoolSpec, Provisioner, ReservationSpec, StackSpec
 from gpupools.versions import minor
 
 ClientFactory = Callable[[str], Any]
@@ -183,11 +191,72 @@ tag on the cluster security group, the interruption queue and its policy, the Ev
 their targets, the controller's managed policies."""
 
 
+RESERVATION_ACTIONS = ("ec2:DescribeCapacityReservations",)
+"""A stack with ``gpuPools[].reservations``: the reads of the reservation rows."""
+
+
 def required_actions(spec: StackSpec) -> tuple[str, ...]:
     """The actions the permission rows simulate for ``spec``: its network, the common EKS
-    resources and those of its provisioner."""
+    resources and those of its provisioner (and the reservation reads, when it has reservations)."""
     provisioner = KARPENTER_ACTIONS if spec.provisioner is Provisioner.KARPENTER else AUTOSCALER_ACTIONS
-    return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner)
+    reservations = RESERVATION_ACTIONS if any(p.reservations for p in spec.pools) else ()
+    return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner, *reservations)
+
+
+# --- capacity reservations -----------------------------------------------------------------------
+
+USABLE_STATES = ("active", "scheduled")
+"""Reservation states the stack can rely on: ``active`` now, ``scheduled`` from its start date (a
+Capacity Block or future-dated ODCR; EC2 API ``CapacityReservation.State``). Every other state
+(``expired``, ``cancelled``, ``pending``, ``failed``, ``payment-pending``, ``payment-failed``,
+``assessing``, ``delayed``, ``unsupported``) gives no capacity."""
+
+
+def reservation_zone(pool: PoolSpec, reservation: ReservationSpec, cluster_zones: Sequence[str]) -> str | None:
+    """The zone a reservation must be in: its configured ``zone``, else the pool's only zone
+    (``rules.check_reservations`` allows leaving it out only then)."""
+    if reservation.zone is not None:
+        return reservation.zone
+    zones = pool.zones or tuple(cluster_zones)
+    return zones[0] if len(zones) == 1 else None
+
+
+def reservation_check(
+    pool: PoolSpec, reservation: ReservationSpec, zone: str | None, answer: Mapping[str, Any], now: datetime
+) -> Check:
+    """One ``reservation`` row from a ``DescribeCapacityReservations`` entry (pure)."""
+    state = str(answer.get("State", "unknown"))
+    instance_type = str(answer.get("InstanceType", "?"))
+    found_zone = str(answer.get("AvailabilityZone", "?"))
+    kind = str(answer.get("ReservationType") or "default")
+    available, total = answer.get("AvailableInstanceCount", 0), answer.get("TotalInstanceCount", 0)
+    end = answer.get("EndDate")
+    start = answer.get("StartDate")
+    found = f"{reservation.id} {state} {kind} {instance_type} {found_zone} {available}/{total} free"
+    if state == "scheduled" and isinstance(start, datetime):
+        found += f", starts {start:%Y-%m-%d %H:%M}Z"
+    problems = []
+    if state not in USABLE_STATES:
+        problems.append(f"state {state} gives no capacity")
+    if instance_type not in pool.instance_types:
+        problems.append(f"{instance_type} is not one of the pool's types")
+    if zone is not None and found_zone != zone:
+        problems.append(f"in {found_zone}, not {zone}")
+    if reservation.capacity_block != (kind == "capacity-block"):
+        # The node groups are built from the config's kind (a Capacity Block needs CAPACITY_BLOCK groups).
+        said = "capacityBlock" if reservation.capacity_block else "odcr"
+        problems.append(f"the config says kind {said}, EC2 says {kind}")
+    warning = ""
+    if isinstance(end, datetime):
+        left = end.astimezone(timezone.utc) - now
+        found += f", ends {end.astimezone(timezone.utc):%Y-%m-%d %H:%M}Z"
+        if left <= RESERVATION_END_WARNING and not problems:
+            warning = f" (in {max(left.days, 0)} d: the pool then runs on Spot/on-demand)"
+    needed = f"active or scheduled, {'/'.join(pool.instance_types)}" + (f", {zone}" if zone else "")
+    if problems:
+        return Check(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, found + ": " + "; ".join(problems), needed, Status.FAILED)
+    status = Status.UNKNOWN if warning else Status.OK
+    return Check(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, found + warning, needed, status)
 
 
 SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
@@ -261,6 +330,7 @@ class AwsPreflight:
         checks += self.version()
         checks += self.permissions()
         checks += self.spot_role()
+        checks += self.reservations(zones or ())
         return checks
 
     # zones and offerings
@@ -488,6 +558,37 @@ class AwsPreflight:
         except self.errors as error:
             return [unknown(CheckKind.SPOT_ROLE, pools, NO_ZONE, needed, reason(error))]
         return [Check(CheckKind.SPOT_ROLE, pools, NO_ZONE, f"present ({role.get('Path', '/')})", needed, Status.OK)]
+
+    # capacity reservations
+
+    def reservations(self, cluster_zones: Sequence[str], now: datetime | None = None) -> list[Check]:
+        """One ``reservation`` row per ``gpuPools[].reservations`` entry (module docstring). One call
+        per ID: a single unknown ID fails a call naming several (``InvalidCapacityReservationId.NotFound``)."""
+        now = now or datetime.now(timezone.utc)
+        checks = []
+        for pool in self.target.spec.pools:
+            for reservation in pool.reservations:
+                zone = reservation_zone(pool, reservation, cluster_zones)
+                needed = f"active or scheduled, {'/'.join(pool.instance_types)}" + (f", {zone}" if zone else "")
+                try:
+                    response = self.clients("ec2").describe_capacity_reservations(CapacityReservationIds=[reservation.id])
+                    answers = response.get("CapacityReservations") or []
+                except self.errors as error:
+                    code = (getattr(error, "response", None) or {}).get("Error", {}).get("Code", "")
+                    if code.startswith("InvalidCapacityReservationId"):
+                        found = f"{reservation.id}: not found in {self.region} for this account ({code})"
+                        checks.append(Check(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, found, needed, Status.FAILED))
+                    else:
+                        why = reason(error)
+                        why = why if why.startswith("DescribeCapacityReservations") else "DescribeCapacityReservations: " + why
+                        checks.append(unknown(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, needed, why))
+                    continue
+                if not answers:
+                    found = f"{reservation.id}: not found in {self.region} for this account"
+                    checks.append(Check(CheckKind.RESERVATION, pool.name, zone or NO_ZONE, found, needed, Status.FAILED))
+                    continue
+                checks.append(reservation_check(pool, reservation, zone, answers[0], now))
+        return checks
 
 
 def _version_key(version: str) -> tuple[int, ...]:

@@ -31,6 +31,17 @@ permissions    The deployer's effective actions on the stack's resource group (P
                --include-groups`` does, azure-cli ``role/custom.py``) and their definitions
                evaluated. Deny assignments and assignment conditions are not evaluated: an action
                granted only through a conditional assignment is reported as ``?``.
+reservation    per ``gpuPools[].reservations`` entry (a Capacity Reservation Group), in the group's
+               own subscription: ``capacity_reservation_groups.get(expand="instanceView")`` (the
+               group's type, each member's VMs allocated) and
+               ``capacity_reservations.list_by_capacity_reservation_group`` (each member's size,
+               quantity, zones, provisioning state and, for a Block reservation,
+               ``scheduleProfile.end``). ✗ when the group is not found, or no member reserves the
+               pool's size (in the reservation's ``zone``, when given; AKS then creates the pool
+               "with a warning and no capacity reservation group gets associated": AKS
+               ``use-capacity-reservation-groups``) or such members are not ``Succeeded``; ``?``
+               when one ends within ``report.RESERVATION_END_WARNING`` (14 days). FOUND: type,
+               size, zones, free/reserved VMs.
 =============  ================================================================================
 """
 
@@ -42,13 +53,15 @@ import logging
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
 from gpupools.conventions import CapacityType
 from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
-from gpupools.preflight.report import NO_POOL, NO_ZONE, Check, CheckKind, Status, unknown
+from gpupools.preflight.report import NO_POOL, NO_ZONE, RESERVATION_END_WARNING, Check, CheckKind, Status, unknown
 from gpupools.preflight.sdk import AZURE_MODULES, require
 from gpupools.preflight.stack import Target
+from gpupools.specs import PoolSpec, ReservationSpec
 from gpupools.versions import minor
 
 ARM_SCOPE = "https://management.azure.com/.default"
@@ -246,7 +259,8 @@ class AzurePreflight:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
-            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in CheckKind if kind is not CheckKind.SPOT_ROLE]
+            kinds = [k for k in CheckKind if k not in (CheckKind.SPOT_ROLE, CheckKind.RESERVATION)]
+            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds]
         checks: list[Check] = []
         skus: dict[str, Any] | None = None
         try:
@@ -260,6 +274,7 @@ class AzurePreflight:
             checks += self.quotas(demands, skus)
         checks += self.version()
         checks += self.permissions()
+        checks += self.reservations()
         return checks
 
     # sizes and zones
@@ -422,6 +437,98 @@ class AzurePreflight:
                 found, status = f"all {len(by_provider[provider])} granted ({where})", Status.OK
             checks.append(Check(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, found, needed(provider), status))
         return checks
+
+    # capacity reservation groups
+
+    def reservations(self, now: datetime | None = None) -> list[Check]:
+        """One ``reservation`` row per ``gpuPools[].reservations`` entry (module docstring)."""
+        now = now or datetime.now(timezone.utc)
+        checks = []
+        for pool in self.target.spec.pools:
+            for reservation in pool.reservations:
+                zone = reservation.zone or NO_ZONE
+                needed = f"{pool.instance_types[0]} reserved" + (f" in zone {reservation.zone}" if reservation.zone else "")
+                subscription, group, name = reservation_group_parts(reservation.id)
+                compute = self.modules["azure.mgmt.compute"].ComputeManagementClient(
+                    self.credential, subscription, **self.options
+                )
+                try:
+                    crg = compute.capacity_reservation_groups.get(group, name, expand="instanceView")
+                    members = list(compute.capacity_reservations.list_by_capacity_reservation_group(group, name))
+                except self.errors as error:
+                    if getattr(error, "status_code", None) == 404:
+                        found = f"{name}: not found ({reason(error)})"
+                        checks.append(Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.FAILED))
+                    else:
+                        checks.append(unknown(CheckKind.RESERVATION, pool.name, zone, needed, reason(error)))
+                    continue
+                checks.append(reservation_group_check(pool, reservation, crg, members, now, needed))
+        return checks
+
+
+RESERVATION_GROUP_ID = re.compile(
+    r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Compute/"
+    r"capacityReservationGroups/(?P<name>[^/]+)$",
+    re.IGNORECASE,
+)
+
+
+def reservation_group_parts(group_id: str) -> tuple[str, str, str]:
+    """``(subscription, resource group, name)`` of a Capacity Reservation Group ARM ID (validated by
+    ``rules.check_reservations``)."""
+    match = RESERVATION_GROUP_ID.match(group_id)
+    if match is None:
+        raise ValueError(f"not a capacity reservation group ID: {group_id}")
+    return match["sub"], match["rg"], match["name"]
+
+
+def _end(member: Any) -> datetime | None:
+    """A Block reservation's end (``properties.scheduleProfile.end``, ISO 8601), in UTC."""
+    schedule = getattr(getattr(member, "properties", None), "schedule_profile", None)
+    text = getattr(schedule, "end", None)
+    if not text:
+        return None
+    end = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    return end if end.tzinfo else end.replace(tzinfo=timezone.utc)
+
+
+def reservation_group_check(
+    pool: PoolSpec, reservation: ReservationSpec, crg: Any, members: Sequence[Any], now: datetime, needed: str
+) -> Check:
+    """One ``reservation`` row from a group (with its instance view) and its members (pure)."""
+    zone = reservation.zone or NO_ZONE
+    size = pool.instance_types[0]
+    props = getattr(crg, "properties", None)
+    kind = enum_text(getattr(props, "reservation_type", None)) or "Targeted"
+    views = getattr(getattr(props, "instance_view", None), "capacity_reservations", None) or []
+    allocated = {
+        str(v.name).lower(): len(getattr(getattr(v, "utilization_info", None), "virtual_machines_allocated", None) or [])
+        for v in views
+    }
+    of_size = [m for m in members if str(getattr(m.sku, "name", "")).lower() == size.lower()]
+    usable = [m for m in of_size if reservation.zone is None or reservation.zone in (m.zones or [])]
+    name = str(crg.name)
+    sizes = sorted({str(m.sku.name) for m in members})
+    if not usable:
+        where = f" in zone {reservation.zone}" if reservation.zone else ""
+        found = f"{name} ({kind}): no {size} reservation{where} (has: {', '.join(sizes) or 'none'})"
+        return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.FAILED)
+    reserved = sum(int(m.sku.capacity or 0) for m in usable)
+    used = sum(allocated.get(str(m.name).lower(), 0) for m in usable)
+    zones = sorted({z for m in usable for z in (m.zones or [])})
+    found = f"{name} ({kind}) {size} zones {','.join(zones) or '-'}: {max(reserved - used, 0)}/{reserved} free"
+    failed = [str(m.name) for m in usable if str(getattr(m.properties, "provisioning_state", "Succeeded")) != "Succeeded"]
+    if failed:
+        states = ", ".join(f"{m.name} {m.properties.provisioning_state}" for m in usable if str(m.name) in failed)
+        return Check(CheckKind.RESERVATION, pool.name, zone, f"{found}; not Succeeded: {states}", needed, Status.FAILED)
+    ends = sorted(e for m in usable if (e := _end(m)) is not None)
+    if ends:
+        found += f", ends {ends[0]:%Y-%m-%d %H:%M}Z"
+        left = ends[0] - now
+        if left <= RESERVATION_END_WARNING:
+            found += f" (in {max(left.days, 0)} d: the pool then runs on Spot/on-demand)"
+            return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.UNKNOWN)
+    return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.OK)
 
 
 def _version_key(version: str) -> tuple[int, ...]:

@@ -6,7 +6,8 @@ column       meaning
 CHECK        ``offered`` (size/type offered in the zone), ``quota`` (regional vCPU quota),
              ``version`` (Kubernetes version offered in the region), ``permissions`` (the
              deployer's rights), ``spot-role`` (EKS with Karpenter and Spot pools: the
-             account's EC2 Spot service-linked role)
+             account's EC2 Spot service-linked role), ``reservation`` (each
+             ``gpuPools[].reservations`` entry: state, type, zone, what is free, end)
 POOL         the ``gpuPools`` entry, ``system``, or ``-`` for the whole stack
 ZONE         the zone checked, or ``-`` for a regional check
 FOUND        what the cloud answered (for ``?``: why it could not answer)
@@ -23,6 +24,7 @@ nothing must not pass a gate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import Enum
 from typing import Iterable, Sequence
 
@@ -49,7 +51,17 @@ class CheckKind(str, Enum):
     VERSION = "version"
     PERMISSIONS = "permissions"
     SPOT_ROLE = "spot-role"
+    RESERVATION = "reservation"
 
+
+RESERVATION_END_WARNING = timedelta(days=14)
+"""How soon an end date makes a ``reservation`` row ``?`` (a warning; a failure with ``--strict``),
+on both clouds. The assumption: a stack outlives its next two weeks and its GPU pools are sized on
+the reservation; when a Capacity Block (AWS; always time-bound, 1 to 182 days: EC2 user guide,
+"Capacity Blocks for ML") or an Azure Block capacity reservation (``scheduleProfile.end``) ends, its
+VMs are taken back and the pool falls back to Spot and on-demand prices and availability. Two weeks
+leave time to buy the next block (AWS sells them up to 8 weeks ahead). ``?`` rather than ✗: nothing
+fails today, and ``--strict`` makes it a gate where a gate is wanted."""
 
 NO_POOL = "-"
 NO_ZONE = "-"
