@@ -52,7 +52,10 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[st
 
 
 def catalog_price(cloud: Cloud, region: str, instance_types: list[str], capacity: str) -> float | None:
-    """USD per node-hour straight from the catalog: the dearest type (a node may be any of them)."""
+    """USD per node-hour straight from the catalog: the dearest type (a node may be any of them); a
+    reserved node costs nothing extra (its reservation is already paid for)."""
+    if capacity == "reserved":
+        return 0.0
     table = price_table(cloud)
     values = []
     for size in instance_types:
@@ -124,15 +127,21 @@ def test_total_is_the_fleet_at_max_on_spot_on_every_provisioner(stack: str, outp
         return facts[0]
 
     # At max on Spot, from the config alone: the system pool at its max (a fixed NAP System pool:
-    # its min), every pool at maxSize (the Spot side; every example pool buys Spot), fallbacks at 0.
-    assert all(p.get("spot", True) for p in pools)
+    # its min), every pool's main rows at maxSize (its Spot side, or on-demand with spot: false, plus
+    # one row per reservation, at no extra cost), on-demand fallbacks at 0.
     system_max = system.get("maxSize", system["minSize"])
-    expected_max = system_max + sum(p["maxSize"] for p in pools)
-    expected_gpus = sum(p["maxSize"] * gpus(p) for p in pools)
+
+    def rows_at_max(pool: dict[str, Any]) -> int:
+        return 1 + len(pool.get("reservations", []))
+
+    expected_max = system_max + sum(p["maxSize"] * rows_at_max(p) for p in pools)
+    expected_gpus = sum(p["maxSize"] * rows_at_max(p) * gpus(p) for p in pools)
     expected_idle_gpus = sum(p.get("minSize", 0) * gpus(p) for p in pools)
     system_price = catalog_price(cloud, region, system["instanceTypes"], "on-demand")
     assert system_price is not None
-    spot_prices = [catalog_price(cloud, region, p["instanceTypes"], "spot") for p in pools]
+    spot_prices = [
+        catalog_price(cloud, region, p["instanceTypes"], "spot" if p.get("spot", True) else "on-demand") for p in pools
+    ]
     assert None not in spot_prices
     expected_cost = system_max * system_price + sum(
         p["maxSize"] * price for p, price in zip(pools, spot_prices, strict=True) if price is not None
