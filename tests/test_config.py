@@ -529,3 +529,19 @@ def test_reservations_efa_and_proximity_placement_are_parsed() -> None:
     assert azure.gpu_pools[0].reservations == (ReservationSpec(CRG, "1"),) and azure.gpu_pools[0].proximity_placement is True
     plain = config.parse(AZURE).gpu_pools[0]
     assert (plain.reservations, plain.efa, plain.proximity_placement) == ((), False, False)
+
+
+def test_an_infiniband_pool_takes_only_infiniband_capable_sizes() -> None:
+    """``infiniband: true`` on Azure: the RDMA ND sizes only (the size catalog's ``infiniband`` fact)."""
+    from gpupools.catalog.azure_vm_sizes import infiniband_sizes
+
+    ib = with_pool(AZURE, instanceTypes=["Standard_ND96isr_H100_v5"], maxSize=2, infiniband=True)
+    assert "Standard_ND96isr_H100_v5" in infiniband_sizes()
+    assert config.parse(ib).gpu_pools[0].infiniband is True
+    with pytest.raises(ConfigError) as raised:
+        config.parse(with_pool(AZURE, infiniband=True))
+    assert raised.value.path == "gpupools:gpuPools[0].instanceTypes[0]"
+    assert "InfiniBand-capable" in str(raised.value) and "Standard_NC4as_T4_v3" in str(raised.value)
+    with pytest.raises(ConfigError) as on_aws:
+        config.parse(with_pool(AWS, infiniband=True))
+    assert on_aws.value.path == "gpupools:gpuPools[0].infiniband" and "Azure only" in str(on_aws.value)

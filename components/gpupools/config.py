@@ -83,11 +83,12 @@ GPU_POOL_KEYS = (
     "reservations",
     "efa",
     "proximityPlacement",
+    "infiniband",
 )
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
 a key in ``GPU_ONLY_POOL_KEYS``."""
-GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximityPlacement")
+GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximityPlacement", "infiniband")
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
 SHARING_KEYS = ("timeSlicing", "mps", "mig")
 REPLICATED_KEYS = ("replicas",)
@@ -104,7 +105,7 @@ MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminati
 AZURE_ONLY_KEYS = {
     "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
     "network": ("subnetId", "dataplane"),
-    "gpuPool": ("spotMaxPrice", "proximityPlacement"),
+    "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
 }
 AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
 RESERVATION_KEYS = ("id", "zone", "kind")
@@ -424,6 +425,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         reservations=parse_reservations(raw.get("reservations"), f"{path}.reservations"),
         efa=_bool(raw, "efa", path, False),
         proximity_placement=_bool(raw, "proximityPlacement", path, False),
+        infiniband=_bool(raw, "infiniband", path, False),
     )
 
 

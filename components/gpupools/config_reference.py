@@ -338,6 +338,14 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             "name); one zone or none ([proximity placement](aks.md#multi-node-training-proximity-placement-and-infiniband)). "
             "GPU pools only",
         ),
+        "infiniband": lambda d: Row(
+            "…infiniband",
+            "bool",
+            "`false`",
+            "Azure only: the pool runs InfiniBand (RDMA) jobs, so its size must be an InfiniBand-capable ND size; the IB "
+            "network stack is yours ([InfiniBand](aks.md#multi-node-training-proximity-placement-and-infiniband)). "
+            "GPU pools only",
+        ),
     }
 
 

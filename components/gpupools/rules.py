@@ -457,6 +457,24 @@ def efa_types_note() -> str:
     return ", ".join(name for name, facts in INSTANCE_TYPES.items() if facts.efa_supported)
 
 
+def check_infiniband(pool: PoolSpec, cloud: Cloud, path: str) -> None:
+    """``gpuPools[].infiniband`` (Azure): the pool's size must be InfiniBand-capable, the RDMA ND sizes
+    (the size catalog's ``infiniband`` fact: the ``r`` of the Azure size name, Microsoft Learn "Azure
+    virtual machine sizes naming conventions")."""
+    if not pool.infiniband or cloud is not Cloud.AZURE:
+        return
+    from gpupools.catalog.azure_vm_sizes import infiniband_sizes
+
+    capable = infiniband_sizes()
+    for index, size in enumerate(pool.instance_types):
+        if size not in capable:
+            fail(
+                f"{path}.instanceTypes[{index}]",
+                "must be an InfiniBand-capable size with infiniband: true (" + ", ".join(capable) + ")",
+                size,
+            )
+
+
 def check_efa(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str], provisioner: Provisioner) -> None:
     """``gpuPools[].efa``: an AWS GPU pool of EFA-capable types with one EFA interface count, in
     exactly one zone, under cluster-autoscaler.
@@ -810,6 +828,7 @@ def check_gpu_pool(
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
     check_sharing(pool, cloud, path)
     check_reservations(pool, cloud, path, zones)
+    check_infiniband(pool, cloud, path)
     check_efa(pool, cloud, path, cluster_zones, provisioner)
     check_proximity_placement(pool, cloud, path, cluster_zones)
 

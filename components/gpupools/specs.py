@@ -226,6 +226,9 @@ class PoolSpec:
             training; default False. GPU pools only.
         proximity_placement: Azure only: the pool's nodes in one proximity placement group;
             default False. GPU pools only.
+        infiniband: Azure only: the pool runs InfiniBand (RDMA) jobs, so its size must be an
+            InfiniBand-capable ND size (the size catalog's ``infiniband`` fact); default False. The
+            IB network stack on the nodes is the user's (docs/aks.md). GPU pools only.
     """
 
     name: str
@@ -247,6 +250,7 @@ class PoolSpec:
     reservations: tuple[ReservationSpec, ...] = ()
     efa: bool = False
     proximity_placement: bool = False
+    infiniband: bool = False
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))
