@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from gpupools import sharing as sharing_rules
 from gpupools.conventions import CAPACITY_TYPE_LABEL, CapacityType, Role, Taint
-from gpupools.specs import SharingSpec, frozen_map
+from gpupools.specs import GpuDriver, SharingSpec, frozen_map
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class NodePoolInfo:
             empty for node groups and agent pools, whose bound is ``max_size``.
         efa_interfaces: EFA interfaces on each node (EKS ``efa: true`` pools); 0 without EFA.
             The EFA device plugin serves the pools where it is above 0.
+        gpu_driver: who owns the pool's driver and device plugin (``gpuPools[].gpuDriver``); default
+            ``GpuDriver.INSTALL``. Not ``INSTALL`` means gpupools runs no device plugin there.
     """
 
     name: str
@@ -74,6 +76,7 @@ class NodePoolInfo:
     capacity_label: str = CAPACITY_TYPE_LABEL
     limits: Mapping[str, str] = field(default_factory=frozen_map)
     efa_interfaces: int = 0
+    gpu_driver: GpuDriver = GpuDriver.INSTALL
 
     @property
     def gpu_slots_per_node(self) -> int:

@@ -82,6 +82,22 @@ class SharingMode(str, Enum):
     MIG = "mig"
 
 
+class GpuDriver(str, Enum):
+    """Who owns a GPU pool's NVIDIA driver and device plugin (``gpuPools[].gpuDriver``).
+
+    ``INSTALL`` (default): the node image or the cloud installs the driver (AKS ``gpuProfile.driver:
+    Install``, the EKS AL2023 NVIDIA AMI) and gpupools runs the device plugin (Bottlerocket NVIDIA
+    images ship their own plugin, so gpupools' stays off them). ``NONE``: bring your own driver and
+    plugin, for example the NVIDIA GPU Operator (AKS ``gpuProfile.driver: None``); gpupools runs no
+    device plugin and no DCGM exporter there. ``MANAGED``: AKS managed GPU nodes (preview): AKS
+    installs the driver, the device plugin and a DCGM exporter, so gpupools runs neither.
+    """
+
+    INSTALL = "install"
+    NONE = "none"
+    MANAGED = "managed"
+
+
 @dataclass(frozen=True)
 class ReservationSpec:
     """One ``gpuPools[].reservations`` entry: capacity already paid for, used before Spot.
@@ -229,6 +245,7 @@ class PoolSpec:
         infiniband: Azure only: the pool runs InfiniBand (RDMA) jobs, so its size must be an
             InfiniBand-capable ND size (the size catalog's ``infiniband`` fact); default False. The
             IB network stack on the nodes is the user's (docs/aks.md). GPU pools only.
+        gpu_driver: who owns the driver and device plugin; default ``GpuDriver.INSTALL``. GPU pools only.
     """
 
     name: str
@@ -251,6 +268,7 @@ class PoolSpec:
     efa: bool = False
     proximity_placement: bool = False
     infiniband: bool = False
+    gpu_driver: GpuDriver = GpuDriver.INSTALL
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))
