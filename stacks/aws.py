@@ -35,10 +35,11 @@ from gpupools.aws.karpenter_nodes import KarpenterNodePools
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType, Role
 from gpupools.kubernetes import EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.kubernetes.karpenter import overlay
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
-from gpupools.specs import Provisioner, StackSpec
+from gpupools.specs import GpuDriver, Provisioner, StackSpec
 
 
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
@@ -100,7 +101,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # Custom resources after the release that installs their CRDs and the controller.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[karpenter.release]),
     )
-    served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]
+    served = list(served_pools(node_pools.pools))
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = (
         NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
@@ -110,7 +111,8 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
         for info in node_pools.pools:
-            if info.role is Role.GPU:
+            # Not on gpuDriver: none pools: their device plugin is installed after this stack, by the user.
+            if info.role is Role.GPU and info.gpu_driver is GpuDriver.INSTALL:
                 GpuSmokeTest(f"smoke-{info.pool}", info, opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=after))
 
     pulumi.export("clusterName", cluster.cluster_name)
@@ -159,7 +161,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # The release waits for its pod, which needs the system node group.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )
-    served = [g for g in gpu_groups if g.needs_device_plugin]
+    served = list(served_pools(gpu_groups))
     plugin = (
         NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
         if served
@@ -173,7 +175,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
 
     if spec.smoke_test.enabled:
         after = [autoscaler, *([plugin] if plugin else [])]
-        for node_groups in pools:
+        # Not on gpuDriver: none pools: their device plugin is installed after this stack, by the user.
+        for node_groups in (p for p in pools if p.spec.gpu_driver is GpuDriver.INSTALL):
             GpuSmokeTest(
                 f"smoke-{node_groups.spec.name}",
                 smoke_test_target(node_groups.groups),

@@ -23,12 +23,13 @@ import pulumi
 from gpupools import config
 from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, NodeImageMaintenance
 from gpupools.catalog.prices import price_table
-from gpupools.conventions import CapacityType, Role
+from gpupools.conventions import CapacityType
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
-from gpupools.specs import StackSpec
+from gpupools.specs import GpuDriver, StackSpec
 
 
 def load_location() -> str:
@@ -90,10 +91,14 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         maintenance=spec.maintenance,
         opts=on_cluster,
     )
-    served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]
-    plugin = NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
+    served = list(served_pools(node_pools.pools))
+    plugin = (
+        NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
+        if served
+        else None
+    )
     if spec.smoke_test.enabled:
-        after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, plugin])
+        after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, *([plugin] if plugin else [])])
         for info in served:
             GpuSmokeTest(f"smoke-test-{info.pool}", pool=info, opts=after)
 
@@ -132,14 +137,22 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     gpu_infos = [info for gpu_pool in gpu_pools for info in gpu_pool.pools]
     cpu_infos = [info for cpu_pool in cpu_pools for info in cpu_pool.pools]
     k8s_opts = pulumi.ResourceOptions(provider=cluster.provider)
-    plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
+    # No plugin when every GPU pool brings its own (gpuDriver: none): the component refuses zero pools.
+    plugin = (
+        NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
+        if served_pools(gpu_infos)
+        else None
+    )
     all_pools = [cluster.system_pool, *gpu_infos, *cpu_infos]
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.
-        after_all = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[plugin, *[p.last for p in gpu_pools]])
-        for gpu_pool in gpu_pools:
+        after_all = pulumi.ResourceOptions(
+            provider=cluster.provider, depends_on=[*([plugin] if plugin else []), *[p.last for p in gpu_pools]]
+        )
+        # Not on gpuDriver: none pools: their driver and plugin are installed after this stack, by the user.
+        for gpu_pool in (p for p in gpu_pools if p.spec.gpu_driver is GpuDriver.INSTALL):
             GpuSmokeTest(f"smoke-test-{gpu_pool.spec.name}", pool=smoke_test_target(gpu_pool.pools), opts=after_all)
 
     pulumi.export("clusterName", cluster.name)

@@ -29,6 +29,7 @@ from gpupools.specs import (
     ClusterSpec,
     CostSpec,
     DevicePluginSpec,
+    GpuDriver,
     GpuPoolSpec,
     MaintenanceSpec,
     NetworkSpec,
@@ -84,11 +85,12 @@ GPU_POOL_KEYS = (
     "efa",
     "proximityPlacement",
     "infiniband",
+    "gpuDriver",
 )
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
 a key in ``GPU_ONLY_POOL_KEYS``."""
-GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximityPlacement", "infiniband")
+GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximityPlacement", "infiniband", "gpuDriver")
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
 SHARING_KEYS = ("timeSlicing", "mps", "mig")
 REPLICATED_KEYS = ("replicas",)
@@ -426,6 +428,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         efa=_bool(raw, "efa", path, False),
         proximity_placement=_bool(raw, "proximityPlacement", path, False),
         infiniband=_bool(raw, "infiniband", path, False),
+        gpu_driver=_enum(raw, "gpuDriver", path, GpuDriver, [d.value for d in GpuDriver], GpuDriver.INSTALL),
     )
 
 

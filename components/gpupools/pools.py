@@ -37,7 +37,9 @@ class NodePoolInfo:
         autoscaler_group_regex: an anchored regex matching the name cluster-autoscaler sees for
             this pool (AKS: the scale set ``aks-<pool>-<digits>-vmss``; EKS: the ASG
             ``eks-<nodegroup>-<uuid>``); the priority expander lists these.
-        needs_device_plugin: False for CPU pools and where the node image ships its own plugin (Bottlerocket NVIDIA).
+        needs_device_plugin: whether gpupools runs the NVIDIA device plugin there: False for CPU
+            pools, where the node image ships its own plugin (Bottlerocket NVIDIA) and where
+            ``gpu_driver`` is not ``INSTALL``. Components set it from ``PoolSpec.needs_device_plugin``.
         sharing: how pods share this pool's GPUs (default none); the device plugin derives the
             pool's config from it.
         slots_per_gpu: ``nvidia.com/gpu`` advertised per physical GPU (``sharing.slots_per_gpu``);

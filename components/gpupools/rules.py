@@ -11,7 +11,7 @@ import ipaddress
 import re
 from typing import Mapping, Sequence
 
-from gpupools import conventions, sharing, versions
+from gpupools import conventions, gpu_driver, sharing, versions
 from gpupools.catalog import regions
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES, MIG_INSTANCES_PER_GPU, RETIRED_SIZES
@@ -826,6 +826,7 @@ def check_gpu_pool(
         )
     check_taints(pool.taints, f"{path}.taints")
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
+    gpu_driver.check_gpu_driver(pool, cloud, path, provisioner)
     check_sharing(pool, cloud, path)
     check_reservations(pool, cloud, path, zones)
     check_infiniband(pool, cloud, path)

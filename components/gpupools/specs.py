@@ -278,6 +278,15 @@ class PoolSpec:
         return self.role is Role.GPU
 
     @property
+    def needs_device_plugin(self) -> bool:
+        """True when gpupools runs the NVIDIA device plugin (and what serves the same pools) on this
+        pool: a GPU pool whose driver setting is ``install`` and whose image does not ship its own
+        plugin (Bottlerocket NVIDIA). ``gpuDriver: none`` leaves the plugin to the user (the GPU
+        Operator), ``managed`` to the cloud. The one place this is decided: every component copies
+        it into its ``NodePoolInfo.needs_device_plugin``."""
+        return self.is_gpu and self.gpu_driver is GpuDriver.INSTALL and not self.ami_type.ships_device_plugin
+
+    @property
     def fallback_max_size(self) -> int:
         """Max size of the on-demand fallback pool (``on_demand_max_size`` or ``max_size``)."""
         return self.max_size if self.on_demand_max_size is None else self.on_demand_max_size

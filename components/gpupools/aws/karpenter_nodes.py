@@ -35,7 +35,8 @@
 Both are registered after the Karpenter release (``opts.depends_on``), so their CRDs exist, and
 deleted before it on destroy, so the controller is still there to drain and terminate the nodes.
 ``pools`` describes each NodePool as a ``NodePoolInfo`` for the device plugin, smoke tests and
-outputs; Bottlerocket GPU pools are marked as shipping their own device plugin.
+outputs; Bottlerocket GPU pools are marked as shipping their own device plugin, and ``gpuDriver:
+none`` pools (same AL2023 NVIDIA AMI: EKS has no driver-less NVIDIA variant) as having the user's.
 """
 
 from __future__ import annotations
@@ -273,7 +274,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
                     pool,
                     shapes[pool.name],
                     zones_of_pool,
-                    needs_device_plugin=not pool.ami_type.ships_device_plugin,
+                    needs_device_plugin=pool.needs_device_plugin,
                     reserved=bool(pool.reservations),
                 )
             )

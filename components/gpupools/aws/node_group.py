@@ -12,7 +12,11 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
 
 * the pool's instance types (validated to share vCPU, memory and GPU count, because
   cluster-autoscaler builds its scale-from-zero template from the first type) and AMI type
-  (``AL2023_x86_64_NVIDIA`` by default, ``BOTTLEROCKET_x86_64_NVIDIA`` as an option);
+  (``AL2023_x86_64_NVIDIA`` by default, ``BOTTLEROCKET_x86_64_NVIDIA`` as an option). ``gpuDriver:
+  none`` changes nothing on the group: EKS has no switch to leave the driver out of an NVIDIA AMI,
+  so the pool keeps the AL2023 NVIDIA AMI (driver and container toolkit in the image) and only the
+  device plugin is the user's (the GPU Operator with its driver and toolkit disabled, as AWS
+  documents for that AMI; ``docs/gpu-driver.md``);
 * sizes: the pool's ``maxSize`` (and ``minSize``) are totals, split over the zones with the
   remainder going to the first zones; the on-demand fallback's max is ``onDemandMaxSize`` (default
   ``maxSize``) split the same way, and its min is 0 (the pool's minimum is kept on Spot: keeping
@@ -163,7 +167,8 @@ class GroupPlan:
             gpus_per_node=self.gpus_per_node,
             gpu_model=self.gpu_model,
             autoscaler_group_regex=naming.asg_name_regex(self.name),
-            needs_device_plugin=pool.is_gpu and not pool.ami_type.ships_device_plugin,
+            needs_device_plugin=pool.needs_device_plugin,
+            gpu_driver=pool.gpu_driver,
             sharing=pool.sharing,
             slots_per_gpu=self.slots_per_gpu,
             efa_interfaces=self.efa_interfaces,

@@ -14,7 +14,10 @@ managed component and serves its CRDs; gpupools creates only the custom resource
   - ``osDiskSizeGB`` from the pool's ``diskSizeGb``;
   - on GPU pools ``gpu.mode: Driver``: NAP installs the NVIDIA driver (the CRD's default, stated),
     and gpupools deploys the device plugin, which NAP does not (the provider's own GPU e2e suite
-    deploys one);
+    deploys one); with ``gpuDriver: none`` ``gpu.mode: None`` ("GPU driver installation is skipped
+    — use this when managing GPU drivers via a GPU Operator", the CRD's field description, enum
+    ``Driver``/``None``) and no gpupools device plugin. The class is per pool, so the mode is the
+    pool's own; a changed mode drifts the pool's nodes (replaced within the maintenance window);
   - ``tags`` naming the pool on the VMs (Azure tag names cannot hold ``/``, so ``gpupools-pool``);
   - no ``vnetSubnetID``: NAP then uses the cluster's node subnet, the System pool's ("If you don't
     specify a subnet, Karpenter uses the default subnet configured during Karpenter installation",
@@ -52,7 +55,7 @@ a ``NodePoolInfo`` for the device plugin, smoke tests and outputs.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pulumi
 
@@ -65,7 +68,7 @@ from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
+from gpupools.specs import Cloud, GpuDriver, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
 
 TYPE = "gpupools:index:NapNodePools"
 
@@ -81,6 +84,9 @@ KINDS = (nodepool.NODE_POOL, AKS_NODE_CLASS)
 
 IMAGE_FAMILY = "Ubuntu"
 GPU_MODE = "Driver"
+GPU_MODES: Mapping[GpuDriver, str] = {GpuDriver.INSTALL: GPU_MODE, GpuDriver.NONE: "None"}
+"""AKSNodeClass ``spec.gpu.mode`` per ``gpuPools[].gpuDriver`` (the pinned CRD's enum: ``Driver``,
+``None``); ``managed`` has no mode there and is refused (``gpupools.gpu_driver``)."""
 POOL_TAG = "gpupools-pool"
 
 SKU_FAMILY_LABEL = "karpenter.azure.com/sku-family"
@@ -157,7 +163,9 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
         "tags": {POOL_TAG: pool.name},
     }
     if pool.is_gpu:
-        spec["gpu"] = {"mode": GPU_MODE}
+        if pool.gpu_driver not in GPU_MODES:
+            raise ConfigError("gpuDriver", "must be install or none under NAP (see gpupools.gpu_driver)", pool.gpu_driver.value)
+        spec["gpu"] = {"mode": GPU_MODES[pool.gpu_driver]}
     return spec
 
 
@@ -259,7 +267,9 @@ class NapNodePools(pulumi.ComponentResource):
                 window=window,
                 extra_requirements=sku_requirements(pool, shapes[pool.name]),
             )
-            self.pools.append(nodepool.node_pool_info(pool.name, pool, shapes[pool.name], pool_zones or (), True))
+            self.pools.append(
+                nodepool.node_pool_info(pool.name, pool, shapes[pool.name], pool_zones or (), pool.needs_device_plugin)
+            )
 
         super().__init__(TYPE, name, None, opts)
         for pool in pools:

@@ -38,6 +38,10 @@ Lifecycle rules built in (the AKS behaviour behind each is cited in the project'
   pool's scale set is tagged ``k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu`` with
   the ``nvidia.com/gpu`` one node advertises (GPUs x replicas or MIG instances; see
   ``autoscaler_template_tags`` for what reads it, and what is not documented).
+- ``gpuDriver``: a GPU pool sends ``gpuProfile.driver`` ``Install`` (default) or, with
+  ``gpuDriver: none``, ``None`` (``GPU_PROFILE_DRIVER``): AKS installs no driver and gpupools runs
+  no device plugin there (the GPU Operator's pool). Create-only and in the name digest, so a changed
+  driver is a new pool; ``install`` pools send exactly what they always did.
 - ``proximityPlacement: true``: the component creates one proximity placement group per pool
   (``compute.ProximityPlacementGroup``, type ``Standard``, in the pool's zone, in the cluster's
   resource group) and sends its ID as the agent pools' ``proximityPlacementGroupID``, which AKS
@@ -82,7 +86,7 @@ from gpupools.conventions import (
 )
 from gpupools.errors import ConfigError
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import Cloud, GpuPoolSpec, ReservationSpec, SharingMode, frozen_map
+from gpupools.specs import Cloud, GpuDriver, GpuPoolSpec, ReservationSpec, SharingMode, frozen_map
 
 CREATE_ONLY_FIELDS: tuple[str, ...] = (
     "availabilityZones",
@@ -133,6 +137,20 @@ between plan and reality."""
 GPU_DRIVER = containerservice.GPUDriver.INSTALL.value
 """``gpuProfile.driver=Install``: AKS installs the NVIDIA driver; gpupools deploys the device plugin."""
 
+GPU_PROFILE_DRIVER: Mapping[GpuDriver, str] = {
+    GpuDriver.INSTALL: GPU_DRIVER,
+    GpuDriver.NONE: containerservice.GPUDriver.NONE.value,
+}
+"""``gpuProfile.driver`` per ``gpuPools[].gpuDriver`` (pulumi-azure-native 3.29 ``GPUDriver``: ``Install``,
+``None``). ``None``: AKS installs no driver ("Bring your own GPU driver", azure-aks-docs
+``articles/aks/aks-managed-gpu-nodes.md``; ``nvidia-gpu-operator.md`` creates the pool with
+``--gpu-driver none`` before installing the GPU Operator) and gpupools runs no device plugin there.
+The field is create-only ("The managementMode, migStrategy, and driver fields under gpuProfile are
+immutable after node pool creation"), and ``gpuProfile`` is in the name digest, so a changed driver
+is a new pool. ``managed`` has no entry: ``gpupools.gpu_driver`` refuses it (the preview's
+``gpuProfile.nvidia.managementMode`` is not in this API version, and the preview excludes the
+cluster autoscaler)."""
+
 
 def replace_on_changes(spec: GpuPoolSpec) -> list[str]:
     """``CREATE_ONLY_FIELDS`` as the AgentPool's ``replace_on_changes``; ``proximityPlacementGroupID``
@@ -174,6 +192,18 @@ def autoscaler_template_tags(gpu_slots_per_node: int) -> dict[str, str]:
     sharing is turned off.
     """
     return {f"{AKS_CA_RESOURCES_TAG_PREFIX}{GPU_RESOURCE.replace('/', '_')}": str(gpu_slots_per_node)}
+
+
+def _gpu_profile_driver(spec: GpuPoolSpec, path: str) -> str:
+    """``gpuProfile.driver`` of a GPU pool (``GPU_PROFILE_DRIVER``); ``managed`` is a ConfigError."""
+    if spec.gpu_driver not in GPU_PROFILE_DRIVER:
+        raise ConfigError(
+            path.rsplit(".", 1)[0] + ".gpuDriver",
+            "must be install or none on an AKS agent pool (managed GPU node pools are a preview without the "
+            "cluster autoscaler; see gpupools.gpu_driver)",
+            spec.gpu_driver.value,
+        )
+    return GPU_PROFILE_DRIVER[spec.gpu_driver]
 
 
 def _labels(spec: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
@@ -221,7 +251,7 @@ def plan_agent_pool(
         zones = (reservation.zone,)
     size = spec.instance_types[0]
     gpus, gpu_model = (GPU_SIZES[size].gpus, GPU_SIZES[size].gpu_model) if spec.is_gpu else (0, "")
-    gpu_profile = {"driver": GPU_DRIVER} if spec.is_gpu else None
+    gpu_profile = {"driver": _gpu_profile_driver(spec, path)} if spec.is_gpu else None
     zone_list = sorted(zones)
     spot = capacity is CapacityType.SPOT
     priority = (containerservice.ScaleSetPriority.SPOT if spot else containerservice.ScaleSetPriority.REGULAR).value
@@ -291,7 +321,8 @@ def plan_agent_pool(
         taints=taints,
         gpus_per_node=gpus,
         gpu_model=gpu_model,
-        needs_device_plugin=spec.is_gpu,
+        needs_device_plugin=spec.needs_device_plugin,
+        gpu_driver=spec.gpu_driver,
         autoscaler_group_regex=scale_set_regex(name),
         sharing=spec.sharing,
         slots_per_gpu=slots_per_gpu,

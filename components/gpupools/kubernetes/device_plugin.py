@@ -14,8 +14,10 @@ advertising nothing). What changes, and why:
   here tolerates everything.
 * A required node affinity keeps it on the served pools' GPU nodes (``gpupools.io/role=gpu``,
   ``gpupools.io/pool`` in the served pools, ``nvidia.com/gpu.present=true``): never on the system
-  pool or a CPU pool, where it would crash-loop, and never on a Bottlerocket pool, whose image
-  ships its own plugin (two plugins would both register ``nvidia.com/gpu``).
+  pool or a CPU pool, where it would crash-loop, never on a Bottlerocket pool, whose image
+  ships its own plugin (two plugins would both register ``nvidia.com/gpu``), and never on a pool
+  with ``gpuDriver: none`` (the user's GPU Operator runs its plugin there) or ``managed`` (AKS
+  does). Which pools are served is decided once, by ``is_served``.
 * Its own ServiceAccount without a token (the plugin talks only to the kubelet's socket, never to
   the API server), ``app.kubernetes.io/*`` labels, ``maxUnavailable: 1`` stated, seccomp
   ``RuntimeDefault``, and small requests with a memory limit.
@@ -49,7 +51,7 @@ from gpupools.kubernetes.hardening import locked_down_security_context
 from gpupools.kubernetes.scan_skips import skip_annotations
 from gpupools.pools import NodePoolInfo
 from gpupools.scheduling import required_node_affinity, requirement, tolerations
-from gpupools.specs import DevicePluginSpec, SharingMode
+from gpupools.specs import DevicePluginSpec, GpuDriver, SharingMode
 from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEVICE_PLUGIN_IMAGE
 
 TYPE = "gpupools:index:NvidiaDevicePlugin"
@@ -117,8 +119,11 @@ MIG_CAPABILITY = "SYS_ADMIN"
 
 
 def is_served(pool: NodePoolInfo) -> bool:
-    """True for a GPU pool whose nodes need this plugin (Bottlerocket pools ship their own)."""
-    return pool.role is Role.GPU and pool.needs_device_plugin
+    """True for a GPU pool whose nodes need gpupools' plugin: not a Bottlerocket pool (its image ships
+    its own, ``needs_device_plugin`` False) and not a ``gpuDriver: none`` or ``managed`` pool (the
+    user's GPU Operator, or AKS, runs one there). Everything that serves the same nodes (the DCGM
+    exporter, the smoke test's plugin dependency) asks this function."""
+    return pool.role is Role.GPU and pool.needs_device_plugin and pool.gpu_driver is GpuDriver.INSTALL
 
 
 def served_pools(pools: Sequence[NodePoolInfo]) -> tuple[NodePoolInfo, ...]:
@@ -151,15 +156,15 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
             f"{path}.pools",
             "must include at least one GPU pool that needs the device plugin",
             [p.name for p in pools],
-            "system pools and Bottlerocket pools, which ship their own plugin, are not served",
+            "system pools, Bottlerocket pools (which ship their own plugin) and gpuDriver none or managed pools are not served",
         )
     rules.check_device_plugin(DevicePluginSpec(version=version), path)
     served_names = {p.pool for p in served}
     for index, pool in enumerate(pools):
-        if pool.role is Role.GPU and not pool.needs_device_plugin and pool.pool in served_names:
+        if pool.role is Role.GPU and not is_served(pool) and pool.pool in served_names:
             raise ConfigError(
                 f"{path}.pools[{index}].pool",
-                "a pool whose image ships its own device plugin must not share its pool name with a served pool "
+                "a pool with its own device plugin (image, GPU Operator or AKS) must not share its pool name with a served pool "
                 "(the affinity selects by pool name, and two plugins would register nvidia.com/gpu)",
                 pool.pool,
             )
@@ -250,15 +255,16 @@ def plugin_pod_spec(
 class NvidiaDevicePlugin(pulumi.ComponentResource):
     """The NVIDIA device plugin DaemonSet (and its ServiceAccount) for a set of GPU pools.
 
-    Pass every pool of the cluster: the system pool and pools that ship their own plugin
-    (``needs_device_plugin=False``, Bottlerocket) are left out automatically. Give the cluster's
+    Pass every pool of the cluster: the system pool, pools that ship their own plugin
+    (``needs_device_plugin=False``, Bottlerocket) and ``gpuDriver: none``/``managed`` pools are
+    left out automatically (``is_served``). Give the cluster's
     Kubernetes provider through ``opts``; the children inherit it::
 
         NvidiaDevicePlugin("gpu", pools, opts=pulumi.ResourceOptions(provider=k8s_provider))
 
     Args:
         name: the component's name; also ``app.kubernetes.io/instance``.
-        pools: the cluster's pools; those with role GPU and ``needs_device_plugin`` are served.
+        pools: the cluster's pools; those ``is_served`` accepts are served.
         version: the image tag of ``nvcr.io/nvidia/k8s-device-plugin``; default
             ``DEFAULT_DEVICE_PLUGIN_VERSION`` (a pin, bumped deliberately).
         namespace: where the DaemonSet runs; default ``kube-system``, where
@@ -279,8 +285,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         mps_daemon_set: the MPS control daemon; None without an MPS pool.
 
     Raises:
-        ConfigError: no pool to serve, a version that is not a release tag, a Bottlerocket pool
-            sharing a served pool's name, a served pool missing a label the affinity selects on, or
+        ConfigError: no pool to serve, a version that is not a release tag, an unserved GPU pool
+            (Bottlerocket, ``gpuDriver`` none or managed) sharing a served pool's name, a served pool missing a label the affinity selects on, or
             a shared pool whose config label does not name its config. Raised before anything is
             registered.
     """

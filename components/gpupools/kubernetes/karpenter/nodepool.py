@@ -319,6 +319,7 @@ def node_pool_info(
         gpus_per_node=shape.gpus,
         gpu_model=shape.gpu_model,
         needs_device_plugin=pool.is_gpu and needs_device_plugin,
+        gpu_driver=pool.gpu_driver,
         sharing=pool.sharing,
         slots_per_gpu=sharing.slots_per_gpu(pool.sharing),
         capacity_types=types,
