@@ -28,6 +28,7 @@ from gpupools.pools import NodePoolInfo
 from gpupools.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from gpupools.testing import PROJECT_ROOT, Run, run_program
 
+from tests.gpu_driver_cases import GPU_DRIVER_INVALID
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.multi_node_cases import MULTI_NODE_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
@@ -76,7 +77,7 @@ REGION_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 
-STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID + REGION_INVALID + MULTI_NODE_INVALID
+STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID + REGION_INVALID + MULTI_NODE_INVALID + GPU_DRIVER_INVALID
 
 
 @pytest.mark.parametrize(("case", "raw", "path", "rule"), STACK_CASES, ids=[c[0] for c in STACK_CASES])
@@ -290,6 +291,33 @@ COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("smoke-test-system-pool", with_provider(lambda o: GpuSmokeTest("st", SYSTEM_INFO, opts=o)), "GpuSmokeTest(st).pool", "GPU"),
 ]
 COMPONENT_CASES += SHARING_COMPONENT_CASES
+COMPONENT_CASES += [
+    ("aks-pool-gpu-driver-managed", aks_pool(gpuDriver="managed"), "GpuNodePool(t4).pool.gpuDriver", "cluster autoscaler"),
+    (
+        "aks-pool-gpu-driver-none-mig",
+        lambda: GpuNodePool(
+            "a100",
+            {
+                "name": "a100",
+                "instanceTypes": ["Standard_NC24ads_A100_v4"],
+                "maxSize": 2,
+                "gpuDriver": "none",
+                "sharing": {"mig": {"profile": "MIG1g"}},
+            },
+            resource_group_name="rg",
+            cluster_name="ml",
+        ),
+        "GpuNodePool(a100).pool.sharing",
+        "needs gpuDriver install",
+    ),
+    ("eks-group-gpu-driver-managed", eks_group(gpuDriver="managed"), "GpuNodeGroup(g1).pool.gpuDriver", "AKS only"),
+    (
+        "eks-group-gpu-driver-none-bottlerocket",
+        eks_group(gpuDriver="none", amiType="BOTTLEROCKET_x86_64_NVIDIA"),
+        "GpuNodeGroup(g1).pool.gpuDriver",
+        "Bottlerocket",
+    ),
+]
 
 
 @pytest.mark.parametrize(("case", "build", "path", "rule"), COMPONENT_CASES, ids=[c[0] for c in COMPONENT_CASES])
