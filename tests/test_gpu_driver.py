@@ -79,10 +79,13 @@ def test_cpu_pools_do_not_take_it() -> None:
 
 
 def test_aks_install_plan_is_what_it_always_was() -> None:
-    """The install pool's gpuProfile and name digest are those of a spec that never heard of gpuDriver."""
+    """``gpuDriver: install`` written out is the pool without the key: same gpuProfile, same name
+    digest (the example stacks' snapshots pin that those did not change)."""
     spec = config.parse_gpu_pool(AKS_T4, config.Cloud.AZURE, "p")
-    legacy = dataclasses.replace(spec)  # gpu_driver left at its default
-    for plan, same in zip(plan_agent_pools(spec, ("1", "2", "3")), plan_agent_pools(legacy, ("1", "2", "3"))):
+    explicit = config.parse_gpu_pool({**AKS_T4, "gpuDriver": "install"}, config.Cloud.AZURE, "p")
+    plans, same_plans = plan_agent_pools(spec, ("1", "2", "3")), plan_agent_pools(explicit, ("1", "2", "3"))
+    assert len(plans) == len(same_plans) == 2
+    for plan, same in zip(plans, same_plans, strict=True):
         assert plan.args["gpu_profile"] == {"driver": containerservice.GPUDriver.INSTALL.value}
         assert plan.args == same.args and plan.info.needs_device_plugin and plan.info.gpu_driver is GpuDriver.INSTALL
 
@@ -92,7 +95,7 @@ def test_aks_none_sends_driver_none_and_renames_the_pool() -> None:
     none = config.parse_gpu_pool({**AKS_T4, "gpuDriver": "none"}, config.Cloud.AZURE, "p")
     install_plans, none_plans = plan_agent_pools(install, ("1", "2", "3")), plan_agent_pools(none, ("1", "2", "3"))
     assert [p.capacity for p in none_plans] == [p.capacity for p in install_plans]
-    for old, new in zip(install_plans, none_plans):
+    for old, new in zip(install_plans, none_plans, strict=True):
         assert new.args["gpu_profile"] == {"driver": containerservice.GPUDriver.NONE.value}
         # gpuProfile is create-only: a new driver is a new agent pool name, never an in-place update.
         assert new.name != old.name and new.name[:-4] == old.name[:-4]
@@ -102,9 +105,7 @@ def test_aks_none_sends_driver_none_and_renames_the_pool() -> None:
 
 
 def test_aks_component_registers_driver_none_with_replace_on_change() -> None:
-    run = run_program(
-        lambda: GpuNodePool("t4", {**AKS_T4, "gpuDriver": "none"}, resource_group_name="rg", cluster_name="ml")
-    )
+    run = run_program(lambda: GpuNodePool("t4", {**AKS_T4, "gpuDriver": "none"}, resource_group_name="rg", cluster_name="ml"))
     pools = run.of_type("azure-native:containerservice:AgentPool")
     assert len(pools) == 2
     for registration in pools:
@@ -312,7 +313,7 @@ def test_invalid_combinations_are_one_config_error(case: str, raw: dict[str, Any
 def test_every_managed_refusal_names_its_reason() -> None:
     """One refusal per cloud and provisioner, each saying why that path cannot do it."""
     messages = {}
-    for case, raw, path, _ in GPU_DRIVER_INVALID:
+    for case, raw, _path, _rule in GPU_DRIVER_INVALID:
         if case.startswith("managed-"):
             with pytest.raises(ConfigError) as caught:
                 config.parse(raw, raw.get("aws:region"))
@@ -335,4 +336,3 @@ def test_library_cpu_pool_spec_with_a_driver_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
         rules.check_gpu_pool(spec, Cloud.AZURE, "p", ("1", "2", "3"))
     assert caught.value.path == "p.gpuDriver"
-
