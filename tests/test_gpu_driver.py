@@ -19,7 +19,7 @@ from gpupools.aws import GpuNodeGroup
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
 from gpupools.azure import GpuNodePool, NapNodePools
 from gpupools.azure.nap_nodes import node_class_spec
-from gpupools.azure.node_pool import plan_agent_pools
+from gpupools.azure.node_pool import GPU_PROFILE_DRIVER, plan_agent_pools
 from gpupools.conventions import Role
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import NvidiaDevicePlugin
@@ -102,6 +102,18 @@ def test_aks_none_sends_driver_none_and_renames_the_pool() -> None:
         rest = {k: v for k, v in new.args.items() if k not in ("gpu_profile", "agent_pool_name")}
         assert rest == {k: v for k, v in old.args.items() if k not in ("gpu_profile", "agent_pool_name")}
         assert not new.info.needs_device_plugin and new.info.gpu_driver is GpuDriver.NONE
+
+
+def test_pinned_sdk_has_driver_only() -> None:
+    """The facts the AKS rules rest on: ``GPUDriver`` is ``Install``/``None`` and ``GPUProfileArgs``
+    takes only ``driver`` (no ``nvidia.managementMode``). When a provider bump adds the preview
+    block, this fails, and ``gpuDriver: managed`` deserves a second look (docs/gpu-driver.md)."""
+    import inspect
+
+    assert {d.value for d in containerservice.GPUDriver} == {"Install", "None"}
+    assert list(inspect.signature(containerservice.GPUProfileArgs).parameters) == ["driver"]
+    assert set(GPU_PROFILE_DRIVER) == {GpuDriver.INSTALL, GpuDriver.NONE}
+    assert set(GPU_PROFILE_DRIVER.values()) == {d.value for d in containerservice.GPUDriver}
 
 
 def test_aks_component_registers_driver_none_with_replace_on_change() -> None:

@@ -533,6 +533,18 @@ def test_device_plugin_not_needed_without_gpu_pools_or_on_bottlerocket() -> None
     assert rules.check_device_plugin_tolerations([R(NODE_GROUP, "br", bottlerocket)]) == []
 
 
+def test_device_plugin_not_needed_on_aks_pools_without_a_driver() -> None:
+    """gpuDriver: none on AKS (gpuProfile.driver None): the user's GPU Operator serves it, so neither
+    a missing plugin nor an untolerated extra taint is a violation; Install still is."""
+    none = aks_pool(gpuProfile={"driver": "None"}, nodeTaints=[GPU_TAINT, SPOT_TAINT, "dedicated=training:NoSchedule"])
+    assert rules.check_device_plugin_tolerations([R(AGENT_POOL, "t4", none)]) == []
+    resources = [R(AGENT_POOL, "t4", none), R(DAEMON_SET, "dp", device_plugin([TOLERATE_GPU]))]
+    assert rules.check_device_plugin_tolerations(resources) == []
+    install = aks_pool(gpuProfile={"driver": "Install"})
+    [(message, _)] = rules.check_device_plugin_tolerations([R(AGENT_POOL, "t4", install)])
+    assert "no NVIDIA device plugin DaemonSet" in message
+
+
 def test_device_plugin_recognised_by_image() -> None:
     props = device_plugin([], name="gpu-agent")
     assert shapes.is_device_plugin(DAEMON_SET, props)

@@ -130,6 +130,21 @@ def test_committed_stack_passes_every_rule(stack: str) -> None:
     assert fired(stack_resources(stack)) == {}
 
 
+def test_azure_stack_with_a_gpu_operator_pool_passes() -> None:
+    """azure-dev with the tainted a100 pool on gpuDriver: none: gpupools' plugin does not tolerate
+    its extra taint (it does not serve it), and the pack knows the pool's GPU stack is the user's."""
+    from gpupools.testing import stack_config
+
+    pools = [dict(p) for p in stack_config("azure-dev")["gpupools:gpuPools"]]
+    assert pools[1]["name"] == "a100" and pools[1]["taints"]
+    pools[1]["gpuDriver"] = "none"
+    run = run_stack("azure-dev", overrides={"gpupools:gpuPools": pools})
+    resources = [rules.Resource(r.type, r.name, r.inputs, r.urn, tuple(r.ignore_changes)) for r in run.registrations]
+    none_pools = [r for r in resources if r.type == AGENT_POOL and r.props.get("gpuProfile") == {"driver": "None"}]
+    assert len(none_pools) == 2
+    assert fired(resources) == {}
+
+
 def test_the_rules_have_something_to_check_on_azure() -> None:
     """Guards against a vacuous pass: the stack has the shapes the rules read."""
     resources = stack_resources("azure-dev")

@@ -371,7 +371,7 @@ def _gpu_pools_needing_plugin(resources: Sequence[Resource]) -> list[tuple[Resou
         (resource, pool)
         for resource in resources
         for pool in gpu_pools(resource.type, resource.props, resource.name)
-        if not pool.ships_device_plugin
+        if not pool.ships_device_plugin and not pool.own_gpu_stack
     ]
     for resource in resources:
         if KARPENTER_NODEPOOL.match(resource.type) and _nodepool_gpu_evidence(mapping(resource.props.get("spec"))):
@@ -396,7 +396,10 @@ def check_device_plugin_tolerations(resources: Sequence[Resource], *, config: Ma
     Pending and the autoscaler keeps buying nodes. The taints checked are the declared ones plus,
     on AKS Spot pools, ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule`` (AKS adds it
     even when the program does not declare it). Pools on Bottlerocket NVIDIA AMIs are skipped: the
-    OS runs its own device plugin. A pool is served when at least one device-plugin DaemonSet in
+    OS runs its own device plugin; so are AKS pools with ``gpuProfile.driver: None``, whose driver
+    and plugin the user brings (the GPU Operator). gpupools' ``gpuDriver: none`` pools on EKS and
+    under NAP look like any other GPU pool here (nothing in their inputs says otherwise): their
+    taints count, and a stack of only such pools needs ``devicePluginOutsideStack: true``. A pool is served when at least one device-plugin DaemonSet in
     the stack tolerates all its taints. With GPU pools and no device-plugin DaemonSet at all, the
     rule fires unless the policy config sets ``devicePluginOutsideStack: true`` (the plugin comes
     from the GPU Operator or a Helm release, which the pack cannot see).

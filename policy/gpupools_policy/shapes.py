@@ -84,6 +84,11 @@ EKS_GPU_AMI = re.compile(r"(?:NVIDIA|_GPU)", re.IGNORECASE)
 EKS_AMI_WITH_DEVICE_PLUGIN = re.compile(r"^BOTTLEROCKET_.*NVIDIA$", re.IGNORECASE)
 """Bottlerocket's NVIDIA variants run their own device plugin, so no DaemonSet needs to land there."""
 
+AKS_GPU_DRIVER_NONE = "None"
+"""AKS ``gpuProfile.driver`` of a pool whose driver (and so device plugin) the user brings: "AKS
+installs no GPU software components: no driver, no device plugin, and no metrics exporter"
+(azure-aks-docs ``articles/aks/aks-managed-gpu-nodes.md``, "Bring your own GPU driver")."""
+
 EFFECTS_BY_SPELLING: dict[str, TaintEffect] = {
     **{effect.value: effect for effect in TaintEffect},
     **{effect.eks: effect for effect in TaintEffect},
@@ -195,6 +200,9 @@ class Pool:
         shape: what "same shape" compares: the VM size, or the set of instance shapes.
         cluster: what "same cluster" compares; UNKNOWN matches any cluster.
         ships_device_plugin: the node image runs its own device plugin (Bottlerocket NVIDIA).
+        own_gpu_stack: the pool's GPU software is the user's: an AKS agent pool with
+            ``gpuProfile.driver: None`` (AKS installs no driver, so a device plugin from the stack
+            could not work there; the GPU Operator brings both). gpupools' ``gpuDriver: none``.
     """
 
     cloud: str
@@ -213,6 +221,7 @@ class Pool:
     shape: Hashable
     cluster: Hashable
     ships_device_plugin: bool = False
+    own_gpu_stack: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -268,6 +277,7 @@ def _aks_pool(props: Mapping[str, Any], name: str, path: str, cluster: Hashable)
         count_path=f"{path}.count" if path else "count",
         shape=vm_size if isinstance(vm_size, str) else UNKNOWN,
         cluster=cluster,
+        own_gpu_stack=mapping(props.get("gpuProfile")).get("driver") == AKS_GPU_DRIVER_NONE,
         raw=props,
     )
 
