@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from gpupools.conventions import AKS_SYSTEM_TAINT, GPU_TAINT, CapacityType, Taint, TaintEffect
 from gpupools.kubernetes import NvidiaDevicePlugin
 from gpupools.pools import NodePoolInfo
+from gpupools.specs import GpuDriver
 from gpupools.testing.manifests import api_version, to_manifest
 from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEVICE_PLUGIN_IMAGE
 from hypothesis import HealthCheck, given, settings
@@ -241,10 +243,18 @@ effects = st.sampled_from(list(TaintEffect))
 extra_taints = st.lists(st.builds(Taint, taint_keys, taint_values, effects), max_size=3, unique_by=lambda t: (t.key, t.effect))
 
 
+def with_driver(pool: NodePoolInfo, driver: GpuDriver) -> NodePoolInfo:
+    """``pool`` as a component builds it for ``driver``: ``none`` also clears ``needs_device_plugin``
+    (``PoolSpec.needs_device_plugin``); ``managed`` keeps it, so ``is_served`` alone must leave it out."""
+    needs = pool.needs_device_plugin and driver is not GpuDriver.NONE
+    return dataclasses.replace(pool, gpu_driver=driver, needs_device_plugin=needs)
+
+
 @st.composite
 def clusters(draw: st.DrawFn) -> list[NodePoolInfo]:
     """A cluster on one cloud: its system pool plus 1-4 GPU pool entries, each with Spot and/or
-    on-demand pools, random extra taints, some EKS entries on Bottlerocket."""
+    on-demand pools, random extra taints, some EKS entries on Bottlerocket, each entry with a
+    random ``gpuDriver``."""
     cloud = draw(st.sampled_from(["aks", "eks"]))
     names = draw(st.lists(st.from_regex(r"\A[a-z][a-z0-9]{0,5}\Z"), min_size=1, max_size=4, unique=True))
     pools = [aks_system_pool() if cloud == "aks" else eks_system_group()]
@@ -252,12 +262,14 @@ def clusters(draw: st.DrawFn) -> list[NodePoolInfo]:
         taints = draw(extra_taints)
         capacities = draw(st.sampled_from([[CapacityType.SPOT], [CapacityType.ON_DEMAND], list(CapacityType)]))
         bottlerocket = cloud == "eks" and draw(st.booleans())
+        driver = draw(st.sampled_from(list(GpuDriver)))
         for capacity in capacities:
             if cloud == "aks":
-                pools.append(aks_gpu_pool(name, capacity, extra_taints=taints))
+                pools.append(with_driver(aks_gpu_pool(name, capacity, extra_taints=taints), driver))
             else:
                 for zone in draw(st.lists(st.sampled_from(["us-west-2a", "us-west-2b", "us-west-2c"]), min_size=1, unique=True)):
-                    pools.append(eks_gpu_group(name, capacity, zone, extra_taints=taints, bottlerocket=bottlerocket))
+                    group = eks_gpu_group(name, capacity, zone, extra_taints=taints, bottlerocket=bottlerocket)
+                    pools.append(with_driver(group, driver))
     return draw(st.permutations(pools))
 
 
@@ -265,7 +277,7 @@ def clusters(draw: st.DrawFn) -> list[NodePoolInfo]:
 @given(clusters())
 def test_property_lands_on_every_served_node_and_nowhere_else(pools: list[NodePoolInfo]) -> None:
     seen = deploy(pools)
-    served = [p for p in pools if p.role.value == "gpu" and p.needs_device_plugin]
+    served = [p for p in pools if p.role.value == "gpu" and p.needs_device_plugin and p.gpu_driver is GpuDriver.INSTALL]
     if not served:
         assert seen.error is not None and seen.ours == []
         return
