@@ -72,7 +72,12 @@ def with_node_repair(stack: str, section: Any) -> dict[str, Any]:
 
 
 NODE_REPAIR_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
-    ("node-repair-unknown-key", with_node_repair("aws-dev", {"enable": True}), "gpupools:nodeRepair.enable", "did you mean 'enabled'"),
+    (
+        "node-repair-unknown-key",
+        with_node_repair("aws-dev", {"enable": True}),
+        "gpupools:nodeRepair.enable",
+        "did you mean 'enabled'",
+    ),
     ("node-repair-not-bool", with_node_repair("aws-dev", {"enabled": "yes"}), "gpupools:nodeRepair.enabled", "true or false"),
     ("node-repair-not-mapping", with_node_repair("aws-dev", True), "gpupools:nodeRepair", "must be a mapping"),
     ("node-repair-off-on-aks", with_node_repair("azure-dev", {"enabled": False}), "gpupools:nodeRepair.enabled", "always on"),
