@@ -109,10 +109,13 @@ def gpu_job(
         name: the Job's name (and its container's): a DNS-1123 label, at most 63 characters.
         image: the container image.
         cloud: ``"aws"`` or ``"azure"``: picks the default grace period (``GRACE_PERIOD_SECONDS``).
-        command, args: the container's ``command`` and ``args``; default the image's.
+        command: the container's ``command``; default the image's entrypoint.
+        args: the container's ``args``; default the image's.
         gpus: ``nvidia.com/gpu`` in the container's limits; default 1, at least 1.
         namespace: the Job's namespace; default none (the provider's or kubectl's).
-        pool, extra_taints, prefer_spot: passed to ``gpupools.scheduling.gpu_workload``.
+        pool: a ``gpuPools`` entry to pin the Job to (``gpupools.scheduling.gpu_workload``); default any.
+        extra_taints: the pool's extra taints, tolerated too (``gpu_workload``); default none.
+        prefer_spot: prefer Spot nodes (``gpu_workload``); default True.
         backoff_limit: retries for the program's own failures; default 3, at least 0.
         termination_grace_period_seconds: default the cloud's ``GRACE_PERIOD_SECONDS``; at most the
             cloud's Spot notice (a longer one is cut by the VM's end anyway), at least 0.
