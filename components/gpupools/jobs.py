@@ -26,8 +26,11 @@ What each part is for:
   replacement Pod is created"; GA in Kubernetes 1.31). So ``backoffLimit`` counts only the
   program's own failures. A pod failure policy needs ``restartPolicy: Never`` (the same docs), which
   the template sets.
-* **Queueing**: with ``queue``, the Kueue label ``kueue.x-k8s.io/queue-name`` on the Job (Kueue's
-  "Run a Kubernetes Job": the label names the LocalQueue; Kueue suspends the Job until admitted).
+* **Queueing**: with ``queue``, the Kueue label ``kueue.x-k8s.io/queue-name`` on the Job, naming a
+  LocalQueue. Kueue's webhook suspends a Job that has the label until its Workload is admitted
+  (kubernetes-sigs/kueue ``pkg/controller/jobframework/defaults.go``, ``ApplyDefaultForSuspend``:
+  ``if QueueName(job) != "" ... job.Suspend()``), so the manifest does not set ``suspend`` itself:
+  without Kueue installed the Job simply runs.
 * ``do_not_disrupt`` (optional): ``scheduling.do_not_disrupt()`` on the pod template, for Karpenter
   and AKS NAP nodes. Spot reclaims are not stopped by it.
 
