@@ -48,10 +48,10 @@ import pulumi_aws as aws
 from gpupools.conventions import Role
 from gpupools.pools import NodePoolInfo
 from gpupools.scheduling import tolerations
-from gpupools.versions import NODE_MONITORING_AGENT_ADDON_VERSION
+from gpupools.versions import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION
 
-ADDON_NAME = "eks-node-monitoring-agent"
-"""The EKS add-on's name (EKS user guide ``nodes/node-health.adoc``; the chart's ``Chart.yaml`` ``name``)."""
+ADDON_NAME = NODE_MONITORING_AGENT_ADDON
+"""The EKS add-on's name (``gpupools.versions.NODE_MONITORING_AGENT_ADDON``)."""
 
 RESOLVE_CONFLICTS = "OVERWRITE"
 """``CreateAddon`` / ``UpdateAddon`` ``resolveConflicts`` (botocore ``eks`` enum ``OVERWRITE``,
