@@ -251,3 +251,33 @@ def test_karpenter_enabled_turns_the_gate_on_and_adds_the_agent() -> None:
     for spec in gpu:
         taints = [Taint(t["key"], t.get("value", ""), TaintEffect(t["effect"])) for t in spec["taints"]]
         assert untolerated(tolerations, taints) == []
+
+
+# --- the components, as a library user calls them --------------------------------------------------
+
+SUBNETS = {"us-west-2a": "subnet-0aaaaaaaaaaaaaaaa", "us-west-2b": "subnet-0bbbbbbbbbbbbbbbb"}
+ROLE_ARN = "arn:aws:iam::123456789012:role/nodes"
+
+
+@pytest.mark.parametrize(
+    ("component", "pool", "node_repair", "expected"),
+    [
+        ("gpu", {"name": "g1", "instanceTypes": ["g4dn.xlarge"], "maxSize": 4}, None, {"enabled": True}),
+        ("gpu", {"name": "g1", "instanceTypes": ["g4dn.xlarge"], "maxSize": 4}, False, None),
+        ("cpu", {"name": "c1", "instanceTypes": ["m6i.xlarge"], "maxSize": 4}, None, None),
+        ("cpu", {"name": "c1", "instanceTypes": ["m6i.xlarge"], "maxSize": 4}, True, {"enabled": True}),
+    ],
+)
+def test_node_group_components_default_to_repair_on_gpu_pools_only(
+    component: str, pool: dict[str, Any], node_repair: bool | None, expected: dict[str, bool] | None
+) -> None:
+    from gpupools.aws import CpuNodeGroup, GpuNodeGroup
+    from gpupools.testing import run_program
+
+    kind = GpuNodeGroup if component == "gpu" else CpuNodeGroup
+    result = run_program(
+        lambda: kind("p", pool, cluster_name="ml", node_role_arn=ROLE_ARN, subnet_ids_by_zone=SUBNETS, node_repair=node_repair)
+    )
+    groups = result.of_type(NODE_GROUP)
+    assert len(groups) == 4  # Spot and on-demand in each of the two zones
+    assert all(g.inputs.get("nodeRepairConfig") == expected for g in groups)
