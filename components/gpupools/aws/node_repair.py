@@ -15,8 +15,10 @@ without the agent a GPU with XID errors is never repaired: node repair and the a
 * **Managed node groups** (``gpupools:provisioner: cluster-autoscaler``): ``node_repair_config``
   ``{enabled: true}`` on every GPU group, Spot, on-demand and reserved (``CreateNodegroup``'s
   ``nodeRepairConfig``, botocore ``eks`` model ``NodeRepairConfig``: "Node auto repair is disabled
-  by default"; ``UpdateNodegroupConfig`` takes the same field, so existing groups change in
-  place). EKS's defaults for thresholds and parallelism are kept. Not on the system group or CPU
+  by default"; ``UpdateNodegroupConfig`` takes the same field, and the provider sends it there
+  (terraform-provider-aws ``internal/service/eks/node_group.go``, ``resourceNodeGroupUpdate``:
+  ``node_repair_config`` is among the ``UpdateNodegroupConfig`` changes, not a replacement), so
+  existing groups change in place). EKS's defaults for thresholds and parallelism are kept. Not on the system group or CPU
   pools by default: the point is GPU health, and a system node replaced by a repair takes the
   autoscaler and CoreDNS with it (``CpuNodeGroup(node_repair=True)`` turns it on for a CPU pool).
 * **Karpenter**: the ``NodeRepair`` feature gate (``settings.featureGates.nodeRepair``), which
