@@ -3,7 +3,8 @@
     config.load()                       every rule checked before anything is registered
     EksCluster                          VPC, control plane, node role + access entry, system node group, CoreDNS add-on
     GpuNodeGroup per gpuPools entry     a group per capacity reservation, per zone a Spot group and its
-                                        on-demand fallback, ASG tags
+                                        on-demand fallback, ASG tags; node auto repair on (gpupools:nodeRepair)
+    node monitoring agent add-on        with gpupools:nodeRepair: the GPU health conditions repair acts on
     CpuNodeGroup per cpuPools entry     the same with a standard AMI and no GPU parts
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
@@ -16,6 +17,7 @@ nor cluster-autoscaler exist:
 
     EksCluster                          the same (system node group, node role + access entry)
     Karpenter                           IRSA role, interruption queue + rules, discovery tags, CRD + controller charts
+                                        (NodeRepair gate with gpupools:nodeRepair.enabled: true, and the agent add-on)
     KarpenterNodePools                  EC2NodeClasses, one NodePool per gpuPools/cpuPools entry (Drifted only in
                                         the gpupools:maintenance window), a NodeOverlay per shared GPU pool
     NvidiaDevicePlugin                  on the GPU NodePools' nodes whose AMI lacks a plugin
@@ -32,6 +34,7 @@ from gpupools import config
 from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
 from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
+from gpupools.aws.node_repair import create_node_monitoring_agent
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType, Role
 from gpupools.kubernetes import EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
@@ -69,6 +72,18 @@ def main() -> None:
         autoscaler_mode(spec, cluster, region)
 
 
+def node_monitoring_agent(cluster: EksCluster, pools: list[NodePoolInfo]) -> None:
+    """The EKS node monitoring agent add-on (``gpupools.aws.node_repair``): the GPU health
+    conditions node auto repair acts on. After the system node group, the only nodes its pods can
+    run on while the GPU pools are at zero (the provider waits for the add-on to be ACTIVE)."""
+    create_node_monitoring_agent(
+        "node-monitoring-agent",
+        cluster.cluster_name,
+        pools,
+        opts=pulumi.ResourceOptions(depends_on=[cluster.system_node_group]),
+    )
+
+
 def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     """Karpenter, its node classes and NodePools; the device plugin and smoke tests on them."""
     karpenter = Karpenter(
@@ -85,6 +100,8 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         node_overlay=overlay.any_overlay(spec.pools),
         # NodePools that allow `reserved`: the gate stated, reservation interruption warnings routed.
         reserved_capacity=any(pool.reservations for pool in spec.pools),
+        # gpupools:nodeRepair (off by default here: the gate is alpha); the agent add-on below reports GPU health.
+        node_repair=spec.node_repair.enabled,
         # The controller's pods need the system node group to schedule on.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )
@@ -101,6 +118,8 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # Custom resources after the release that installs their CRDs and the controller.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[karpenter.release]),
     )
+    if spec.node_repair.enabled:
+        node_monitoring_agent(cluster, node_pools.pools)
     served = list(served_pools(node_pools.pools))
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = (
@@ -139,6 +158,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
                 # EFA pools: their interfaces carry the cluster security group and an EFA group in the VPC.
                 security_group_id=cluster.eks_cluster.cluster_security_group_id,
                 vpc_id=cluster.vpc_id,
+                # gpupools:nodeRepair: nodeRepairConfig on GPU groups only (CPU pools keep EKS's default, off).
+                node_repair=spec.node_repair.enabled and component is GpuNodeGroup,
                 # Destroy the groups before the node role's policies (iam.NodeRole).
                 opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
             )
@@ -148,6 +169,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     gpu_groups = [group for pool in pools for group in pool.groups]
     cpu_groups = [group for pool in cpu_pools for group in pool.groups]
+    if spec.node_repair.enabled:
+        node_monitoring_agent(cluster, gpu_groups)
 
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     autoscaler = ClusterAutoscaler(

@@ -171,8 +171,7 @@ def test_coredns_is_a_managed_addon_at_the_default_version_after_the_system_grou
     """pulumi-eks creates no CoreDNS add-on without its default node group (``cluster.ts``); the
     stack manages it, at EKS's default version for the cluster's minor, once nodes exist."""
     run = aws_dev()
-    [addon] = run.of_type("aws:eks/addon:Addon")
-    assert addon.inputs["addonName"] == "coredns"
+    [addon] = [a for a in run.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns"]
     assert addon.inputs["clusterName"] == CONFIG["gpupools:cluster"]["name"]
     lookups = [args for token, args in run.invokes if token == "aws:eks/getAddonVersion:getAddonVersion"]
     assert lookups == [{"addonName": "coredns", "kubernetesVersion": K8S_VERSION, "mostRecent": False}]

@@ -35,6 +35,7 @@ from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
+from tests.test_node_repair import NODE_REPAIR_INVALID
 
 MAIN = str(Path(PROJECT_ROOT) / "__main__.py")
 
@@ -78,7 +79,14 @@ REGION_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
 ]
 
 STACK_CASES = (
-    INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID + REGION_INVALID + MULTI_NODE_INVALID + GPU_DRIVER_INVALID
+    INVALID
+    + KARPENTER_INVALID
+    + NAP_INVALID
+    + MAINTENANCE_INVALID
+    + REGION_INVALID
+    + MULTI_NODE_INVALID
+    + GPU_DRIVER_INVALID
+    + NODE_REPAIR_INVALID
 )
 
 

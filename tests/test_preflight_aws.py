@@ -46,6 +46,7 @@ from gpupools.preflight.demand import stack_demands
 from gpupools.preflight.report import CheckKind, Status, exit_status
 from gpupools.preflight.stack import Target, engine_values, target_from_values
 from gpupools.testing import PROJECT_ROOT, stack_config
+from gpupools.versions import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION
 from moto.server import ThreadedMotoServer
 
 REGION = "us-west-2"
@@ -307,6 +308,24 @@ class StubbedAws:
             {},
         )
 
+    def addon_versions(self, kubernetes_version: str, *versions: str, token: str | None = None) -> None:
+        """One ``DescribeAddonVersions`` page of the node monitoring agent add-on."""
+        self.stubs["eks"].add_response(
+            "describe_addon_versions",
+            {
+                "addons": [
+                    {
+                        "addonName": NODE_MONITORING_AGENT_ADDON,
+                        "addonVersions": [
+                            {"addonVersion": v, "compatibilities": [{"clusterVersion": kubernetes_version}]} for v in versions
+                        ],
+                    }
+                ],
+                **({"nextToken": token} if token else {}),
+            },
+            None,
+        )
+
     def caller(self, arn: str) -> None:
         self.stubs["sts"].add_response("get_caller_identity", {"Account": ACCOUNT, "Arn": arn, "UserId": "AIDA"}, {})
 
@@ -339,6 +358,8 @@ def good_account(aws: StubbedAws, target: Target, quota: dict[str, int] | None =
     for code, vcpus in needs_of(target).items():
         aws.quota(code, (quota or {}).get(code, vcpus), names.get(code, ""))
     aws.versions(("1.33", "STANDARD_SUPPORT"), (target.spec.cluster.kubernetes_version, "STANDARD_SUPPORT"))
+    if target.spec.node_repair.enabled:
+        aws.addon_versions(target.spec.cluster.kubernetes_version, NODE_MONITORING_AGENT_ADDON_VERSION)
     aws.caller(f"arn:aws:sts::{ACCOUNT}:assumed-role/deployer/ci-session")
     aws.stubs["iam"].add_response("get_role", {"Role": role_body(role)}, {"RoleName": "deployer"})
     aws.simulate(role, required_actions(target.spec))
@@ -474,6 +495,29 @@ def test_eks_versions_are_read_across_pages() -> None:
         [check] = AwsPreflight(target, clients=aws).version()
         aws.done()
     assert check.status is Status.OK
+
+
+def test_node_monitoring_agent_version_is_checked_for_the_minor_across_pages() -> None:
+    """With nodeRepair on (aws-dev's default), ``DescribeAddonVersions`` must list the pinned
+    version for the cluster's minor; otherwise ``CreateAddon`` would fail after the node groups exist."""
+    target = aws_dev()
+    wanted = target.spec.cluster.kubernetes_version
+    with StubbedAws() as aws:
+        aws.addon_versions(wanted, "v1.6.7-eksbuild.1", token="t1")
+        aws.addon_versions(wanted, NODE_MONITORING_AGENT_ADDON_VERSION)
+        [check] = AwsPreflight(target, clients=aws).addon_version()
+        aws.done()
+    assert check.check is CheckKind.VERSION and check.status is Status.OK
+    assert check.needed == f"{NODE_MONITORING_AGENT_ADDON} {NODE_MONITORING_AGENT_ADDON_VERSION} on EKS {wanted}"
+    with StubbedAws() as aws:
+        aws.addon_versions(wanted, "v1.6.7-eksbuild.1", "v1.10.0-eksbuild.1")
+        [check] = AwsPreflight(target, clients=aws).addon_version()
+    assert check.status is Status.FAILED
+    assert "offered: v1.10.0-eksbuild.1, v1.6.7-eksbuild.1" in check.found
+
+
+def test_no_agent_row_when_node_repair_is_off() -> None:
+    assert AwsPreflight(aws_karpenter_dev(), clients=StubbedAws()).addon_version() == []
 
 
 def test_a_denied_action_fails_its_service_row_only() -> None:

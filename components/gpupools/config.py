@@ -33,6 +33,7 @@ from gpupools.specs import (
     GpuPoolSpec,
     MaintenanceSpec,
     NetworkSpec,
+    NodeRepairSpec,
     PoolSpec,
     Provisioner,
     ReservationSpec,
@@ -61,6 +62,7 @@ TOP_LEVEL_KEYS = (
     "smokeTest",
     "cost",
     "maintenance",
+    "nodeRepair",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
@@ -102,6 +104,7 @@ SMOKE_TEST_KEYS = ("enabled",)
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
+NODE_REPAIR_KEYS = ("enabled",)
 MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
 
 AZURE_ONLY_KEYS = {
@@ -630,6 +633,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
+        node_repair=parse_node_repair(ours.get("nodeRepair"), cloud, provisioner, p + "nodeRepair"),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
@@ -661,6 +665,35 @@ def with_pool_eviction_rates(cost: CostSpec, gpu_pools: Sequence[PoolSpec]) -> C
     estimate, which sees pools by name only, applies them."""
     own = {pool.name: pool.eviction_rate for pool in gpu_pools if pool.eviction_rate is not None}
     return dataclasses.replace(cost, pool_eviction_rates=MappingProxyType(own)) if own else cost
+
+
+AKS_NODE_REPAIR_ALWAYS_ON = (
+    "cannot be false on azure: AKS node auto-repair is always on and has no setting (AKS docs, node-auto-repair.md: "
+    "'Both AKS Automatic and AKS Standard clusters come preconfigured with node auto-repair'); leave it out"
+)
+
+
+def default_node_repair(cloud: Cloud, provisioner: Provisioner) -> bool:
+    """``gpupools:nodeRepair.enabled`` when left out: on where node repair is GA.
+
+    EKS managed node groups (``cluster-autoscaler``): on; ``nodeRepairConfig`` is GA (EKS user
+    guide ``node-repair.adoc``). EKS with ``karpenter``: off; Karpenter's ``NodeRepair`` gate is
+    alpha in the pinned v1.14.1 (``charts/karpenter/values.yaml``: "nodeRepair is ALPHA and is
+    disabled by default"), and a repair there terminates the node without draining it
+    (``concepts/disruption.md``, Node Auto Repair); ``enabled: true`` turns it on. AKS: on (always
+    on, nothing to set).
+    """
+    return not (cloud is Cloud.AWS and provisioner is Provisioner.KARPENTER)
+
+
+def parse_node_repair(raw: Any, cloud: Cloud, provisioner: Provisioner, path: str) -> NodeRepairSpec:
+    """``gpupools:nodeRepair``: ``{enabled: bool}``, default ``default_node_repair``; ``false`` on
+    Azure is an error (``AKS_NODE_REPAIR_ALWAYS_ON``)."""
+    section = _section(raw, NODE_REPAIR_KEYS, path)
+    enabled = _bool(section, "enabled", path, default_node_repair(cloud, provisioner))
+    if cloud is Cloud.AZURE and not enabled:
+        raise ConfigError(f"{path}.enabled", AKS_NODE_REPAIR_ALWAYS_ON, False)
+    return NodeRepairSpec(enabled=enabled)
 
 
 def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:

@@ -486,6 +486,24 @@ def _smoke_test(d: Defaults) -> dict[str, Entry]:
     }
 
 
+def _node_repair(d: Defaults) -> dict[str, Entry]:
+    def default(cloud: Cloud, provisioner: Provisioner) -> str:
+        return code(config.default_node_repair(cloud, provisioner))
+
+    return {
+        "enabled": lambda d: Row(
+            "gpupools:nodeRepair.enabled",
+            "bool",
+            f"EKS managed node groups {default(Cloud.AWS, Provisioner.CLUSTER_AUTOSCALER)}; EKS Karpenter "
+            f"{default(Cloud.AWS, Provisioner.KARPENTER)}; AKS {default(Cloud.AZURE, Provisioner.CLUSTER_AUTOSCALER)}",
+            "GPU node auto-repair where the cloud offers it: EKS `nodeRepairConfig` on every GPU managed node group and "
+            "the `eks-node-monitoring-agent` add-on; under Karpenter its alpha `NodeRepair` gate and the add-on (off by "
+            "default: alpha, and a repair there skips the drain); AKS node auto-repair is always on, so `false` is an "
+            "error there. See [node repair](node-repair.md)",
+        )
+    }
+
+
 def _cost(d: Defaults) -> dict[str, Entry]:
     c = d.azure.cost
     return {
@@ -535,6 +553,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("devicePlugin", "DEVICE_PLUGIN_KEYS", _device_plugin),
     ("autoscaler", "AUTOSCALER_KEYS", _autoscaler),
     ("smokeTest", "SMOKE_TEST_KEYS", _smoke_test),
+    ("nodeRepair", "NODE_REPAIR_KEYS", _node_repair),
     ("cost", "COST_KEYS", _cost),
 )
 """Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
@@ -607,6 +626,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("devicePlugin"),
         *section("autoscaler"),
         *section("smokeTest"),
+        *section("nodeRepair"),
         *section("cost"),
     ]
     return out

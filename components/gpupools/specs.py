@@ -363,6 +363,20 @@ class SmokeTestSpec:
     enabled: bool = False
 
 
+@dataclass(frozen=True)
+class NodeRepairSpec:
+    """``gpupools:nodeRepair``: GPU node health and auto-repair where the cloud offers it.
+
+    ``enabled`` defaults per cloud and provisioner (``config.parse_node_repair``): on for EKS
+    managed node groups (node auto repair is GA there: EKS user guide ``node-repair.adoc``), off
+    under Karpenter (its ``NodeRepair`` gate is alpha in the pinned release), and on for AKS,
+    where node auto-repair is always on and has no setting (``false`` is a config error there).
+    ``gpupools.aws.node_repair`` says what it turns on.
+    """
+
+    enabled: bool = True
+
+
 class WeekDay(str, Enum):
     """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
     keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
@@ -422,6 +436,7 @@ class StackSpec:
     cost: CostSpec = CostSpec()
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
     maintenance: MaintenanceSpec = MaintenanceSpec()
+    node_repair: NodeRepairSpec = NodeRepairSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

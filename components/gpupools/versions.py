@@ -209,3 +209,15 @@ EFA_DEVICE_PLUGIN_IMAGE = "public.ecr.aws/eks/aws-efa-k8s-device-plugin"
 DEFAULT_EFA_DEVICE_PLUGIN_VERSION = "v0.5.13"
 """The AWS EFA device plugin image tag: the ``appVersion`` of aws/eks-charts
 ``stable/aws-efa-k8s-device-plugin/Chart.yaml`` (chart v0.5.20, commit de5fdc1d), the newest read."""
+
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
+"""The EKS add-on's name (EKS user guide ``nodes/node-health.adoc``; the chart's ``Chart.yaml`` ``name``)."""
+
+NODE_MONITORING_AGENT_ADDON_VERSION = "v1.7.0-eksbuild.1"
+"""The ``eks-node-monitoring-agent`` EKS add-on version, pinned (not ``DescribeAddonVersions``'
+default): aws/eks-node-monitoring-agent v1.7.0 (tag v1.7.0, 2026-08-04, commit c399089d,
+``CHANGELOG.md`` "[v1.7.0] - 2026-08-04"), whose chart ships the agent image tag
+``v1.7.0-eksbuild.1`` (``charts/eks-node-monitoring-agent/values.yaml``, ``nodeAgent.image.tag``),
+the form EKS add-on versions take (``v<upstream>-eksbuild.<n>``). Which Kubernetes minors EKS
+offers this build for could not be read here (``aws eks describe-addon-versions --addon-name
+eks-node-monitoring-agent``); the preflight asks (``gpupools.preflight.aws``, ``addon_version``)."""

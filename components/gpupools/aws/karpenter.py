@@ -48,6 +48,9 @@ What it creates, following that release's getting-started guide and CloudFormati
   already on by default in 1.14.1 (``values.yaml``: "reservedCapacity is BETA and is enabled by
   default"), set so that the NodePools' ``reserved`` capacity type cannot be switched off by a later
   default; and the ``CapacityReservationInterruptionRule`` (``karpenter_iam.RESERVATION_INTERRUPTION_EVENTS``).
+  With ``node_repair=True`` (``gpupools:nodeRepair.enabled: true``), ``nodeRepair: true``: alpha
+  and off by default in 1.14.1 (``values.yaml``: "nodeRepair is ALPHA and is disabled by default");
+  what it acts on and what it needs (the node monitoring agent add-on) is in ``gpupools.aws.node_repair``.
 """
 
 from __future__ import annotations
@@ -122,11 +125,16 @@ def helm_values(
     role_arn: pulumi.Input[str],
     node_overlay: bool = False,
     reserved_capacity: bool = False,
+    node_repair: bool = False,
 ) -> dict[str, Any]:
     """The ``karpenter`` chart values (module docstring); every key exists in the chart's
     ``values.yaml`` at 1.14.1 (a test checks)."""
     settings: dict[str, Any] = {"clusterName": cluster_name, "interruptionQueue": queue}
-    gates = {**({"nodeOverlay": True} if node_overlay else {}), **({"reservedCapacity": True} if reserved_capacity else {})}
+    gates = {
+        **({"nodeOverlay": True} if node_overlay else {}),
+        **({"reservedCapacity": True} if reserved_capacity else {}),
+        **({"nodeRepair": True} if node_repair else {}),
+    }
     if gates:
         settings["featureGates"] = gates
     return {
@@ -161,6 +169,8 @@ class Karpenter(pulumi.ComponentResource):
         reserved_capacity: a NodePool allows ``reserved`` (a pool with ``reservations``): set the
             ``ReservedCapacity`` gate explicitly and route capacity reservation interruption
             warnings to the queue; default False.
+        node_repair: turn on the alpha ``NodeRepair`` feature gate; default False. Pair it with the
+            node monitoring agent add-on (``gpupools.aws.node_repair``), which reports GPU health.
         opts: resource options.
 
     Attributes:
@@ -190,6 +200,7 @@ class Karpenter(pulumi.ComponentResource):
         node_overlay: bool = False,
         opts: pulumi.ResourceOptions | None = None,
         reserved_capacity: bool = False,
+        node_repair: bool = False,
     ) -> None:
         path = f"Karpenter({name})"
         check_cluster_name(cluster_name, f"{path}.cluster_name")
@@ -272,7 +283,9 @@ class Karpenter(pulumi.ComponentResource):
             )
 
         # The queue's name as the provider made it (an output): Karpenter polls this queue.
-        self.values = helm_values(cluster_name, region, self.queue.name, self.role.arn, node_overlay, reserved_capacity)
+        self.values = helm_values(
+            cluster_name, region, self.queue.name, self.role.arn, node_overlay, reserved_capacity, node_repair
+        )
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE_NAME,

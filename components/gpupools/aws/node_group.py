@@ -45,6 +45,9 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   that allows all inbound and outbound traffic to and from the security group itself"); the groups
   are labelled ``vpc.amazonaws.com/efa.present=true`` and advertise ``vpc.amazonaws.com/efa`` in
   their scale-from-zero tags; the pool has one zone (``rules.check_efa``);
+* ``node_repair_config`` ``{enabled: true}`` on a GPU pool's groups (``gpupools:nodeRepair``;
+  ``gpupools.aws.node_repair``): EKS reboots or replaces a node whose GPU the node monitoring
+  agent reports unhealthy;
 * ``update_config`` ``maxUnavailable: 1``: a launch template or AMI roll drains one GPU node at a
   time, so a running job loses at most one node to it;
 * a deterministic name with the capacity token and a digest of the create-only fields
@@ -75,6 +78,7 @@ from gpupools.aws import naming
 from gpupools.aws.asg_tags import NodeTemplateTag, create_asg_tags, node_template_tags
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
+from gpupools.aws.node_repair import node_repair_config
 from gpupools.aws.reservations import ReservationKind, check_capacity_blocks, reservation_kind, reservation_zone
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import (
@@ -421,9 +425,11 @@ def create_managed_node_group(
     live_desired_size: int | None = None,
     depends_on: Sequence[pulumi.Resource] = (),
     eks_capacity_type: str | None = None,
+    node_repair: bool = False,
 ) -> aws.eks.NodeGroup:
     """One managed node group with gpupools' fixed choices (launch template by latest version,
-    ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size.
+    ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size; with
+    ``node_repair``, EKS node auto repair on (``gpupools.aws.node_repair``).
 
     The desired size, and why: an update of a node group's scaling config sends ``desiredSize``
     whole with min and max (terraform-provider-aws ``internal/service/eks/node_group.go``,
@@ -470,6 +476,7 @@ def create_managed_node_group(
             id=launch_template.id, version=launch_template.latest_version.apply(str)
         ),
         update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=MAX_UNAVAILABLE),
+        node_repair_config=node_repair_config(node_repair),
         version=kubernetes_version,
         tags=dict(tags),
         opts=pulumi.ResourceOptions(
@@ -552,6 +559,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
         capacity_blocks: the IDs of the pool's ``reservations`` that are Capacity Blocks for ML
             (``CAPACITY_BLOCK`` groups); default none: every reservation is an On-Demand Capacity
             Reservation (``gpupools.aws.reservations``: the kind is not in the ID).
+        node_repair: EKS node auto repair (``nodeRepairConfig``) on every group of the pool;
+            default None: on for a GPU pool (GA on managed node groups), off for a CPU pool. GPU
+            conditions come from the node monitoring agent add-on
+            (``gpupools.aws.node_repair.create_node_monitoring_agent``), which the EKS stack adds.
 
     Attributes:
         spec: the validated pool.
@@ -597,6 +608,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         security_group_id: pulumi.Input[str] | None = None,
         vpc_id: pulumi.Input[str] | None = None,
         capacity_blocks: Sequence[str] = (),
+        node_repair: bool | None = None,
     ) -> None:
         path = f"{type(self).__name__}({name})"
         if isinstance(pool, GpuPoolSpec):
@@ -702,6 +714,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 live_desired_size=sizes.desired(plan.name),
                 depends_on=deps,
                 eks_capacity_type=plan.eks_capacity_type,
+                node_repair=spec.is_gpu if node_repair is None else node_repair,
             )
             self.node_groups[plan.name] = node_group
             self.asg_tags[plan.name] = create_asg_tags(

@@ -12,6 +12,9 @@ quota          Service Quotas ``GetServiceQuota`` (``GetAWSDefaultServiceQuota``
                value exists) for each vCPU quota the pools draw on, Spot and On-Demand apart:
                the sum over pools of max nodes x vCPUs (``ec2:DescribeInstanceTypes``).
 version        ``eks:DescribeClusterVersions``: the minor is listed, and not ``UNSUPPORTED``.
+               With ``gpupools:nodeRepair`` on, a second row: ``eks:DescribeAddonVersions`` of
+               ``eks-node-monitoring-agent`` for the minor lists the pinned
+               ``NODE_MONITORING_AGENT_ADDON_VERSION`` (``addon_version``).
 permissions    ``iam:SimulatePrincipalPolicy`` for the caller (``sts:GetCallerIdentity``; an
                assumed role is simulated as its role) on the actions ``pulumi up`` starts with,
                those of the stack's provisioner included (``required_actions``).
@@ -49,7 +52,7 @@ from gpupools.preflight.report import NO_POOL, NO_ZONE, RESERVATION_END_WARNING,
 from gpupools.preflight.sdk import AWS_MODULES, require
 from gpupools.preflight.stack import Target
 from gpupools.specs import PoolSpec, Provisioner, ReservationSpec, StackSpec
-from gpupools.versions import minor
+from gpupools.versions import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION, minor
 
 ClientFactory = Callable[[str], Any]
 """``name -> botocore client`` (``ec2``, ``service-quotas``, ``eks``, ``iam``, ``sts``)."""
@@ -328,6 +331,7 @@ class AwsPreflight:
         checks += self.offered(demands, zone_reason)
         checks += self.quotas(demands)
         checks += self.version()
+        checks += self.addon_version()
         checks += self.permissions()
         checks += self.spot_role()
         checks += self.reservations(zones or ())
@@ -485,6 +489,52 @@ class AwsPreflight:
         status = Status.FAILED if support == "UNSUPPORTED" else Status.OK
         found = f"{wanted}: " + (support.lower().replace("_", " ") or "listed")
         return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, status)]
+
+    def addon_versions(self, addon: str, kubernetes_version: str) -> list[str]:
+        """Every version of ``addon`` EKS offers for ``kubernetes_version`` (``DescribeAddonVersions``)."""
+        client = self.clients("eks")
+        found: list[str] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"addonName": addon, "kubernetesVersion": kubernetes_version}
+            if token:
+                kwargs["nextToken"] = token
+            response = client.describe_addon_versions(**kwargs)
+            for item in response.get("addons", []):
+                found += [str(v.get("addonVersion")) for v in item.get("addonVersions", [])]
+            token = response.get("nextToken")
+            if not token:
+                return found
+
+    def addon_version(self) -> list[Check]:
+        """With ``gpupools:nodeRepair`` on: is the pinned node monitoring agent add-on version
+        offered for the cluster's minor? (``CreateAddon`` would reject it otherwise, after the
+        cluster and node groups exist.) None with node repair off."""
+        spec = self.target.spec
+        if not spec.node_repair.enabled:
+            return []
+        wanted = minor(spec.cluster.kubernetes_version)
+        needed = f"{NODE_MONITORING_AGENT_ADDON} {NODE_MONITORING_AGENT_ADDON_VERSION} on EKS {wanted}"
+        try:
+            offered = self.addon_versions(NODE_MONITORING_AGENT_ADDON, wanted)
+        except self.errors as error:
+            why = reason(error)
+            return [
+                unknown(
+                    CheckKind.VERSION,
+                    NO_POOL,
+                    NO_ZONE,
+                    needed,
+                    why if "AddonVersions" in why else "DescribeAddonVersions: " + why,
+                )
+            ]
+        if NODE_MONITORING_AGENT_ADDON_VERSION in offered:
+            return [
+                Check(CheckKind.VERSION, NO_POOL, NO_ZONE, f"{NODE_MONITORING_AGENT_ADDON_VERSION}: offered", needed, Status.OK)
+            ]
+        newest = ", ".join(sorted(set(offered), key=lambda v: [int(n) for n in re.findall(r"\d+", v)], reverse=True)[:3])
+        found = f"not offered for EKS {wanted} (offered: {newest or 'none'}); bump NODE_MONITORING_AGENT_ADDON_VERSION or set gpupools:nodeRepair.enabled: false"
+        return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, Status.FAILED)]
 
     # permissions
 
