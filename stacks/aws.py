@@ -8,6 +8,7 @@
     ClusterAutoscaler                   IRSA role + official chart, priority expander on
     NvidiaDevicePlugin                  on the GPU groups whose AMI lacks a plugin (none: skipped)
     EfaDevicePlugin                     on the groups of efa: true pools (none: skipped)
+    DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per GPU pool the plugin serves
     PriorityExpander                    reserved > Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
     GpuSmokeTest per pool (optional)    on the pool's first Spot group
 
@@ -19,6 +20,7 @@ nor cluster-autoscaler exist:
     KarpenterNodePools                  EC2NodeClasses, one NodePool per gpuPools/cpuPools entry (Drifted only in
                                         the gpupools:maintenance window), a NodeOverlay per shared GPU pool
     NvidiaDevicePlugin                  on the GPU NodePools' nodes whose AMI lacks a plugin
+    DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per such NodePool
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
 
 Stack outputs: ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices), ``cost``.
@@ -34,7 +36,7 @@ from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType, Role
-from gpupools.kubernetes import EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes import DcgmExporter, EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
 from gpupools.kubernetes.karpenter import overlay
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
@@ -44,6 +46,14 @@ from gpupools.specs import Provisioner, StackSpec
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
     """The group a pool's smoke test runs on: its first Spot group, else its first group."""
     return next((g for g in groups if g.capacity is CapacityType.SPOT), groups[0])
+
+
+def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
+    """The DCGM exporter over the pools that get one (``dcgm_exporter.is_served``: not Bottlerocket,
+    not ``gpuDriver: none``), when ``gpupools:gpuMetrics.enabled`` and at least one pool is served."""
+    if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
+        return None
+    return DcgmExporter("dcgm-exporter", pools, service_monitor=spec.gpu_metrics.service_monitor, opts=opts)
 
 
 def main() -> None:
@@ -107,6 +117,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         if served
         else None
     )
+    gpu_metrics(spec, list(node_pools.pools), on_cluster)
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
         for info in node_pools.pools:
@@ -167,6 +178,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     if any(g.efa_interfaces for g in gpu_groups):
         EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
+    gpu_metrics(spec, gpu_groups, on_cluster)
     all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)

@@ -3,7 +3,7 @@
 ``Pulumi.<stack>.yaml`` -> ``gpupools.config.load()`` -> ``AksCluster`` (System pool, network,
 identity, kubeconfig, Kubernetes provider) -> one ``GpuNodePool`` per ``gpuPools`` entry and one
 ``CpuNodePool`` per ``cpuPools`` entry, every agent pool operation chained after the previous one -> the NVIDIA device plugin over every GPU pool,
-the priority expander over every pool (Spot above on-demand above system, the cheaper first), and the optional smoke
+the DCGM exporter over every GPU pool without one (``gpupools:gpuMetrics``), the priority expander over every pool (Spot above on-demand above system, the cheaper first), and the optional smoke
 test -> stack outputs ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices) and ``cost``.
 
 With ``gpupools:provisioner: karpenter`` the cluster runs Node Auto Provisioning instead, and there
@@ -14,6 +14,7 @@ are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
     NapNodePools                        an AKSNodeClass and a NodePool per gpuPools/cpuPools entry,
                                         Drifted disruptions only inside the same window
     NvidiaDevicePlugin                  on the GPU NodePools' nodes (NAP installs the driver, not the plugin)
+    DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per GPU NodePool
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
 """
 
@@ -25,7 +26,7 @@ from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, N
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType, Role
 from gpupools.errors import ConfigError
-from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes import DcgmExporter, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
 from gpupools.specs import StackSpec
@@ -44,6 +45,15 @@ def smoke_test_target(pools: list[NodePoolInfo]) -> NodePoolInfo:
     """The pool a ``gpuPools`` entry's smoke test runs on: its Spot pool, else its only pool."""
     spot = [p for p in pools if p.capacity is CapacityType.SPOT]
     return spot[0] if spot else pools[0]
+
+
+def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
+    """The DCGM exporter over the pools that get one (``dcgm_exporter.is_served``), when
+    ``gpupools:gpuMetrics.enabled`` and at least one pool is served (every pool ``gpuDriver: none``
+    or ``managed`` has its own)."""
+    if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
+        return None
+    return DcgmExporter("dcgm-exporter", pools, service_monitor=spec.gpu_metrics.service_monitor, opts=opts)
 
 
 def main() -> None:
@@ -92,6 +102,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     )
     served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]
     plugin = NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
+    gpu_metrics(spec, list(node_pools.pools), on_cluster)
     if spec.smoke_test.enabled:
         after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, plugin])
         for info in served:
@@ -133,6 +144,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     cpu_infos = [info for cpu_pool in cpu_pools for info in cpu_pool.pools]
     k8s_opts = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
+    gpu_metrics(spec, gpu_infos, k8s_opts)
     all_pools = [cluster.system_pool, *gpu_infos, *cpu_infos]
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)

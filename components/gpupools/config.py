@@ -29,6 +29,7 @@ from gpupools.specs import (
     ClusterSpec,
     CostSpec,
     DevicePluginSpec,
+    GpuMetricsSpec,
     GpuPoolSpec,
     MaintenanceSpec,
     NetworkSpec,
@@ -60,6 +61,7 @@ TOP_LEVEL_KEYS = (
     "smokeTest",
     "cost",
     "maintenance",
+    "gpuMetrics",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
@@ -97,6 +99,7 @@ TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
+GPU_METRICS_KEYS = ("enabled", "serviceMonitor")
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
@@ -600,6 +603,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
     autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
     smoke = _section(ours.get("smokeTest"), SMOKE_TEST_KEYS, p + "smokeTest")
+    metrics = _section(ours.get("gpuMetrics"), GPU_METRICS_KEYS, p + "gpuMetrics")
     network = parse_network(ours.get("network"), cloud)
     system_pool = parse_system_pool(ours.get("systemPool"), cloud)
     if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
@@ -627,6 +631,10 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
+        gpu_metrics=GpuMetricsSpec(
+            enabled=_bool(metrics, "enabled", p + "gpuMetrics", GpuMetricsSpec.enabled),
+            service_monitor=_bool(metrics, "serviceMonitor", p + "gpuMetrics", GpuMetricsSpec.service_monitor),
+        ),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)

@@ -476,6 +476,26 @@ def _smoke_test(d: Defaults) -> dict[str, Entry]:
     }
 
 
+def _gpu_metrics(d: Defaults) -> dict[str, Entry]:
+    return {
+        "enabled": lambda d: Row(
+            "gpupools:gpuMetrics.enabled",
+            "bool",
+            code(d.azure.gpu_metrics.enabled),
+            "NVIDIA's DCGM exporter, one DaemonSet and a headless Service with `prometheus.io/*` scrape annotations per "
+            "GPU pool that has no exporter: not on `gpuDriver: none`/`managed` or Bottlerocket pools "
+            "([GPU metrics](gpu-metrics.md))",
+        ),
+        "serviceMonitor": lambda d: Row(
+            "gpupools:gpuMetrics.serviceMonitor",
+            "bool",
+            code(d.azure.gpu_metrics.service_monitor),
+            "also a Prometheus Operator `monitoring.coreos.com/v1` ServiceMonitor; only where its CRDs are installed "
+            "(`pulumi preview` cannot check, the create fails without them)",
+        ),
+    }
+
+
 def _cost(d: Defaults) -> dict[str, Entry]:
     c = d.azure.cost
     return {
@@ -525,6 +545,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("devicePlugin", "DEVICE_PLUGIN_KEYS", _device_plugin),
     ("autoscaler", "AUTOSCALER_KEYS", _autoscaler),
     ("smokeTest", "SMOKE_TEST_KEYS", _smoke_test),
+    ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
 )
 """Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
@@ -597,6 +618,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("devicePlugin"),
         *section("autoscaler"),
         *section("smokeTest"),
+        *section("gpuMetrics"),
         *section("cost"),
     ]
     return out

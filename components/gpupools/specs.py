@@ -354,6 +354,17 @@ class SmokeTestSpec:
     enabled: bool = False
 
 
+@dataclass(frozen=True)
+class GpuMetricsSpec:
+    """``gpupools:gpuMetrics``: NVIDIA's DCGM exporter on every GPU pool that lacks one
+    (``gpupools.kubernetes.dcgm_exporter``). On by default: a GPU bill without utilisation is a
+    guess. ``service_monitor`` adds a Prometheus Operator ServiceMonitor; off by default, because
+    its CRD must already be installed and Pulumi cannot check that at preview."""
+
+    enabled: bool = True
+    service_monitor: bool = False
+
+
 class WeekDay(str, Enum):
     """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
     keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
@@ -413,6 +424,7 @@ class StackSpec:
     cost: CostSpec = CostSpec()
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
     maintenance: MaintenanceSpec = MaintenanceSpec()
+    gpu_metrics: GpuMetricsSpec = GpuMetricsSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:
