@@ -49,7 +49,7 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 
 
 def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
-    """The DCGM exporter over the pools that get one (``dcgm_exporter.is_served``: not Bottlerocket,
+    """The DCGM exporter over the cluster's ``pools`` that get one (``dcgm_exporter.is_served``: not Bottlerocket,
     not ``gpuDriver: none``), when ``gpupools:gpuMetrics.enabled`` and at least one pool is served."""
     if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
         return None
@@ -117,7 +117,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         if served
         else None
     )
-    gpu_metrics(spec, list(node_pools.pools), on_cluster)
+    gpu_metrics(spec, [cluster.system_pool, *node_pools.pools], on_cluster)
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
         for info in node_pools.pools:
@@ -178,8 +178,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     if any(g.efa_interfaces for g in gpu_groups):
         EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
-    gpu_metrics(spec, gpu_groups, on_cluster)
     all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
+    gpu_metrics(spec, all_groups, on_cluster)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
 

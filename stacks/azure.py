@@ -48,7 +48,7 @@ def smoke_test_target(pools: list[NodePoolInfo]) -> NodePoolInfo:
 
 
 def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
-    """The DCGM exporter over the pools that get one (``dcgm_exporter.is_served``), when
+    """The DCGM exporter over the cluster's ``pools`` that get one (``dcgm_exporter.is_served``), when
     ``gpupools:gpuMetrics.enabled`` and at least one pool is served (every pool ``gpuDriver: none``
     or ``managed`` has its own)."""
     if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
@@ -102,7 +102,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     )
     served = [p for p in node_pools.pools if p.role is Role.GPU and p.needs_device_plugin]
     plugin = NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
-    gpu_metrics(spec, list(node_pools.pools), on_cluster)
+    gpu_metrics(spec, [cluster.system_pool, *node_pools.pools], on_cluster)
     if spec.smoke_test.enabled:
         after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, plugin])
         for info in served:
@@ -144,8 +144,8 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     cpu_infos = [info for cpu_pool in cpu_pools for info in cpu_pool.pools]
     k8s_opts = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = NvidiaDevicePlugin("nvidia-device-plugin", pools=gpu_infos, version=spec.device_plugin.version, opts=k8s_opts)
-    gpu_metrics(spec, gpu_infos, k8s_opts)
     all_pools = [cluster.system_pool, *gpu_infos, *cpu_infos]
+    gpu_metrics(spec, all_pools, k8s_opts)
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
     if spec.smoke_test.enabled:

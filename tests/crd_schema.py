@@ -77,7 +77,11 @@ from celpy import celtypes
 CRD_DIR = Path(__file__).parent / "crds"
 
 #: Provider name -> the directory under ``tests/crds`` holding its release's CRD schemas.
-PROVIDER_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure", "prometheus-operator": "prometheus-operator"}
+PROVIDER_DIRS = {
+    "aws": "karpenter-provider-aws",
+    "azure": "karpenter-provider-azure",
+    "prometheus-operator": "prometheus-operator",
+}
 
 #: The API group of each provider's node class, which a NodePool's ``nodeClassRef.group`` names.
 NODE_CLASS_GROUPS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure"}

@@ -395,6 +395,4 @@ class DcgmExporter(pulumi.ComponentResource):
                 spec=service_monitor_spec(namespace, common),
                 opts=child,
             )
-        self.register_outputs(
-            {"image": self.image, "servedPools": sorted(self.daemon_sets), "serviceMonitor": service_monitor}
-        )
+        self.register_outputs({"image": self.image, "servedPools": sorted(self.daemon_sets), "serviceMonitor": service_monitor})
