@@ -37,11 +37,12 @@ one (and so without taking one from workloads). What changes, and why:
   kube-state-metrics.
 * **Scraping**: one headless Service per pool, labelled ``gpupools.io/pool=<pool>`` and annotated
   ``prometheus.io/scrape: "true"``, ``prometheus.io/port: "9400"``, ``prometheus.io/path: /metrics``
-  (the convention of Prometheus' own Kubernetes example configuration, whose service-endpoints job
-  copies the Service's labels onto the target: ``gpupools_io_pool``). With ``service_monitor=True``
+  (the convention of the prometheus-community ``prometheus`` chart's ``kubernetes-service-endpoints``
+  job, which also copies every Service label onto the target, ``labelmap`` of
+  ``__meta_kubernetes_service_label_(.+)``: ``gpupools_io_pool``). With ``service_monitor=True``
   also one ``monitoring.coreos.com/v1`` ServiceMonitor over those Services, with ``targetLabels:
   [gpupools.io/pool]`` (the Prometheus Operator copies that Service label onto every target, under
-  the same sanitized name ``gpupools_io_pool``). The ServiceMonitor is opt-in because its CRD belongs
+  the same sanitized name ``gpupools_io_pool``: ``pkg/prometheus/promcfg.go``). The ServiceMonitor is opt-in because its CRD belongs
   to the cluster's Prometheus Operator, which Pulumi cannot see at preview.
 * **Metrics**: a ConfigMap of counters (``COUNTERS``), passed with ``DCGM_EXPORTER_COLLECTORS``,
   instead of the image's default file: every field the README's queries use
