@@ -53,7 +53,14 @@ def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.Resourc
     or ``managed`` has its own)."""
     if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
         return None
-    return DcgmExporter("dcgm-exporter", pools, service_monitor=spec.gpu_metrics.service_monitor, opts=opts)
+    metrics = spec.gpu_metrics
+    return DcgmExporter(
+        "dcgm-exporter",
+        pools,
+        service_monitor=metrics.service_monitor,
+        service_monitor_labels=metrics.service_monitor_labels,
+        opts=opts,
+    )
 
 
 def main() -> None:

@@ -90,6 +90,12 @@ GPU_METRICS_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "gpupools:gpuMetrics.servicemonitor",
         "serviceMonitor",
     ),
+    (
+        "gpu-metrics-labels-without-service-monitor",
+        example_stack("aws-karpenter-dev", **{"gpupools:gpuMetrics": {"serviceMonitorLabels": {"release": "kps"}}}),
+        "gpupools:gpuMetrics.serviceMonitorLabels",
+        "needs serviceMonitor: true",
+    ),
 ]
 
 STACK_CASES = (

@@ -316,6 +316,21 @@ def test_service_monitor_only_when_asked_and_valid_against_the_pinned_crd() -> N
         assert "gpupools.io/pool" in service["metadata"]["labels"]
 
 
+def test_service_monitor_labels_are_added_and_cannot_replace_ours() -> None:
+    seen = deploy(aks_pools(), service_monitor=True, service_monitor_labels={"release": "kube-prometheus-stack"})
+    [monitor] = [to_manifest(r) for r in seen.run.of_type(SERVICE_MONITOR)]
+    assert_valid_custom_resource(monitor)
+    labels = monitor["metadata"]["labels"]
+    assert labels["release"] == "kube-prometheus-stack"
+    assert labels["app.kubernetes.io/name"] == "dcgm-exporter"
+    # Only the ServiceMonitor gets them: the Services' labels (copied onto every target) stay ours.
+    assert all("release" not in s["metadata"]["labels"] for s in manifests(seen.run, SERVICE))
+    reserved = deploy(aks_pools(), service_monitor=True, service_monitor_labels={"app.kubernetes.io/name": "x"})
+    assert_rejected(reserved, "DcgmExporter(dcgm).service_monitor_labels.app.kubernetes.io/name", "reserved")
+    alone = deploy(aks_pools(), service_monitor_labels={"release": "x"})
+    assert_rejected(alone, "DcgmExporter(dcgm).service_monitor_labels", "needs service_monitor=True")
+
+
 def test_a_wrong_service_monitor_is_caught_by_the_pinned_crd() -> None:
     """Guard for the test above: the schema rejects what the API server would."""
     seen = deploy(aks_pools(), service_monitor=True)
@@ -373,6 +388,9 @@ def test_config_defaults_on_without_service_monitor() -> None:
     assert spec.gpu_metrics == GpuMetricsSpec(enabled=True, service_monitor=False)
     spec = config.parse(azure_values(**{"gpupools:gpuMetrics": {"enabled": False, "serviceMonitor": True}}), "eastus")
     assert spec.gpu_metrics == GpuMetricsSpec(enabled=False, service_monitor=True)
+    labelled = {"serviceMonitor": True, "serviceMonitorLabels": {"release": "kps"}}
+    spec = config.parse(azure_values(**{"gpupools:gpuMetrics": labelled}), "eastus")
+    assert dict(spec.gpu_metrics.service_monitor_labels) == {"release": "kps"}
 
 
 @pytest.mark.parametrize(
@@ -381,6 +399,12 @@ def test_config_defaults_on_without_service_monitor() -> None:
         ({"enabled": "yes"}, "gpupools:gpuMetrics.enabled"),
         ({"serviceMonitor": 1}, "gpupools:gpuMetrics.serviceMonitor"),
         ({"enable": True}, "gpupools:gpuMetrics.enable"),
+        ({"serviceMonitorLabels": {"release": "kps"}}, "gpupools:gpuMetrics.serviceMonitorLabels"),
+        ({"serviceMonitor": True, "serviceMonitorLabels": {"release": 1}}, "gpupools:gpuMetrics.serviceMonitorLabels.release"),
+        (
+            {"serviceMonitor": True, "serviceMonitorLabels": {"bad key!": "x"}},
+            "gpupools:gpuMetrics.serviceMonitorLabels.bad key!",
+        ),
     ],
 )
 def test_bad_gpu_metrics_config_is_one_error_naming_the_path(value: dict[str, Any], path: str) -> None:
@@ -443,10 +467,12 @@ def test_every_example_stack_runs_one_exporter_on_each_served_node(
 
 
 @pytest.mark.parametrize("stack", ["azure-dev", "aws-karpenter-dev"])
-def test_gpu_metrics_off_registers_nothing_of_it(stack: str) -> None:
+def test_gpu_metrics_off_registers_nothing_and_the_service_monitor_takes_its_labels(stack: str) -> None:
     run = run_stack(stack, overrides={"gpupools:gpuMetrics": {"enabled": False}})
     assert not exporters(run)
     assert not run.of_type("gpupools:index:DcgmExporter")
-    on = run_stack(stack, overrides={"gpupools:gpuMetrics": {"serviceMonitor": True}})
+    labelled = {"serviceMonitor": True, "serviceMonitorLabels": {"release": "kube-prometheus-stack"}}
+    on = run_stack(stack, overrides={"gpupools:gpuMetrics": labelled})
     [monitor] = [to_manifest(r) for r in on.of_type(SERVICE_MONITOR)]
     assert_valid_custom_resource(monitor)
+    assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"

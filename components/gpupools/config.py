@@ -99,7 +99,7 @@ TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
-GPU_METRICS_KEYS = ("enabled", "serviceMonitor")
+GPU_METRICS_KEYS = ("enabled", "serviceMonitor", "serviceMonitorLabels")
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
@@ -631,15 +631,28 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
-        gpu_metrics=GpuMetricsSpec(
-            enabled=_bool(metrics, "enabled", p + "gpuMetrics", GpuMetricsSpec.enabled),
-            service_monitor=_bool(metrics, "serviceMonitor", p + "gpuMetrics", GpuMetricsSpec.service_monitor),
-        ),
+        gpu_metrics=parse_gpu_metrics(metrics, p + "gpuMetrics"),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
     check_budget(spec, region)
     return spec
+
+
+def parse_gpu_metrics(section: Mapping[str, Any], path: str) -> GpuMetricsSpec:
+    """``gpupools:gpuMetrics``: on by default; labels for a ServiceMonitor only with one."""
+    service_monitor = _bool(section, "serviceMonitor", path, GpuMetricsSpec.service_monitor)
+    labels = _str_map(section, "serviceMonitorLabels", path)
+    rules.check_labels(labels, f"{path}.serviceMonitorLabels")
+    if labels and not service_monitor:
+        raise ConfigError(
+            f"{path}.serviceMonitorLabels", "needs serviceMonitor: true (they label the ServiceMonitor)", dict(labels)
+        )
+    return GpuMetricsSpec(
+        enabled=_bool(section, "enabled", path, GpuMetricsSpec.enabled),
+        service_monitor=service_monitor,
+        service_monitor_labels=labels,
+    )
 
 
 def parse_cost(raw: Any, path: str) -> CostSpec:

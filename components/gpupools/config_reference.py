@@ -493,6 +493,13 @@ def _gpu_metrics(d: Defaults) -> dict[str, Entry]:
             "also a Prometheus Operator `monitoring.coreos.com/v1` ServiceMonitor; only where its CRDs are installed "
             "(`pulumi preview` cannot check, the create fails without them)",
         ),
+        "serviceMonitorLabels": lambda d: Row(
+            "gpupools:gpuMetrics.serviceMonitorLabels",
+            "map",
+            "`{}`",
+            "extra labels on the ServiceMonitor, for a Prometheus that selects by label (kube-prometheus-stack: "
+            "`{release: <its release>}`); only with `serviceMonitor: true`",
+        ),
     }
 
 

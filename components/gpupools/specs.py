@@ -359,10 +359,13 @@ class GpuMetricsSpec:
     """``gpupools:gpuMetrics``: NVIDIA's DCGM exporter on every GPU pool that lacks one
     (``gpupools.kubernetes.dcgm_exporter``). On by default: a GPU bill without utilisation is a
     guess. ``service_monitor`` adds a Prometheus Operator ServiceMonitor; off by default, because
-    its CRD must already be installed and Pulumi cannot check that at preview."""
+    its CRD must already be installed and Pulumi cannot check that at preview.
+    ``service_monitor_labels`` go on the ServiceMonitor, for the Prometheus that selects by label
+    (kube-prometheus-stack selects its own ``release`` label by default)."""
 
     enabled: bool = True
     service_monitor: bool = False
+    service_monitor_labels: Mapping[str, str] = field(default_factory=frozen_map)
 
 
 class WeekDay(str, Enum):

@@ -63,6 +63,7 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpupools import rules
 from gpupools.conventions import GPU_PRESENT_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import device_plugin
@@ -291,6 +292,9 @@ class DcgmExporter(pulumi.ComponentResource):
         service_monitor: also create a ``monitoring.coreos.com/v1`` ServiceMonitor; default False.
             Only with the Prometheus Operator's CRDs installed: without them the create fails
             (Pulumi cannot check at preview).
+        service_monitor_labels: extra labels on the ServiceMonitor (a Prometheus selects
+            ServiceMonitors by label; kube-prometheus-stack by its ``release`` label); only with
+            ``service_monitor``. Kubernetes label syntax, no reserved prefix.
         namespace: where everything goes; default ``kube-system``.
         opts: resource options; ``provider`` should be the cluster's.
 
@@ -302,7 +306,8 @@ class DcgmExporter(pulumi.ComponentResource):
         service_monitor: the ServiceMonitor, or None.
 
     Raises:
-        ConfigError: no pool to serve, a version that is not an image tag, an unserved GPU pool
+        ConfigError: no pool to serve, a version that is not an image tag, ServiceMonitor labels
+            that are not valid labels or come without a ServiceMonitor, an unserved GPU pool
             sharing a served pool's name, or a served pool missing a label the affinity selects on.
             Raised before anything is registered.
     """
@@ -321,10 +326,19 @@ class DcgmExporter(pulumi.ComponentResource):
         pools: Sequence[NodePoolInfo],
         version: str = DEFAULT_DCGM_EXPORTER_VERSION,
         service_monitor: bool = False,
+        service_monitor_labels: Mapping[str, str] | None = None,
         namespace: str = NAMESPACE,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         served = validate(name, pools, version)
+        extra_labels = dict(service_monitor_labels or {})
+        rules.check_labels(extra_labels, f"DcgmExporter({name}).service_monitor_labels")
+        if extra_labels and not service_monitor:
+            raise ConfigError(
+                f"DcgmExporter({name}).service_monitor_labels",
+                "needs service_monitor=True (they label the ServiceMonitor)",
+                extra_labels,
+            )
         super().__init__(TYPE, name, None, opts)
         self.served_pools = served
         self.image = f"{DCGM_EXPORTER_IMAGE}:{version}"
@@ -392,7 +406,7 @@ class DcgmExporter(pulumi.ComponentResource):
                 f"{name}-servicemonitor",
                 api_version="monitoring.coreos.com/v1",
                 kind="ServiceMonitor",
-                metadata={"name": NAME, "namespace": namespace, "labels": labels},
+                metadata={"name": NAME, "namespace": namespace, "labels": {**extra_labels, **labels}},
                 spec=service_monitor_spec(namespace, common),
                 opts=child,
             )
