@@ -11,6 +11,8 @@ committed under ``tests/crds/`` with their source (repository, path, tag, commit
 * ``karpenter-provider-azure/``: Azure/karpenter-provider-azure v1.14.2, ``karpenter.sh/v1`` NodePool
   (its copy carries the Azure label-domain rules) and ``karpenter.azure.com/v1beta1`` (and
   ``v1alpha2``) AKSNodeClass (AKS Node Auto Provisioning).
+* ``prometheus-operator/``: prometheus-operator/prometheus-operator v0.93.0, ``monitoring.coreos.com/v1``
+  ServiceMonitor (the DCGM exporter's, with ``gpupools:gpuMetrics.serviceMonitor``).
 
 A schema is picked by ``apiVersion`` and ``kind``; both providers serve ``karpenter.sh/v1`` NodePool,
 so a NodePool is checked against the provider its ``spec.template.spec.nodeClassRef.group`` names
@@ -75,7 +77,11 @@ from celpy import celtypes
 CRD_DIR = Path(__file__).parent / "crds"
 
 #: Provider name -> the directory under ``tests/crds`` holding its release's CRD schemas.
-PROVIDER_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure"}
+PROVIDER_DIRS = {
+    "aws": "karpenter-provider-aws",
+    "azure": "karpenter-provider-azure",
+    "prometheus-operator": "prometheus-operator",
+}
 
 #: The API group of each provider's node class, which a NodePool's ``nodeClassRef.group`` names.
 NODE_CLASS_GROUPS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure"}

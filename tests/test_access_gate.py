@@ -25,7 +25,7 @@ import yaml
 from gpupools.aws import karpenter_nodes
 from gpupools.azure import kubernetes_access, nap_nodes
 from gpupools.errors import ConfigError
-from gpupools.kubernetes import device_plugin, efa_device_plugin, priority_expander, smoke_test
+from gpupools.kubernetes import dcgm_exporter, device_plugin, efa_device_plugin, priority_expander, smoke_test
 from gpupools.kubernetes.access_gate import (
     AccessNotGrantedError,
     ApiServer,
@@ -397,6 +397,7 @@ ALL_STACKS = (*AZURE_STACKS, "aws-dev", "aws-karpenter-dev")
 BUILT_IN_RESOURCES = {
     ("", "ServiceAccount"): ("serviceaccounts", True),
     ("", "ConfigMap"): ("configmaps", True),
+    ("", "Service"): ("services", True),
     ("apps", "DaemonSet"): ("daemonsets", True),
     ("batch", "Job"): ("jobs", True),
     ("rbac.authorization.k8s.io", "ClusterRole"): ("clusterroles", False),
@@ -430,13 +431,18 @@ def kind_of(registration: Registration) -> KubernetesKind:
 def with_everything(stack: str) -> dict[str, Any]:
     """Overrides that make a stack create every kind it can: the smoke test on, MPS sharing on
     the first GPU pool (the device plugin's ConfigMap, ClusterRole, ClusterRoleBinding and the MPS
-    control daemon's DaemonSet) and, on aws-dev, EFA on the second (the EFA device plugin)."""
+    control daemon's DaemonSet), the DCGM exporter's ServiceMonitor and, on aws-dev, EFA on the
+    second (the EFA device plugin)."""
     pools = copy.deepcopy(stack_config(stack)["gpupools:gpuPools"])
     if stack != "azure-nap-dev":  # NAP refuses GPU sharing (gpupools.config, NAP_SHARING_RULE)
         pools[0]["sharing"] = {"mps": {"replicas": 2}}
     if stack == "aws-dev":  # an EFA pool: the EFA device plugin's objects (EKS with cluster-autoscaler only)
         pools[1].update(efa=True, zones=stack_config(stack)["gpupools:cluster"]["zones"][:1])
-    return {"gpupools:gpuPools": pools, "gpupools:smokeTest": {"enabled": True}}
+    return {
+        "gpupools:gpuPools": pools,
+        "gpupools:smokeTest": {"enabled": True},
+        "gpupools:gpuMetrics": {"serviceMonitor": True},
+    }
 
 
 def gate_of(run: Run) -> Registration:
@@ -453,7 +459,9 @@ def required_checks(run: Run) -> tuple[set[Permission], set[ServedResource]]:
         namespace = registration.inputs.get("metadata", {}).get("namespace")
         assert bool(namespace) is kind.namespaced, registration.name  # cluster-scoped objects have none
         permissions.add(Permission(kind.group, kind.resource, namespace or ""))
-        if (kind.group, kind.kind) not in BUILT_IN_RESOURCES:
+        # The gate waits for the CRDs AKS installs itself (NAP's); the Prometheus Operator's must be
+        # installed before gpuMetrics.serviceMonitor is set, so nothing would come by waiting.
+        if (kind.group, kind.kind) not in BUILT_IN_RESOURCES and kind.group != "monitoring.coreos.com":
             served.add(kind.served())
     return permissions, served
 
@@ -490,6 +498,7 @@ def test_the_gate_checks_nothing_the_aks_stack_cannot_create(stack: str) -> None
 
 DECLARED = {
     device_plugin.TYPE: device_plugin.KINDS,
+    dcgm_exporter.TYPE: dcgm_exporter.KINDS,
     efa_device_plugin.TYPE: efa_device_plugin.KINDS,
     priority_expander.TYPE: priority_expander.KINDS,
     smoke_test.TYPE: smoke_test.KINDS,
@@ -521,6 +530,8 @@ def test_the_aks_gate_is_built_from_the_declarations() -> None:
         CLUSTERROLES,
         Permission("rbac.authorization.k8s.io", "clusterrolebindings"),
         Permission("batch", "jobs", "default"),
+        Permission("", "services", "kube-system"),
+        Permission("monitoring.coreos.com", "servicemonitors", "kube-system"),
     }
     nap = set(kubernetes_access.gate_permissions(True))
     assert nap - set(kubernetes_access.gate_permissions(False)) == {

@@ -374,7 +374,10 @@ def test_all_agent_pools_are_chained_by_depends_on(run: Run) -> None:
 
 
 def daemon_set(run: Run) -> dict[str, Any]:
-    [registration] = run.of_type("kubernetes:apps/v1:DaemonSet")
+    """The device plugin's DaemonSet (the DCGM exporter's are tested in tests/test_dcgm_exporter.py)."""
+    [registration] = [
+        r for r in run.of_type("kubernetes:apps/v1:DaemonSet") if r.inputs["metadata"]["name"] == "nvidia-device-plugin"
+    ]
     return to_manifest(registration)
 
 
@@ -397,7 +400,9 @@ def test_device_plugin_lands_on_every_gpu_pool_and_never_on_the_system_pool(run:
 
 
 def priorities(run: Run) -> dict[int, list[str]]:
-    [config_map] = run.of_type("kubernetes:core/v1:ConfigMap")
+    [config_map] = [
+        c for c in run.of_type("kubernetes:core/v1:ConfigMap") if not c.inputs["metadata"]["name"].startswith("dcgm-exporter")
+    ]
     assert config_map.inputs["metadata"]["name"] == "cluster-autoscaler-priority-expander"
     assert config_map.inputs["metadata"]["namespace"] == "kube-system"
     parsed: dict[int, list[str]] = yaml.safe_load(config_map.inputs["data"]["priorities"])
@@ -441,7 +446,7 @@ def test_smoke_test_is_off_by_default_and_one_job_per_gpu_pool_when_on(run: Run)
     jobs = on.of_type("kubernetes:batch/v1:Job")
     assert len(jobs) == len(gpu_config())
     version = CONFIG["gpupools:cluster"]["kubernetesVersion"]
-    [plugin] = on.of_type("kubernetes:apps/v1:DaemonSet")
+    [plugin] = [r for r in on.of_type("kubernetes:apps/v1:DaemonSet") if r.inputs["metadata"]["name"] == "nvidia-device-plugin"]
     targets = set()
     for job in jobs:
         manifest = to_manifest(job)

@@ -23,12 +23,13 @@ from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGro
 from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool
 from gpupools.conventions import CapacityType, Role
 from gpupools.errors import ConfigError
-from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
+from gpupools.kubernetes import DcgmExporter, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from gpupools.testing import PROJECT_ROOT, Run, run_program
 
 from tests.gpu_driver_cases import GPU_DRIVER_INVALID
+from tests.k8s_schema import aks_gpu_pool
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.multi_node_cases import MULTI_NODE_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
@@ -78,6 +79,27 @@ REGION_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 
+GPU_METRICS_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    (
+        "gpu-metrics-enabled-not-bool",
+        example_stack("azure-dev", **{"gpupools:gpuMetrics": {"enabled": "yes"}}),
+        "gpupools:gpuMetrics.enabled",
+        "true or false",
+    ),
+    (
+        "gpu-metrics-unknown-key",
+        example_stack("aws-dev", **{"gpupools:gpuMetrics": {"servicemonitor": True}}),
+        "gpupools:gpuMetrics.servicemonitor",
+        "serviceMonitor",
+    ),
+    (
+        "gpu-metrics-labels-without-service-monitor",
+        example_stack("aws-karpenter-dev", **{"gpupools:gpuMetrics": {"serviceMonitorLabels": {"release": "kps"}}}),
+        "gpupools:gpuMetrics.serviceMonitorLabels",
+        "needs serviceMonitor: true",
+    ),
+]
+
 STACK_CASES = (
     INVALID
     + KARPENTER_INVALID
@@ -87,6 +109,7 @@ STACK_CASES = (
     + MULTI_NODE_INVALID
     + GPU_DRIVER_INVALID
     + NODE_REPAIR_INVALID
+    + GPU_METRICS_INVALID
 )
 
 
@@ -291,6 +314,18 @@ COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
         with_provider(lambda o: NvidiaDevicePlugin("dp", [SYSTEM_INFO], opts=o)),
         "NvidiaDevicePlugin(dp).pools",
         "GPU",
+    ),
+    (
+        "dcgm-exporter-no-gpu-pool",
+        with_provider(lambda o: DcgmExporter("dcgm", [SYSTEM_INFO], opts=o)),
+        "DcgmExporter(dcgm).pools",
+        "GPU pool",
+    ),
+    (
+        "dcgm-exporter-bad-version",
+        with_provider(lambda o: DcgmExporter("dcgm", [aks_gpu_pool("t4")], version="repo/dcgm:4", opts=o)),
+        "DcgmExporter(dcgm).version",
+        "image tag",
     ),
     (
         "priority-expander-empty",

@@ -119,6 +119,7 @@ def problems_naming(obj: dict[str, Any], field: str, provider: str | None = None
 def test_pinned_releases_and_served_versions() -> None:
     assert pinned_release("aws") == "v1.14.1"
     assert pinned_release("azure") == "v1.14.2"
+    assert pinned_release("prometheus-operator") == "v0.93.0"
     served = {(c.provider, c.api_version, c.kind) for c in pinned_crds()}
     assert served == {
         ("aws", "karpenter.sh/v1", "NodePool"),
@@ -127,20 +128,23 @@ def test_pinned_releases_and_served_versions() -> None:
         ("azure", "karpenter.sh/v1", "NodePool"),
         ("azure", "karpenter.azure.com/v1beta1", "AKSNodeClass"),
         ("azure", "karpenter.azure.com/v1alpha2", "AKSNodeClass"),
+        ("prometheus-operator", "monitoring.coreos.com/v1", "ServiceMonitor"),
     }
 
 
 def test_every_schema_file_names_its_source() -> None:
     files = sorted(CRD_DIR.glob("*/*.yaml"))
-    assert len(files) == 5
+    assert len(files) == 6
     for path in files:
         text = path.read_text()
         source = yaml.safe_load(text)["source"]
         assert set(source) == {"repository", "tag", "commit", "path", "read"}, path
-        assert len(source["commit"]) == 40 and source["path"].startswith("pkg/apis/crds/"), path
+        # Karpenter keeps its CRDs under pkg/apis/crds/; prometheus-operator its bare CRDs under example/.
+        crd_dirs = ("pkg/apis/crds/", "example/prometheus-operator-crd/")
+        assert len(source["commit"]) == 40 and source["path"].startswith(crd_dirs), path
         assert text.startswith("#") and source["tag"] in text.splitlines()[1], path
     readme = (CRD_DIR / "README.md").read_text()
-    assert "v1.14.1" in readme and "v1.14.2" in readme
+    assert "v1.14.1" in readme and "v1.14.2" in readme and "v0.93.0" in readme
 
 
 def test_both_nodepool_copies_restrict_their_own_label_domain() -> None:

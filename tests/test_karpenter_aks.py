@@ -265,7 +265,9 @@ def test_weights_follow_the_spot_price_per_node_hour() -> None:
 
 
 def test_device_plugin_lands_on_every_gpu_nodepools_nodes_and_no_cpu_nodes() -> None:
-    [daemonset] = run().of_type("kubernetes:apps/v1:DaemonSet")
+    [daemonset] = [
+        d for d in run().of_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "nvidia-device-plugin"
+    ]
     pod = daemonset.inputs["spec"]["template"]["spec"]
     for name, pool in node_pools().items():
         template = pool["spec"]["template"]

@@ -416,14 +416,18 @@ def test_bottlerocket_pool_gets_the_bottlerocket_class_and_no_device_plugin() ->
     assert [d["deviceName"] for d in bottlerocket["blockDeviceMappings"]] == ["/dev/xvda", "/dev/xvdb"]
     assert all(d["ebs"]["encrypted"] for d in bottlerocket["blockDeviceMappings"])
     assert node_pools(result)["gpu4"]["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "nvidia-bottlerocket-200g"
-    [daemonset] = result.of_type("kubernetes:apps/v1:DaemonSet")
+    [daemonset] = [
+        d for d in result.of_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "nvidia-device-plugin"
+    ]
     affinity = daemonset.inputs["spec"]["template"]["spec"]["affinity"]
     assert not affinity_matches(affinity, node_pools(result)["gpu4"]["spec"]["template"]["metadata"]["labels"])
     assert affinity_matches(affinity, node_pools(result)["gpu1"]["spec"]["template"]["metadata"]["labels"])
 
 
 def test_device_plugin_lands_on_every_gpu_nodepools_nodes_and_no_cpu_nodes() -> None:
-    [daemonset] = run().of_type("kubernetes:apps/v1:DaemonSet")
+    [daemonset] = [
+        d for d in run().of_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "nvidia-device-plugin"
+    ]
     pod = daemonset.inputs["spec"]["template"]["spec"]
     for name, pool in node_pools(run()).items():
         template = pool["spec"]["template"]

@@ -183,9 +183,29 @@ def test_device_plugin_skips_reach_the_synthesized_manifests(synthesized: list[P
     from gpupools.kubernetes import efa_device_plugin
     from gpupools.kubernetes.device_plugin import SCAN_SKIPS
 
-    daemonsets = [p for p in synthesized if p.name.startswith("daemonset-") and "efa" not in p.name]
+    daemonsets = [p for p in synthesized if p.name == "daemonset-kube-system-nvidia-device-plugin.yaml"]
     assert len(daemonsets) == len(scan.DEFAULT_STACKS)
     for path in daemonsets:
         assert scan.skip_annotations(yaml.safe_load(path.read_text())) == SCAN_SKIPS
     [efa] = [p for p in synthesized if p.name == "daemonset-kube-system-aws-efa-k8s-device-plugin.yaml"]
     assert scan.skip_annotations(yaml.safe_load(efa.read_text())) == efa_device_plugin.SCAN_SKIPS
+
+
+def test_dcgm_exporter_objects_are_scanned_with_their_skips(synthesized: list[Path]) -> None:
+    """Every example stack's DCGM exporter reaches the scan: a DaemonSet per served GPU pool, each
+    carrying the component's justified skips, and its scrape Services and counters ConfigMap."""
+    from gpupools.kubernetes.dcgm_exporter import SCAN_SKIPS
+    from gpupools.testing import stack_config
+
+    for stack in scan.DEFAULT_STACKS:
+        # Every GPU pool of these stacks is served (AL2023 or AKS, gpuDriver install).
+        pools = sorted(pool["name"] for pool in stack_config(stack.partition("+")[0])["gpupools:gpuPools"])
+        mine = [p for p in synthesized if p.parent.name == stack and "dcgm-exporter" in p.name]
+        daemonsets = sorted(p.name for p in mine if p.name.startswith("daemonset-"))
+        services = sorted(p.name for p in mine if p.name.startswith("service-"))
+        assert daemonsets == [f"daemonset-kube-system-dcgm-exporter-{pool}.yaml" for pool in pools], stack
+        assert services == [f"service-kube-system-dcgm-exporter-{pool}.yaml" for pool in pools], stack
+        assert [p for p in mine if p.name == "configmap-kube-system-dcgm-exporter-counters.yaml"], stack
+        for path in mine:
+            if path.name.startswith("daemonset-"):
+                assert scan.skip_annotations(yaml.safe_load(path.read_text())) == SCAN_SKIPS

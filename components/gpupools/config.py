@@ -30,6 +30,7 @@ from gpupools.specs import (
     CostSpec,
     DevicePluginSpec,
     GpuDriver,
+    GpuMetricsSpec,
     GpuPoolSpec,
     MaintenanceSpec,
     NetworkSpec,
@@ -63,6 +64,7 @@ TOP_LEVEL_KEYS = (
     "cost",
     "maintenance",
     "nodeRepair",
+    "gpuMetrics",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
@@ -101,6 +103,7 @@ TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
 SMOKE_TEST_KEYS = ("enabled",)
+GPU_METRICS_KEYS = ("enabled", "serviceMonitor", "serviceMonitorLabels")
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
@@ -606,6 +609,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
     autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
     smoke = _section(ours.get("smokeTest"), SMOKE_TEST_KEYS, p + "smokeTest")
+    metrics = _section(ours.get("gpuMetrics"), GPU_METRICS_KEYS, p + "gpuMetrics")
     network = parse_network(ours.get("network"), cloud)
     system_pool = parse_system_pool(ours.get("systemPool"), cloud)
     if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
@@ -634,11 +638,28 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
         node_repair=parse_node_repair(ours.get("nodeRepair"), cloud, provisioner, p + "nodeRepair"),
+        gpu_metrics=parse_gpu_metrics(metrics, p + "gpuMetrics"),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
     check_budget(spec, region)
     return spec
+
+
+def parse_gpu_metrics(section: Mapping[str, Any], path: str) -> GpuMetricsSpec:
+    """``gpupools:gpuMetrics``: on by default; labels for a ServiceMonitor only with one."""
+    service_monitor = _bool(section, "serviceMonitor", path, GpuMetricsSpec.service_monitor)
+    labels = _str_map(section, "serviceMonitorLabels", path)
+    rules.check_labels(labels, f"{path}.serviceMonitorLabels")
+    if labels and not service_monitor:
+        raise ConfigError(
+            f"{path}.serviceMonitorLabels", "needs serviceMonitor: true (they label the ServiceMonitor)", dict(labels)
+        )
+    return GpuMetricsSpec(
+        enabled=_bool(section, "enabled", path, GpuMetricsSpec.enabled),
+        service_monitor=service_monitor,
+        service_monitor_labels=labels,
+    )
 
 
 def parse_cost(raw: Any, path: str) -> CostSpec:

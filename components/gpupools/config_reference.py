@@ -504,6 +504,33 @@ def _node_repair(d: Defaults) -> dict[str, Entry]:
     }
 
 
+def _gpu_metrics(d: Defaults) -> dict[str, Entry]:
+    return {
+        "enabled": lambda d: Row(
+            "gpupools:gpuMetrics.enabled",
+            "bool",
+            code(d.azure.gpu_metrics.enabled),
+            "NVIDIA's DCGM exporter, one DaemonSet and a headless Service with `prometheus.io/*` scrape annotations per "
+            "GPU pool that has no exporter: not on `gpuDriver: none`/`managed` or Bottlerocket pools "
+            "([GPU metrics](gpu-metrics.md))",
+        ),
+        "serviceMonitor": lambda d: Row(
+            "gpupools:gpuMetrics.serviceMonitor",
+            "bool",
+            code(d.azure.gpu_metrics.service_monitor),
+            "also a Prometheus Operator `monitoring.coreos.com/v1` ServiceMonitor; only where its CRDs are installed "
+            "(`pulumi preview` cannot check, the create fails without them)",
+        ),
+        "serviceMonitorLabels": lambda d: Row(
+            "gpupools:gpuMetrics.serviceMonitorLabels",
+            "map",
+            "`{}`",
+            "extra labels on the ServiceMonitor, for a Prometheus that selects by label (kube-prometheus-stack: "
+            "`{release: <its release>}`); only with `serviceMonitor: true`",
+        ),
+    }
+
+
 def _cost(d: Defaults) -> dict[str, Entry]:
     c = d.azure.cost
     return {
@@ -554,6 +581,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("autoscaler", "AUTOSCALER_KEYS", _autoscaler),
     ("smokeTest", "SMOKE_TEST_KEYS", _smoke_test),
     ("nodeRepair", "NODE_REPAIR_KEYS", _node_repair),
+    ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
 )
 """Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
@@ -627,6 +655,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("autoscaler"),
         *section("smokeTest"),
         *section("nodeRepair"),
+        *section("gpuMetrics"),
         *section("cost"),
     ]
     return out

@@ -377,6 +377,20 @@ class NodeRepairSpec:
     enabled: bool = True
 
 
+@dataclass(frozen=True)
+class GpuMetricsSpec:
+    """``gpupools:gpuMetrics``: NVIDIA's DCGM exporter on every GPU pool that lacks one
+    (``gpupools.kubernetes.dcgm_exporter``). On by default: a GPU bill without utilisation is a
+    guess. ``service_monitor`` adds a Prometheus Operator ServiceMonitor; off by default, because
+    its CRD must already be installed and Pulumi cannot check that at preview.
+    ``service_monitor_labels`` go on the ServiceMonitor, for the Prometheus that selects by label
+    (kube-prometheus-stack selects its own ``release`` label by default)."""
+
+    enabled: bool = True
+    service_monitor: bool = False
+    service_monitor_labels: Mapping[str, str] = field(default_factory=frozen_map)
+
+
 class WeekDay(str, Enum):
     """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
     keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
@@ -437,6 +451,7 @@ class StackSpec:
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
     maintenance: MaintenanceSpec = MaintenanceSpec()
     node_repair: NodeRepairSpec = NodeRepairSpec()
+    gpu_metrics: GpuMetricsSpec = GpuMetricsSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

@@ -146,6 +146,13 @@ DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
 DEFAULT_DEVICE_PLUGIN_VERSION = "v0.20.0"
 """NVIDIA/k8s-device-plugin v0.20.0 (2026-08-19), the current release."""
 
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter"
+DEFAULT_DCGM_EXPORTER_VERSION = "4.6.0-4.8.3-distroless"
+"""NVIDIA/dcgm-exporter 4.8.3 on DCGM 4.6.0, the distroless image: the tag upstream's README quick
+start runs (``docker run ... nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless``) and the one the
+GPU Operator v26.7.0 deploys (``deployments/gpu-operator/values.yaml``, ``dcgmExporter``), the newest
+read. Tags are ``<DCGM version>-<exporter version>-<base>``; distroless is the smallest base."""
+
 SMOKE_TEST_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
 """The CUDA vector-add sample NVIDIA's device-plugin and GPU Operator docs use; CUDA 12.5 runs on
 every driver that AKS and the EKS NVIDIA AMIs ship (>= 525 via minor-version compatibility)."""

@@ -5,9 +5,9 @@ the Kubernetes provider), so it cannot read them from the program; instead each 
 creates Kubernetes objects declares its kinds (``KINDS`` beside its ``TYPE``), and this module
 names the components the AKS stack composes (``stacks/azure.py``) in each provisioning mode:
 
-- cluster-autoscaler: the NVIDIA device plugin, the priority expander, the smoke test;
-- Node Auto Provisioning: the NVIDIA device plugin (unshared: NAP refuses sharing), NAP's NodePools and
-  node classes, the smoke test.
+- cluster-autoscaler: the NVIDIA device plugin, the DCGM exporter, the priority expander, the smoke test;
+- Node Auto Provisioning: the NVIDIA device plugin (unshared: NAP refuses sharing), the DCGM exporter,
+  NAP's NodePools and node classes, the smoke test.
 
 Every kind a component may create is checked, whether or not this stack's config makes it (the
 device plugin's ClusterRole exists only with GPU sharing, the smoke-test Job only when enabled): a
@@ -19,7 +19,7 @@ is covered here, and that every kind here is one they can register.
 from __future__ import annotations
 
 from gpupools.azure import nap_nodes
-from gpupools.kubernetes import device_plugin, priority_expander, smoke_test
+from gpupools.kubernetes import dcgm_exporter, device_plugin, priority_expander, smoke_test
 from gpupools.kubernetes.access_gate import KubernetesKind, Permission, ServedResource
 
 
@@ -29,6 +29,7 @@ def stack_kinds(node_auto_provisioning: bool) -> tuple[tuple[KubernetesKind, str
     # NAP refuses GPU sharing (gpupools.config), so its plugin has no configs and no config-manager role.
     plugin = device_plugin.UNSHARED_KINDS if node_auto_provisioning else device_plugin.KINDS
     kinds = [(kind, device_plugin.NAMESPACE) for kind in plugin]
+    kinds += [(kind, dcgm_exporter.NAMESPACE) for kind in dcgm_exporter.KINDS]
     if node_auto_provisioning:
         kinds += [(kind, "") for kind in nap_nodes.KINDS]
     else:

@@ -157,6 +157,7 @@ SERVICE_ACCOUNT = KubernetesKind("", "v1", "ServiceAccount", "serviceaccounts", 
 CONFIG_MAP = KubernetesKind("", "v1", "ConfigMap", "configmaps", namespaced=True)
 DAEMON_SET = KubernetesKind("apps", "v1", "DaemonSet", "daemonsets", namespaced=True)
 JOB = KubernetesKind("batch", "v1", "Job", "jobs", namespaced=True)
+SERVICE = KubernetesKind("", "v1", "Service", "services", namespaced=True)
 CLUSTER_ROLE = KubernetesKind("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False)
 CLUSTER_ROLE_BINDING = KubernetesKind(
     "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False
@@ -164,6 +165,10 @@ CLUSTER_ROLE_BINDING = KubernetesKind(
 """The built-in kinds gpupools creates, with their resource names and scope as the Kubernetes API
 reference gives them (``/api/v1/namespaces/{namespace}/serviceaccounts``,
 ``/apis/rbac.authorization.k8s.io/v1/clusterroles``, ...)."""
+
+SERVICE_MONITOR = KubernetesKind("monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors", namespaced=True)
+"""The Prometheus Operator's ServiceMonitor (its CRD ``monitoring.coreos.com_servicemonitors.yaml``:
+plural ``servicemonitors``, scope Namespaced); the DCGM exporter creates one when asked to."""
 
 
 Check = Permission | ServedResource
