@@ -385,11 +385,19 @@ def test_construct_registers_what_the_python_api_registers(case: Case) -> None:
 
 def test_pool_outputs_describe_the_created_pools() -> None:
     _, outputs, _ = construct(CASES[1])
-    assert outputs["poolNames"] == ["t4", "t4od"] or len(outputs["poolNames"]) == 2
     [spot, on_demand] = outputs["nodePools"]
+    assert outputs["poolNames"] == [spot["name"], on_demand["name"]]
     assert (spot["capacity"], on_demand["capacity"]) == ("spot", "on-demand")
     assert spot["labels"]["team.example.com/owner"] == "vision", "user label keys are data, not renamed"
     assert spot["instanceTypes"] == ["Standard_NC4as_T4_v3"] and spot["gpusPerNode"] == 1
+
+
+def test_a_single_pool_info_output_is_renamed_to_schema_names() -> None:
+    _, outputs, secret = construct(CASES[0])
+    system = outputs["systemNodePool"]
+    assert (system["pool"], system["role"], system["minSize"]) == ("system", "system", 3)
+    assert "instance_types" not in system and system["instanceTypes"] == ["Standard_D4s_v5"]
+    assert secret == ["kubeconfig"]
 
 
 @pytest.mark.parametrize("info", aks_infos() + efa_infos(), ids=lambda i: i.name)
@@ -410,6 +418,21 @@ def test_a_missing_required_input_is_refused_by_the_provider() -> None:
     provider = xlang.provider()
     with pytest.raises(Exception, match="Missing required input 'clusterName'"):
         provider.construct("t4", "gpupools:index:GpuNodePool", {"pool": T4, "resourceGroupName": "rg"}, None)
+
+
+def test_the_package_folder_runs_the_host_with_the_library_pins() -> None:
+    manifest = yaml.safe_load((ROOT / "package" / "PulumiPlugin.yaml").read_text())
+    assert manifest == {"runtime": "python"}
+    main = (ROOT / "package" / "__main__.py").read_text()
+    assert "from gpupools.xlang import host" in main and '"components"' in main
+
+    def pins(path: Path) -> dict[str, str]:
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith(("#", "-"))]
+        return dict(re.match(r"([A-Za-z0-9_.-]+)(.*)", line).groups() for line in lines)  # type: ignore[union-attr]
+
+    package, library = pins(ROOT / "package" / "requirements.txt"), pins(ROOT / "requirements.txt")
+    assert {k: v for k, v in package.items() if k != "pulumi"} == {k: v for k, v in library.items() if k != "pulumi"}
+    assert package["pulumi"].startswith(">=3.249.0")
 
 
 # -- docs -------------------------------------------------------------------------------------
