@@ -405,6 +405,53 @@ def test_pool_infos_survive_the_round_trip(info: NodePoolInfo) -> None:
     assert convert.info_from_dict(convert.info_to_dict(info), "p") == info
 
 
+def as_served(value: Any, urn: str, known: bool = True) -> pulumi.Output[Any]:
+    """An input the way the provider server hands it to ``construct`` when another component's
+    output was passed: a settled ``Output`` with the value and the upstream URN as dependency
+    (``ProviderServicer._select_value``, ``pulumi/provider/server.py``)."""
+    import asyncio
+
+    from pulumi.output import _OutputData
+    from pulumi.resource import DependencyResource
+
+    data: asyncio.Future[Any] = asyncio.Future()
+    data.set_result(_OutputData(resources={DependencyResource(urn)}, value=value, is_known=known, is_secret=False))
+    return pulumi.Output._from_data(data)
+
+
+def test_pool_outputs_feed_the_add_ons_as_another_language_wires_them() -> None:
+    """``new NvidiaDevicePlugin("gpu", {pools: t4.nodePools})`` in TypeScript: the plugin gets the
+    pool component's published ``nodePools`` (schema names) as a settled output."""
+    provider = xlang.provider()
+    upstream = {"pool": T4, "resourceGroupName": "rg-ml", "clusterName": "ml-dev", "clusterZones": ["1", "2"]}
+    fed = [snake_info(i) for i in aks_infos()]
+
+    def program() -> None:
+        result = provider.construct("t4", "gpupools:index:GpuNodePool", as_wire(upstream), None)
+        pulumi.export("nodePools", result.state["nodePools"])
+        provider.construct("gpu", "gpupools:index:NvidiaDevicePlugin", {"pools": as_served(fed, "urn:upstream")}, None)
+
+    run = run_program(program)
+    assert run.outputs["nodePools"] == fed, "the test feeds exactly what GpuNodePool publishes"
+    hosted = run.registrations
+    direct = run_program(lambda: (GpuNodePool("t4", T4, resource_group_name="rg-ml", cluster_name="ml-dev", cluster_zones=("1", "2")),
+                                  NvidiaDevicePlugin("gpu", aks_infos()))).registrations
+    plugin = [r for r in hosted if r.type == "gpupools:index:NvidiaDevicePlugin"]
+    assert len(plugin) == 1 and "urn:upstream" in plugin[0].dependencies
+    strip = [(t, n, u, p, i) for t, n, u, p, i, _ in shape(hosted)]
+    assert strip == [(t, n, u, p, i) for t, n, u, p, i, _ in shape(direct)]
+
+
+def test_an_unknown_pool_output_is_one_clear_error() -> None:
+    provider = xlang.provider()
+    run = run_program(
+        lambda: provider.construct("gpu", "gpupools:index:NvidiaDevicePlugin", {"pools": as_served(None, "urn:upstream", known=False)}, None),
+        raise_errors=False,
+    )
+    assert run.registrations == []
+    assert str(run.error).startswith("NvidiaDevicePlugin(gpu).pools: must be known when the component is constructed")
+
+
 def test_bad_input_through_construct_is_the_python_api_error() -> None:
     provider = xlang.provider()
     bad = {"pool": {**T4, "minSize": 9}, "resourceGroupName": "rg", "clusterName": "ml-dev"}

@@ -450,8 +450,8 @@ class ClusterAutoscalerArgs(TypedDict):
 class NvidiaDevicePluginArgs(TypedDict):
     """Arguments of ``NvidiaDevicePlugin``."""
 
-    pools: list[NodePoolInfo]
-    """The cluster's pools (a pool component's ``nodePools``); GPU pools needing the plugin are served."""
+    pools: pulumi.Input[list[NodePoolInfo]]
+    """The cluster's pools (pool components' ``nodePools``, combined); GPU pools needing the plugin are served. Must be known when the component is constructed."""
     version: NotRequired[str]
     """Image tag of ``nvcr.io/nvidia/k8s-device-plugin``; default the pinned one."""
     namespace: NotRequired[str]
@@ -461,8 +461,8 @@ class NvidiaDevicePluginArgs(TypedDict):
 class EfaDevicePluginArgs(TypedDict):
     """Arguments of ``EfaDevicePlugin``."""
 
-    pools: list[NodePoolInfo]
-    """The cluster's pools; those with EFA interfaces are served."""
+    pools: pulumi.Input[list[NodePoolInfo]]
+    """The cluster's pools (pool components' ``nodePools``); those with EFA interfaces are served. Must be known when the component is constructed."""
     version: NotRequired[str]
     """Image tag of the AWS EFA device plugin; default the pinned one."""
     namespace: NotRequired[str]
@@ -472,8 +472,8 @@ class EfaDevicePluginArgs(TypedDict):
 class PriorityExpanderArgs(TypedDict):
     """Arguments of ``PriorityExpander``."""
 
-    pools: list[NodePoolInfo]
-    """Every autoscaled pool of the cluster (system and GPU)."""
+    pools: pulumi.Input[list[NodePoolInfo]]
+    """Every autoscaled pool of the cluster (the cluster's ``systemNodePool`` and the pool components' ``nodePools``). Must be known when the component is constructed."""
     namespace: NotRequired[str]
     """cluster-autoscaler's namespace; default ``kube-system``."""
     prices: NotRequired[dict[str, Optional[float]]]
@@ -483,7 +483,7 @@ class PriorityExpanderArgs(TypedDict):
 class GpuSmokeTestArgs(TypedDict):
     """Arguments of ``GpuSmokeTest``."""
 
-    pool: NodePoolInfo
-    """The GPU pool to test."""
+    pool: pulumi.Input[NodePoolInfo]
+    """The GPU pool to test (one of a pool component's ``nodePools``). Must be known when the component is constructed."""
     namespace: NotRequired[str]
     """Where the Job runs; default ``default``."""

@@ -70,6 +70,15 @@ def _args(name: str, component: str, args: Any) -> dict[str, Any]:
     return args
 
 
+def _infos(name: str, component: str, value: Any, opts: Opts) -> tuple[list[Any], Opts]:
+    """Pool descriptions given as values or as another component's settled output (see ``convert.settled``)."""
+    path = f"{component}({name}).pools"
+    raw, deps = convert.settled(value, path)
+    if deps:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=deps))
+    return convert.infos(raw, path), opts
+
+
 def _pool_outputs(instance: Any, infos: Any) -> Any:
     instance.pool_names = pulumi.Output.from_input([i.name for i in infos])
     instance.node_pools = pulumi.Output.from_input(convert.infos_out(infos))
@@ -397,12 +406,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     def __new__(cls, name: str, args: NvidiaDevicePluginArgs, opts: Opts = None) -> Any:
         a = _args(name, "NvidiaDevicePlugin", args)
-        p = device_plugin.NvidiaDevicePlugin(
-            name,
-            convert.infos(a.get("pools"), f"NvidiaDevicePlugin({name}).pools"),
-            **convert.pick(a, "version", "namespace"),
-            opts=opts,
-        )
+        pools, opts = _infos(name, "NvidiaDevicePlugin", a.get("pools"), opts)
+        p = device_plugin.NvidiaDevicePlugin(name, pools, **convert.pick(a, "version", "namespace"), opts=opts)
         p.served_pool_names = [i.name for i in p.served_pools]  # type: ignore[attr-defined]
         return p
 
@@ -420,12 +425,8 @@ class EfaDevicePlugin(pulumi.ComponentResource):
 
     def __new__(cls, name: str, args: EfaDevicePluginArgs, opts: Opts = None) -> Any:
         a = _args(name, "EfaDevicePlugin", args)
-        p = efa_device_plugin.EfaDevicePlugin(
-            name,
-            convert.infos(a.get("pools"), f"EfaDevicePlugin({name}).pools"),
-            **convert.pick(a, "version", "namespace"),
-            opts=opts,
-        )
+        pools, opts = _infos(name, "EfaDevicePlugin", a.get("pools"), opts)
+        p = efa_device_plugin.EfaDevicePlugin(name, pools, **convert.pick(a, "version", "namespace"), opts=opts)
         p.served_pool_names = [i.name for i in p.served_pools]  # type: ignore[attr-defined]
         return p
 
@@ -441,12 +442,8 @@ class PriorityExpander(pulumi.ComponentResource):
 
     def __new__(cls, name: str, args: PriorityExpanderArgs, opts: Opts = None) -> Any:
         a = _args(name, "PriorityExpander", args)
-        return priority_expander.PriorityExpander(
-            name,
-            convert.infos(a.get("pools"), f"PriorityExpander({name}).pools"),
-            **convert.pick(a, "namespace", "prices"),
-            opts=opts,
-        )
+        pools, opts = _infos(name, "PriorityExpander", a.get("pools"), opts)
+        return priority_expander.PriorityExpander(name, pools, **convert.pick(a, "namespace", "prices"), opts=opts)
 
     def __init__(self, name: str, args: PriorityExpanderArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.PriorityExpander``."""
@@ -460,12 +457,11 @@ class GpuSmokeTest(pulumi.ComponentResource):
 
     def __new__(cls, name: str, args: GpuSmokeTestArgs, opts: Opts = None) -> Any:
         a = _args(name, "GpuSmokeTest", args)
-        return smoke_test.GpuSmokeTest(
-            name,
-            convert.info_from_dict(a.get("pool"), f"GpuSmokeTest({name}).pool"),
-            **convert.pick(a, "namespace"),
-            opts=opts,
-        )
+        raw, deps = convert.settled(a.get("pool"), f"GpuSmokeTest({name}).pool")
+        if deps:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=deps))
+        pool = convert.info_from_dict(raw, f"GpuSmokeTest({name}).pool")
+        return smoke_test.GpuSmokeTest(name, pool, **convert.pick(a, "namespace"), opts=opts)
 
     def __init__(self, name: str, args: GpuSmokeTestArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.GpuSmokeTest``."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pulumi
+from pulumi.output import contains_unknowns
 from pulumi.provider.experimental.util import camel_case
 
 from gpupools import config
@@ -191,9 +193,46 @@ def _enum(enum: Any, value: Any, path: str) -> Any:
         raise ConfigError(path, "must be one of " + ", ".join(e.value for e in enum), value) from None
 
 
+def settled(value: Any, path: str) -> tuple[Any, list[pulumi.Resource]]:
+    """The value of an input the component needs as a plain value, and the resources it came from.
+
+    Another language's program passes a pool component's ``nodePools`` output here. The provider
+    server hands such an input over as an ``Output`` already holding its value and its
+    dependencies (``ProviderServicer._select_value`` in ``pulumi/provider/server.py``: a resolved
+    future wrapped by ``Output._from_data``), so the value is read without waiting; the resources
+    become ``depends_on`` of the component's children. The pool descriptions are computed from
+    plain values, so they are known in previews too. An output that is not settled (or not known)
+    is refused with one ``ConfigError``: the add-ons decide which objects to create from the pools,
+    before anything is registered."""
+    if not isinstance(value, pulumi.Output):
+        return value, []
+    data = getattr(value, "_data", None)
+    if data is None or not data.done() or data.exception() is not None:
+        raise ConfigError(path, "must be known when the component is constructed (pass pool components' nodePools)", "an output")
+    output_data = data.result()
+    if not output_data.is_known or contains_unknowns(output_data.value):
+        raise ConfigError(path, "must be known when the component is constructed; it is unknown in this preview", "an unknown output")
+    return output_data.value, list(output_data.resources)
+
+
+_SNAKE = {camel_case(k): k for k in ("instance_types", "min_size", "max_size", "gpus_per_node", "gpu_model",
+          "autoscaler_group_regex", "needs_device_plugin", "slots_per_gpu", "capacity_types", "capacity_label",
+          "efa_interfaces", "gpu_driver", "mig_profile")}
+"""Schema names of ``NodePoolInfo`` fields back to Python names: an input that arrives as an output
+keeps the names it was published under (the component provider renames only plain lists)."""
+
+
+def _python_names(raw: Mapping[str, Any]) -> dict[str, Any]:
+    out = {_SNAKE.get(k, k): v for k, v in raw.items()}
+    if isinstance(out.get("sharing"), Mapping):
+        out["sharing"] = {_SNAKE.get(k, k): v for k, v in out["sharing"].items()}
+    return out
+
+
 def info_from_dict(raw: Any, path: str) -> NodePoolInfo:
-    """The package's ``NodePoolInfo`` dict -> ``NodePoolInfo`` (the inverse of ``info_to_dict``)."""
-    raw = _mapping(raw, path)
+    """The package's ``NodePoolInfo`` dict -> ``NodePoolInfo`` (the inverse of ``info_to_dict``;
+    Python or schema names)."""
+    raw = _python_names(_mapping(raw, path))
     missing = [k for k in ("name", "pool", "role", "capacity", "min_size", "max_size") if k not in raw]
     if missing:
         raise ConfigError(f"{path}.{camel_case(missing[0])}", "is required", None)
