@@ -508,3 +508,24 @@ def test_the_yaml_example_uses_only_schema_properties(schema: dict[str, Any]) ->
             if ref.startswith("#/types/") and isinstance(value, dict):
                 type_props = schema["types"][ref.removeprefix("#/types/")]["properties"]
                 assert set(value) <= set(type_props), f"{logical}.{key}: {sorted(set(value) - set(type_props))}"
+
+
+def test_the_typescript_example_names_components_and_outputs_of_the_schema(schema: dict[str, Any]) -> None:
+    text = (ROOT / "docs" / "other-languages.md").read_text()
+    [block] = re.findall(r"```typescript\n(.*?)```", text, re.S)
+    used = re.findall(r"new gpupools\.(\w+)\(", block)
+    assert used and {f"gpupools:index:{name}" for name in used} <= set(schema["resources"])
+    variables = dict(re.findall(r"const (\w+) = new gpupools\.(\w+)\(", block))
+    for variable, component in variables.items():
+        outputs = schema["resources"][f"gpupools:index:{component}"]["properties"]
+        for prop in re.findall(rf"\b{variable}\.(\w+)", block):
+            assert prop in outputs, f"{variable}.{prop}"
+    assert "kubeconfig" in block and "nodePools" in block
+
+
+def test_pulumi_package_add_names_the_package_version() -> None:
+    from gpupools._version import __version__
+
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    found = [v for page in pages for v in re.findall(r"gpupools\.git/package@v(\d+\.\d+\.\d+)", page.read_text())]
+    assert found and set(found) == {__version__}
