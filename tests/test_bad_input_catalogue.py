@@ -27,6 +27,7 @@ from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpand
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from gpupools.testing import PROJECT_ROOT, Run, run_program
+from gpupools.xlang.convert import info_to_dict
 
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.multi_node_cases import MULTI_NODE_INVALID
@@ -160,6 +161,8 @@ SYSTEM_INFO = NodePoolInfo(
     autoscaler_group_regex="^aks-system-[0-9]+-vmss$",
 )
 
+SYSTEM_INFO_DICT = info_to_dict(SYSTEM_INFO)
+
 COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("aks-pool-typo", aks_pool(maxSise=3), "GpuNodePool(t4).pool.maxSise", "did you mean 'maxSize'"),
     ("aks-pool-retired", aks_pool(instanceTypes=["Standard_NC24s_v3"]), "GpuNodePool(t4).pool.instanceTypes[0]", "retired"),
@@ -290,6 +293,50 @@ COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("smoke-test-system-pool", with_provider(lambda o: GpuSmokeTest("st", SYSTEM_INFO, opts=o)), "GpuSmokeTest(st).pool", "GPU"),
 ]
 COMPONENT_CASES += SHARING_COMPONENT_CASES
+
+
+def _package(component: str, args: dict[str, Any], name: str = "x") -> Callable[[], Any]:
+    """A component of the cross-language package (``gpupools.xlang``), called as the provider calls it."""
+    from gpupools import xlang
+
+    [cls] = [c for c in xlang.COMPONENTS if c.__name__ == component]
+    return lambda: cls(name, args)  # type: ignore[call-arg]
+
+
+def _served_unknown() -> Any:
+    from tests.test_component_package import as_served
+
+    return as_served(None, "urn:upstream", known=False)
+
+
+_PKG_T4 = {"name": "t4", "instance_types": ["Standard_NC4as_T4_v3"], "max_size": 4}
+COMPONENT_CASES += [
+    (
+        "package-pool-typo",
+        _package("GpuNodePool", {"pool": {**_PKG_T4, "max_sise": 3}, "resource_group_name": "rg", "cluster_name": "c"}, "t4"),
+        "GpuNodePool(t4).pool.maxSise",
+        "did you mean 'maxSize'",
+    ),
+    (
+        "package-pool-fractional-size",
+        _package("GpuNodePool", {"pool": {**_PKG_T4, "max_size": 2.5}, "resource_group_name": "rg", "cluster_name": "c"}, "t4"),
+        "GpuNodePool(t4).pool.maxSize",
+        "integer",
+    ),
+    ("package-nat", _package("EksCluster", {"cluster": {"name": "ml"}, "nat": "two"}, "ml"), "EksCluster(ml).nat", "must be one of"),
+    (
+        "package-pool-info-capacity",
+        with_provider(lambda o: _package("NvidiaDevicePlugin", {"pools": [{**SYSTEM_INFO_DICT, "capacity": "cheap"}]}, "dp")()),
+        "NvidiaDevicePlugin(dp).pools[0].capacity",
+        "must be one of",
+    ),
+    (
+        "package-pools-unknown",
+        with_provider(lambda o: _package("NvidiaDevicePlugin", {"pools": _served_unknown()}, "dp")()),
+        "NvidiaDevicePlugin(dp).pools",
+        "must be known when the component is constructed",
+    ),
+]
 
 
 @pytest.mark.parametrize(("case", "build", "path", "rule"), COMPONENT_CASES, ids=[c[0] for c in COMPONENT_CASES])
