@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "components"))
 
-from gpupools.xlang import host  # noqa: E402 (after the path above)
+from gpupools.xlang import host
 
 if __name__ == "__main__":
     host()

@@ -323,7 +323,12 @@ COMPONENT_CASES += [
         "GpuNodePool(t4).pool.maxSize",
         "integer",
     ),
-    ("package-nat", _package("EksCluster", {"cluster": {"name": "ml"}, "nat": "two"}, "ml"), "EksCluster(ml).nat", "must be one of"),
+    (
+        "package-nat",
+        _package("EksCluster", {"cluster": {"name": "ml"}, "nat": "two"}, "ml"),
+        "EksCluster(ml).nat",
+        "must be one of",
+    ),
     (
         "package-pool-info-capacity",
         with_provider(lambda o: _package("NvidiaDevicePlugin", {"pools": [{**SYSTEM_INFO_DICT, "capacity": "cheap"}]}, "dp")()),

@@ -26,7 +26,6 @@ import jsonschema
 import pulumi
 import pytest
 import yaml
-
 from gpupools import config, xlang
 from gpupools.aws.autoscaler import ClusterAutoscaler
 from gpupools.aws.cluster import EksCluster
@@ -248,7 +247,10 @@ CASES = [
     ),
     Case(
         "EksCluster",
-        {"cluster": {"name": "ml-dev", "kubernetesVersion": "1.35", "zones": ["us-west-2a", "us-west-2b"]}, "nat": "one-per-zone"},
+        {
+            "cluster": {"name": "ml-dev", "kubernetesVersion": "1.35", "zones": ["us-west-2a", "us-west-2b"]},
+            "nat": "one-per-zone",
+        },
         lambda: EksCluster(
             "ml-dev",
             {"name": "ml-dev", "kubernetesVersion": "1.35", "zones": ["us-west-2a", "us-west-2b"]},
@@ -264,7 +266,12 @@ CASES = [
     ),
     Case(
         "CpuNodeGroup",
-        {"pool": EKS_CPU, "clusterName": "ml-dev", "nodeRoleArn": "arn:aws:iam::123456789012:role/node", "subnetIdsByZone": SUBNETS},
+        {
+            "pool": EKS_CPU,
+            "clusterName": "ml-dev",
+            "nodeRoleArn": "arn:aws:iam::123456789012:role/node",
+            "subnetIdsByZone": SUBNETS,
+        },
         lambda: CpuNodeGroup("ml-dev", EKS_CPU, "ml-dev", "arn:aws:iam::123456789012:role/node", SUBNETS),
         ("poolNames", "nodePools"),
     ),
@@ -352,7 +359,14 @@ def shape(registrations: list[Registration]) -> list[tuple[str, str, str, str, s
     """Every registration whole (type, name, URN with its parent chain, parent, inputs, options),
     sorted: children register from concurrent applies, so their order is not part of the contract."""
     return sorted(
-        (r.type, r.name, r.urn, r.parent, json.dumps(r.inputs, sort_keys=True, default=str), json.dumps(r.options, sort_keys=True, default=str))
+        (
+            r.type,
+            r.name,
+            r.urn,
+            r.parent,
+            json.dumps(r.inputs, sort_keys=True, default=str),
+            json.dumps(r.options, sort_keys=True, default=str),
+        )
         for r in registrations
     )
 
@@ -434,8 +448,12 @@ def test_pool_outputs_feed_the_add_ons_as_another_language_wires_them() -> None:
     run = run_program(program)
     assert run.outputs["nodePools"] == fed, "the test feeds exactly what GpuNodePool publishes"
     hosted = run.registrations
-    direct = run_program(lambda: (GpuNodePool("t4", T4, resource_group_name="rg-ml", cluster_name="ml-dev", cluster_zones=("1", "2")),
-                                  NvidiaDevicePlugin("gpu", aks_infos()))).registrations
+    direct = run_program(
+        lambda: (
+            GpuNodePool("t4", T4, resource_group_name="rg-ml", cluster_name="ml-dev", cluster_zones=("1", "2")),
+            NvidiaDevicePlugin("gpu", aks_infos()),
+        )
+    ).registrations
     plugin = [r for r in hosted if r.type == "gpupools:index:NvidiaDevicePlugin"]
     assert len(plugin) == 1 and "urn:upstream" in plugin[0].dependencies
     strip = [(t, n, u, p, i) for t, n, u, p, i, _ in shape(hosted)]
@@ -445,7 +463,9 @@ def test_pool_outputs_feed_the_add_ons_as_another_language_wires_them() -> None:
 def test_an_unknown_pool_output_is_one_clear_error() -> None:
     provider = xlang.provider()
     run = run_program(
-        lambda: provider.construct("gpu", "gpupools:index:NvidiaDevicePlugin", {"pools": as_served(None, "urn:upstream", known=False)}, None),
+        lambda: provider.construct(
+            "gpu", "gpupools:index:NvidiaDevicePlugin", {"pools": as_served(None, "urn:upstream", known=False)}, None
+        ),
         raise_errors=False,
     )
     assert run.registrations == []

@@ -17,7 +17,7 @@ cluster through ``config.parse_cluster``, and so on. These types only say what m
 language boundary; they repeat no rule.
 """
 
-from typing import NotRequired, Optional, TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 
@@ -476,7 +476,7 @@ class PriorityExpanderArgs(TypedDict):
     """Every autoscaled pool of the cluster (the cluster's ``systemNodePool`` and the pool components' ``nodePools``). Must be known when the component is constructed."""
     namespace: NotRequired[str]
     """cluster-autoscaler's namespace; default ``kube-system``."""
-    prices: NotRequired[dict[str, Optional[float]]]
+    prices: NotRequired[dict[str, float | None]]
     """USD per node-hour per pool name; default none (order by size facts)."""
 
 

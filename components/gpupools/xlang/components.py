@@ -24,7 +24,7 @@ its own classes leaves the Python API as it is.
 No ``from __future__ import annotations`` here (see ``gpupools.xlang.args``).
 """
 
-from typing import Any, Optional
+from typing import Any
 
 import pulumi
 
@@ -61,7 +61,7 @@ from gpupools.xlang.args import (
     PriorityExpanderArgs,
 )
 
-Opts = Optional[pulumi.ResourceOptions]
+Opts = pulumi.ResourceOptions | None
 
 
 def _args(name: str, component: str, args: Any) -> dict[str, Any]:
@@ -252,7 +252,7 @@ class EksCluster(pulumi.ComponentResource):
             convert.cluster_spec(a.get("cluster"), Cloud.AWS, f"{path}.cluster"),
             network=convert.network_spec(a.get("network"), Cloud.AWS, f"{path}.network"),
             system_pool=convert.system_pool_spec(a.get("system_pool"), Cloud.AWS, f"{path}.systemPool"),
-            **({"nat": aws_network.NatStrategy(nat)} if nat is not None else {}),
+            nat=aws_network.NatStrategy(nat) if nat is not None else aws_network.NatStrategy.SINGLE,
             **convert.pick(a, "public_access_cidrs", "region", "private_subnet_tags", "autoscaler_tags"),
             opts=opts,
         )

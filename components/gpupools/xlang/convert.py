@@ -211,13 +211,30 @@ def settled(value: Any, path: str) -> tuple[Any, list[pulumi.Resource]]:
         raise ConfigError(path, "must be known when the component is constructed (pass pool components' nodePools)", "an output")
     output_data = data.result()
     if not output_data.is_known or contains_unknowns(output_data.value):
-        raise ConfigError(path, "must be known when the component is constructed; it is unknown in this preview", "an unknown output")
+        raise ConfigError(
+            path, "must be known when the component is constructed; it is unknown in this preview", "an unknown output"
+        )
     return output_data.value, list(output_data.resources)
 
 
-_SNAKE = {camel_case(k): k for k in ("instance_types", "min_size", "max_size", "gpus_per_node", "gpu_model",
-          "autoscaler_group_regex", "needs_device_plugin", "slots_per_gpu", "capacity_types", "capacity_label",
-          "efa_interfaces", "gpu_driver", "mig_profile")}
+_SNAKE = {
+    camel_case(k): k
+    for k in (
+        "instance_types",
+        "min_size",
+        "max_size",
+        "gpus_per_node",
+        "gpu_model",
+        "autoscaler_group_regex",
+        "needs_device_plugin",
+        "slots_per_gpu",
+        "capacity_types",
+        "capacity_label",
+        "efa_interfaces",
+        "gpu_driver",
+        "mig_profile",
+    )
+}
 """Schema names of ``NodePoolInfo`` fields back to Python names: an input that arrives as an output
 keeps the names it was published under (the component provider renames only plain lists)."""
 
