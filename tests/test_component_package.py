@@ -15,6 +15,7 @@ Adding a component: one line in ``gpupools.xlang.COMPONENTS`` and one ``Case`` i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -26,6 +27,7 @@ import jsonschema
 import pulumi
 import pytest
 import yaml
+from google.protobuf import json_format
 from gpupools import config, xlang
 from gpupools.aws.autoscaler import ClusterAutoscaler
 from gpupools.aws.cluster import EksCluster
@@ -45,6 +47,7 @@ from gpupools.pools import NodePoolInfo
 from gpupools.specs import ClusterSpec, MaintenanceSpec, SystemPoolSpec, WeekDay
 from gpupools.testing import Registration, run_program
 from gpupools.xlang import convert
+from pulumi.runtime import rpc
 
 ROOT = Path(__file__).resolve().parents[1]
 METASCHEMA = ROOT / "tests" / "schemas" / "pulumi-package-metaschema.json"
@@ -371,6 +374,9 @@ def shape(registrations: list[Registration]) -> list[tuple[str, str, str, str, s
     )
 
 
+WIRE = "__serialized_state"
+
+
 def construct(case: Case) -> tuple[list[Registration], dict[str, Any], list[str]]:
     provider = xlang.provider()
     state: dict[str, Any] = {}
@@ -380,9 +386,15 @@ def construct(case: Case) -> tuple[list[Registration], dict[str, Any], list[str]
         for key, value in result.state.items():
             pulumi.export(key, value)
         state["urn"] = result.urn
+        # What the provider server sends back to the engine (``_construct_response``): the state
+        # through ``rpc.serialize_properties``, so every output must serialize.
+        wire = asyncio.ensure_future(rpc.serialize_properties(dict(result.state), {}))
+        pulumi.export(WIRE, pulumi.Output.from_input(wire).apply(json_format.MessageToDict))
 
     run = run_program(program)
-    return run.registrations, run.outputs, run.secret_outputs
+    outputs = dict(run.outputs)
+    assert set(outputs.pop(WIRE)) == set(outputs), "every output reaches the engine"
+    return run.registrations, outputs, run.secret_outputs
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
