@@ -393,7 +393,13 @@ def construct(case: Case) -> tuple[list[Registration], dict[str, Any], list[str]
 
     run = run_program(program)
     outputs = dict(run.outputs)
-    assert set(outputs.pop(WIRE)) == set(outputs), "every output reaches the engine"
+    wire = outputs.pop(WIRE)
+    assert set(wire) == set(outputs), "every output reaches the engine"
+    # A secret crosses as the SDK's secret envelope (``rpc._special_secret_sig``), never bare.
+    wire_secrets = sorted(
+        k for k, v in wire.items() if isinstance(v, dict) and v.get(rpc._special_sig_key) == rpc._special_secret_sig
+    )
+    assert wire_secrets == sorted(k for k in run.secret_outputs if k != WIRE)
     return run.registrations, outputs, run.secret_outputs
 
 
