@@ -84,9 +84,9 @@ def to_config(value: Any, key: str = "") -> Any:
     """Snake_case ``args`` (nested) -> the config's camelCase shape; user maps keep their keys.
 
     An integral float in an ``int`` field becomes an ``int``: numbers cross the wire as floats, and
-    the pinned SDK's ``map_input_properties`` casts them but then stores the uncast value (the
-    assignment after the cast has no ``continue``; ``component.py`` in pulumi 3.272.0), so ``3``
-    arrives as ``3.0``. Any other float is left for the parser to refuse."""
+    the pinned SDK's ``map_input_properties`` casts them (added by pulumi#21944, 3.224.0) but then
+    stores the uncast value (the assignment after the cast has no ``continue``; ``component.py`` in
+    pulumi 3.259.0 and 3.272.0), so ``3`` arrives as ``3.0``. Any other float is left for the parser to refuse."""
     if isinstance(value, Mapping):
         if key in VERBATIM_KEYS:
             return dict(value)
