@@ -27,6 +27,7 @@ from gpupools.kubernetes import DcgmExporter, GpuSmokeTest, NvidiaDevicePlugin, 
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec, SystemPoolSpec
 from gpupools.testing import PROJECT_ROOT, Run, run_program
+from gpupools.xlang.convert import info_to_dict
 
 from tests.gpu_driver_cases import GPU_DRIVER_INVALID
 from tests.k8s_schema import aks_gpu_pool
@@ -193,6 +194,8 @@ SYSTEM_INFO = NodePoolInfo(
     max_size=4,
     autoscaler_group_regex="^aks-system-[0-9]+-vmss$",
 )
+
+SYSTEM_INFO_DICT = info_to_dict(SYSTEM_INFO)
 
 COMPONENT_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("aks-pool-typo", aks_pool(maxSise=3), "GpuNodePool(t4).pool.maxSise", "did you mean 'maxSize'"),
@@ -361,6 +364,55 @@ COMPONENT_CASES += [
         eks_group(gpuDriver="none", amiType="BOTTLEROCKET_x86_64_NVIDIA"),
         "GpuNodeGroup(g1).pool.gpuDriver",
         "Bottlerocket",
+    ),
+]
+
+
+def _package(component: str, args: dict[str, Any], name: str = "x") -> Callable[[], Any]:
+    """A component of the cross-language package (``gpupools.xlang``), called as the provider calls it."""
+    from gpupools import xlang
+
+    [cls] = [c for c in xlang.COMPONENTS if c.__name__ == component]
+    return lambda: cls(name, args)  # type: ignore[call-arg]
+
+
+def _served_unknown() -> Any:
+    from tests.test_component_package import as_served
+
+    return as_served(None, "urn:upstream", known=False)
+
+
+_PKG_T4 = {"name": "t4", "instance_types": ["Standard_NC4as_T4_v3"], "max_size": 4}
+COMPONENT_CASES += [
+    (
+        "package-pool-typo",
+        _package("GpuNodePool", {"pool": {**_PKG_T4, "max_sise": 3}, "resource_group_name": "rg", "cluster_name": "c"}, "t4"),
+        "GpuNodePool(t4).pool.maxSise",
+        "did you mean 'maxSize'",
+    ),
+    (
+        "package-pool-fractional-size",
+        _package("GpuNodePool", {"pool": {**_PKG_T4, "max_size": 2.5}, "resource_group_name": "rg", "cluster_name": "c"}, "t4"),
+        "GpuNodePool(t4).pool.maxSize",
+        "integer",
+    ),
+    (
+        "package-nat",
+        _package("EksCluster", {"cluster": {"name": "ml"}, "nat": "two"}, "ml"),
+        "EksCluster(ml).nat",
+        "must be one of",
+    ),
+    (
+        "package-pool-info-capacity",
+        with_provider(lambda o: _package("NvidiaDevicePlugin", {"pools": [{**SYSTEM_INFO_DICT, "capacity": "cheap"}]}, "dp")()),
+        "NvidiaDevicePlugin(dp).pools[0].capacity",
+        "must be one of",
+    ),
+    (
+        "package-pools-unknown",
+        with_provider(lambda o: _package("NvidiaDevicePlugin", {"pools": _served_unknown()}, "dp")()),
+        "NvidiaDevicePlugin(dp).pools",
+        "must be known when the component is constructed",
     ),
 ]
 
