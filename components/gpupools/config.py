@@ -33,6 +33,7 @@ from gpupools.specs import (
     MaintenanceSpec,
     NetworkSpec,
     PoolSpec,
+    QueueingSpec,
     Provisioner,
     ReservationSpec,
     SharingMode,
@@ -40,6 +41,7 @@ from gpupools.specs import (
     SmokeTestSpec,
     StackSpec,
     SystemPoolSpec,
+    TeamQueueSpec,
     WeekDay,
     frozen_map,
 )
@@ -60,6 +62,7 @@ TOP_LEVEL_KEYS = (
     "smokeTest",
     "cost",
     "maintenance",
+    "queueing",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
@@ -100,6 +103,8 @@ SMOKE_TEST_KEYS = ("enabled",)
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
+QUEUEING_KEYS = ("enabled", "namespaces", "teams", "pools", "atomicScaleUp")
+TEAM_KEYS = ("name", "namespaces", "gpus")
 MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
 
 AZURE_ONLY_KEYS = {
@@ -627,10 +632,15 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
+        queueing=parse_queueing(ours.get("queueing"), p + "queueing"),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
     check_budget(spec, region)
+    from gpupools.queueing.check import check_queueing
+
+    queueing = ours.get("queueing")
+    check_queueing(spec, frozenset(queueing) if isinstance(queueing, Mapping) else frozenset(), p + "queueing")
     return spec
 
 
@@ -658,6 +668,33 @@ def with_pool_eviction_rates(cost: CostSpec, gpu_pools: Sequence[PoolSpec]) -> C
     estimate, which sees pools by name only, applies them."""
     own = {pool.name: pool.eviction_rate for pool in gpu_pools if pool.eviction_rate is not None}
     return dataclasses.replace(cost, pool_eviction_rates=MappingProxyType(own)) if own else cost
+
+
+def parse_queueing(raw: Any, path: str) -> QueueingSpec:
+    """``gpupools:queueing``: optional, off by default; types here, rules in ``gpupools.queueing.check``."""
+    section = _section(raw, QUEUEING_KEYS, path)
+    teams_raw = section.get("teams", [])
+    if not isinstance(teams_raw, list):
+        raise ConfigError(f"{path}.teams", "must be a list of {name, namespaces, gpus}", teams_raw)
+    teams = []
+    for index, entry in enumerate(teams_raw):
+        at = f"{path}.teams[{index}]"
+        team = _section(entry, TEAM_KEYS, at)
+        teams.append(
+            TeamQueueSpec(
+                name=_str(team, "name", at, required=True),
+                namespaces=_str_list(team, "namespaces", at),
+                gpus=_int(team, "gpus", at, 0),
+            )
+        )
+    atomic = section.get("atomicScaleUp")
+    return QueueingSpec(
+        enabled=_bool(section, "enabled", path, False),
+        namespaces=_str_list(section, "namespaces", path),
+        teams=tuple(teams),
+        pools=_str_list(section, "pools", path),
+        atomic_scale_up=None if atomic is None else _bool(section, "atomicScaleUp", path, True),
+    )
 
 
 def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:
