@@ -11,6 +11,9 @@ committed under ``tests/crds/`` with their source (repository, path, tag, commit
 * ``karpenter-provider-azure/``: Azure/karpenter-provider-azure v1.14.2, ``karpenter.sh/v1`` NodePool
   (its copy carries the Azure label-domain rules) and ``karpenter.azure.com/v1beta1`` (and
   ``v1alpha2``) AKSNodeClass (AKS Node Auto Provisioning).
+* ``kueue/``: kubernetes-sigs/kueue v0.19.2, ``kueue.x-k8s.io/v1beta2`` (and ``v1beta1``)
+  ResourceFlavor, ClusterQueue, Cohort, LocalQueue, AdmissionCheck and ProvisioningRequestConfig
+  (``gpupools:queueing``).
 
 A schema is picked by ``apiVersion`` and ``kind``; both providers serve ``karpenter.sh/v1`` NodePool,
 so a NodePool is checked against the provider its ``spec.template.spec.nodeClassRef.group`` names
@@ -75,7 +78,7 @@ from celpy import celtypes
 CRD_DIR = Path(__file__).parent / "crds"
 
 #: Provider name -> the directory under ``tests/crds`` holding its release's CRD schemas.
-PROVIDER_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure"}
+PROVIDER_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure", "kueue": "kueue"}
 
 #: The API group of each provider's node class, which a NodePool's ``nodeClassRef.group`` names.
 NODE_CLASS_GROUPS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure"}

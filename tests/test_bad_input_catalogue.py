@@ -30,6 +30,7 @@ from gpupools.testing import PROJECT_ROOT, Run, run_program
 
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.multi_node_cases import MULTI_NODE_INVALID
+from tests.queueing_cases import QUEUEING_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
@@ -76,7 +77,9 @@ REGION_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 
-STACK_CASES = INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID + REGION_INVALID + MULTI_NODE_INVALID
+STACK_CASES = (
+    INVALID + KARPENTER_INVALID + NAP_INVALID + MAINTENANCE_INVALID + REGION_INVALID + MULTI_NODE_INVALID + QUEUEING_INVALID
+)
 
 
 @pytest.mark.parametrize(("case", "raw", "path", "rule"), STACK_CASES, ids=[c[0] for c in STACK_CASES])
