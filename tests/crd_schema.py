@@ -31,7 +31,7 @@ What is checked, in the API server's order (kubernetes/kubernetes,
 3. ``metadata``: ``name`` a DNS-1123 subdomain (``NameIsDNSSubdomain``), no ``namespace`` on the
    cluster-scoped kinds, label keys qualified names and values valid label values
    (k8s.io/apimachinery ``pkg/api/validation/objectmeta.go`` and ``pkg/util/validation/validation.go``).
-4. The OpenAPI schema, with ``jsonschema``'s Draft 4 validator (OpenAPI 3.0's schema object is
+4. The OpenAPI schema (a ``^(?i)`` pattern, valid in Go's RE2, moved to ``(?i)^`` for Python), with ``jsonschema``'s Draft 4 validator (OpenAPI 3.0's schema object is
    Draft 4-like: boolean ``exclusiveMinimum``), after translating the structural-schema dialect:
    ``nullable: true`` adds ``null`` to ``type``; ``x-kubernetes-int-or-string`` without an
    ``anyOf`` means integer or string; an object schema with ``properties`` and neither
@@ -279,6 +279,11 @@ def _translate(node: Any) -> Any:
         out["type"] = [out["type"], "null"]
     if node.get("x-kubernetes-int-or-string") and "type" not in out and "anyOf" not in out:
         out["type"] = ["integer", "string"]
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+        # Go's RE2 (the API server's regex engine) takes an inline flag anywhere; Python only at the
+        # start. Kueue's name patterns are "^(?i)[a-z]...": the same language with the flag first.
+        out["pattern"] = "(?i)^" + pattern[len("^(?i)") :]
     is_object = node.get("type") == "object"
     if (
         is_object

@@ -399,6 +399,7 @@ BUILT_IN_RESOURCES = {
     ("", "ConfigMap"): ("configmaps", True),
     ("apps", "DaemonSet"): ("daemonsets", True),
     ("batch", "Job"): ("jobs", True),
+    ("", "Namespace"): ("namespaces", False),
     ("rbac.authorization.k8s.io", "ClusterRole"): ("clusterroles", False),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("clusterrolebindings", False),
 }
