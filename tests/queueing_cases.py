@@ -30,9 +30,7 @@ QUEUEING_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
     (
         "queueing-team-quota-above-the-named-pools",
-        queueing(
-            "aws-dev", enabled=True, pools=["general"], teams=[{"name": "vision", "namespaces": ["vision"], "gpus": 1}]
-        ),
+        queueing("aws-dev", enabled=True, pools=["general"], teams=[{"name": "vision", "namespaces": ["vision"], "gpus": 1}]),
         "gpupools:queueing.teams",
         "hold at max (0)",
     ),
@@ -50,7 +48,12 @@ QUEUEING_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
     ("queueing-keys-while-off", queueing("aws-dev", namespaces=["ml"]), "gpupools:queueing.namespaces", "no effect unless"),
     ("queueing-no-namespace", queueing("azure-dev", enabled=True), "gpupools:queueing.namespaces", "at least one namespace"),
-    ("queueing-bad-namespace", queueing("aws-dev", enabled=True, namespaces=["ML_Team"]), "gpupools:queueing.namespaces[0]", "namespace name"),
+    (
+        "queueing-bad-namespace",
+        queueing("aws-dev", enabled=True, namespaces=["ML_Team"]),
+        "gpupools:queueing.namespaces[0]",
+        "namespace name",
+    ),
     (
         "queueing-team-named-like-the-shared-queue",
         queueing("aws-dev", enabled=True, teams=[{"name": "gpupools", "namespaces": ["a"]}]),

@@ -108,12 +108,16 @@ def groups(result: Run, stack: str) -> list[dict[str, Any]]:
             )
         elif reg.type == "kubernetes:karpenter.sh/v1:NodePool":
             s = reg.inputs["spec"]
-            types = next(r["values"] for r in s["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type")
+            types = next(
+                r["values"] for r in s["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"
+            )
             found.append(
                 {
                     "weight": s["weight"],
                     "labels": s["template"]["metadata"]["labels"],
-                    "taints": [Taint(t["key"], t["value"], TaintEffect(t["effect"])) for t in s["template"]["spec"].get("taints", [])],
+                    "taints": [
+                        Taint(t["key"], t["value"], TaintEffect(t["effect"])) for t in s["template"]["spec"].get("taints", [])
+                    ],
                     "max": int(s["limits"]["nodes"]),
                     "limits": s["limits"],
                     "types": types,
@@ -192,7 +196,9 @@ def test_one_flavour_selects_each_group_and_tolerates_exactly_its_taints(stack: 
 @pytest.mark.parametrize("stack", CA_STACKS)
 def test_flavour_order_is_the_priority_expanders_order(stack: str) -> None:
     result = run(stack)
-    [config_map] = [r for r in result.registrations if r.type == "kubernetes:core/v1:ConfigMap" and r.name.startswith("priority-expander")]
+    [config_map] = [
+        r for r in result.registrations if r.type == "kubernetes:core/v1:ConfigMap" and r.name.startswith("priority-expander")
+    ]
     tiers = yaml.safe_load(config_map.inputs["data"]["priorities"])
     import re
 
@@ -288,12 +294,12 @@ def test_cluster_autoscaler_stacks_wire_the_provisioning_request_check(stack: st
     assert check["spec"]["parameters"]["name"] == prc["metadata"]["name"]
     queue = cluster_queue(result)
     [rule] = queue["spec"]["admissionChecksStrategy"]["admissionChecks"]
-    gpu_flavours = [
-        f["name"] for f in queue["spec"]["resourceGroups"][0]["flavors"] if quota_of(f)[GPU_RESOURCE] != "0"
-    ]
+    gpu_flavours = [f["name"] for f in queue["spec"]["resourceGroups"][0]["flavors"] if quota_of(f)[GPU_RESOURCE] != "0"]
     assert rule == {"name": check["metadata"]["name"], "onFlavors": gpu_flavours}
     if stack.startswith("aws"):
-        [autoscaler] = [r for r in result.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "cluster-autoscaler"]
+        [autoscaler] = [
+            r for r in result.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "cluster-autoscaler"
+        ]
         args = autoscaler.inputs["values"]["extraArgs"]
         assert args["enable-provisioning-requests"] is True and args["kube-api-content-type"] == "application/json"
         [crd] = [r for r in result.registrations if r.type == "kubernetes:yaml/v2:ConfigFile"]
@@ -387,20 +393,26 @@ def test_an_admitted_gang_job_lands_on_its_flavours_nodes(stack: str) -> None:
         flavour = flavour_of(result, group)
         if flavour["spec"]["nodeLabels"].get("gpupools.io/pool") not in {p.name for p in spec(stack).gpu_pools}:
             continue
-        admitted = {**pod, "nodeSelector": flavour["spec"]["nodeLabels"], "tolerations": [*pod["tolerations"], *flavour["spec"]["tolerations"]]}
+        admitted = {
+            **pod,
+            "nodeSelector": flavour["spec"]["nodeLabels"],
+            "tolerations": [*pod["tolerations"], *flavour["spec"]["tolerations"]],
+        }
         assert untolerated(admitted["tolerations"], group["taints"]) == []
         assert affinity_matches(admitted["affinity"], group["labels"])
         assert all(group["labels"].get(k) == v for k, v in admitted["nodeSelector"].items())
         for other in groups(result, stack):
-            if other["pool"] != group["pool"] or other["labels"]["gpupools.io/capacity-type"] != group["labels"]["gpupools.io/capacity-type"]:
+            if (
+                other["pool"] != group["pool"]
+                or other["labels"]["gpupools.io/capacity-type"] != group["labels"]["gpupools.io/capacity-type"]
+            ):
                 assert not all(other["labels"].get(k) == v for k, v in admitted["nodeSelector"].items())
 
 
 def test_gang_job_refuses_a_one_node_gang_and_a_long_name() -> None:
     from gpupools.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="gang_job.nodes"):
+    with pytest.raises(ConfigError, match=r"gang_job\.nodes"):
         four_node_job(nodes=1)
-    with pytest.raises(ConfigError, match="gang_job.name"):
+    with pytest.raises(ConfigError, match=r"gang_job\.name"):
         gang_job("x" * 51, image="i", script=["t.py"], nodes=2, gpus_per_node=1)
-

@@ -517,7 +517,12 @@ def _queueing(d: Defaults) -> dict[str, Entry]:
 
 def _team_rows(d: Defaults) -> list[Row]:
     return [
-        Row("gpupools:queueing.teams[].name", "DNS label", "required", "the team's ClusterQueue and LocalQueue name; not `gpupools`"),
+        Row(
+            "gpupools:queueing.teams[].name",
+            "DNS label",
+            "required",
+            "the team's ClusterQueue and LocalQueue name; not `gpupools`",
+        ),
         Row("gpupools:queueing.teams[].namespaces", "list of namespaces", "required", "where the team's LocalQueues go"),
         Row(
             "gpupools:queueing.teams[].gpus",

@@ -71,7 +71,9 @@ def check_queueing(spec: StackSpec, explicit: frozenset[str] = frozenset(), path
         at = f"{path}.teams[{index}]"
         _check_name(team.name, f"{at}.name", "queue name")
         if team.name == SHARED_QUEUE:
-            raise ConfigError(f"{at}.name", f"must not be {SHARED_QUEUE!r}: the shared queue and the teams' cohort have that name", team.name)
+            raise ConfigError(
+                f"{at}.name", f"must not be {SHARED_QUEUE!r}: the shared queue and the teams' cohort have that name", team.name
+            )
         if team.name in seen:
             raise ConfigError(f"{at}.name", "must be unique among teams", team.name)
         seen.add(team.name)

@@ -75,7 +75,7 @@ class Flavour:
     capacity: CapacityType | None
     node_labels: Mapping[str, str] = field(default_factory=frozen_map)
     taints: tuple[Taint, ...] = ()
-    quota: Quota = Quota()
+    quota: Quota = field(default_factory=Quota)
     rank: int = 0
 
     @property

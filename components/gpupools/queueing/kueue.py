@@ -169,9 +169,7 @@ def queue_manifests(
         objects.append(queues.cohort(queues.SHARED_QUEUE, flavours, queues.cohort_quotas(flavours, held)))
         none = {f.name: Quota() for f in flavours}
         objects.append(
-            queues.cluster_queue(
-                queues.SHARED_QUEUE, flavours, quotas=none, cohort=queues.SHARED_QUEUE, atomic_scale_up=atomic
-            )
+            queues.cluster_queue(queues.SHARED_QUEUE, flavours, quotas=none, cohort=queues.SHARED_QUEUE, atomic_scale_up=atomic)
         )
         for team in teams:
             objects.append(
@@ -244,8 +242,6 @@ class KueueQueues(pulumi.ComponentResource):
             if kind == "AdmissionCheck":
                 deps += [r for key, r in created.items() if key.split("/")[0] == "ProvisioningRequestConfig"]
             suffix = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
-            resource = _custom(
-                f"{name}-{kind.lower()}-{suffix}", manifest, pulumi.ResourceOptions(parent=self, depends_on=deps)
-            )
+            resource = _custom(f"{name}-{kind.lower()}-{suffix}", manifest, pulumi.ResourceOptions(parent=self, depends_on=deps))
             created[f"{kind}/{suffix}"] = resource
         self.register_outputs({"clusterQueues": [m["metadata"]["name"] for m in self.manifests if m["kind"] == "ClusterQueue"]})
