@@ -416,3 +416,17 @@ def test_gang_job_refuses_a_one_node_gang_and_a_long_name() -> None:
         four_node_job(nodes=1)
     with pytest.raises(ConfigError, match=r"gang_job\.name"):
         gang_job("x" * 51, image="i", script=["t.py"], nodes=2, gpus_per_node=1)
+
+
+def test_eks_autoscaler_flags_for_provisioning_requests_render_as_the_faq_asks() -> None:
+    """cluster-autoscaler FAQ, "Enabling ProvisioningRequest Support": the two flags, as the pinned
+    chart renders ``extraArgs`` (``rendered_flags``); nothing of it without queueing."""
+    from gpupools.aws.autoscaler import extra_args, provisioning_request_crd_url, rendered_flags
+    from gpupools.specs import AutoscalerSpec
+
+    on = rendered_flags({"extraArgs": extra_args(AutoscalerSpec(), provisioning_requests=True)})
+    off = rendered_flags({"extraArgs": extra_args(AutoscalerSpec())})
+    assert set(on) - set(off) == {"--enable-provisioning-requests=true", "--kube-api-content-type=application/json"}
+    assert provisioning_request_crd_url("v1.35.2").startswith(
+        "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-1.35.2/cluster-autoscaler/"
+    )
