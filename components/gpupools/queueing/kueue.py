@@ -19,7 +19,9 @@ ProvisioningRequest admission check) on the cluster's Kubernetes provider.
   ``depends_on`` what serves it: the ProvisioningRequest CRD on EKS (``ClusterAutoscaler``), the
   autoscaled agent pools on AKS, whose managed autoscaler handles ProvisioningRequests (the AKS
   article "Provision capacity for Kueue batch jobs with the cluster autoscaler on AKS" installs
-  Kueue on such a cluster and nothing else).
+  Kueue on such a cluster and nothing else; dated 2026-07-17, while Azure/AKS #5492 reported in
+  February 2026 that the managed autoscaler did not serve them yet: docs/queueing.md says what to
+  do if Kueue logs that it skipped the controller).
 * **Order**: a ``helm.v3.Release`` waits until the release's resources are ready unless
   ``skip_await`` is set (pulumi-kubernetes 4.34 ``helm.v3.Release``, ``skip_await``: "By default,
   the provider waits until all resources are in a ready state before marking the release as
