@@ -154,6 +154,13 @@ def test_kueue_is_the_pinned_chart_on_the_system_pool(stack: str) -> None:
     expected = [{"effect": "NoSchedule", "key": "CriticalAddonsOnly", "operator": "Equal", "value": "true"}]
     assert manager["tolerations"] == (expected if stack.startswith("azure") else [])
     assert manager["manager"]["priorityClassName"] == "system-cluster-critical"
+    # Kueue's webhooks (failurePolicy Fail) act in the queues' namespaces only, and not on every Pod.
+    configuration = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert configuration["apiVersion"] == "config.kueue.x-k8s.io/v1beta2" and configuration["kind"] == "Configuration"
+    [selector] = configuration["managedJobsNamespaceSelector"]["matchExpressions"]
+    assert selector == {"key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(ON["namespaces"])}
+    frameworks = configuration["integrations"]["frameworks"]
+    assert "batch/job" in frameworks and not {"pod", "deployment", "statefulset"} & set(frameworks)
 
 
 @pytest.mark.parametrize("stack", ALL)

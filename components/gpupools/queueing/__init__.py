@@ -52,7 +52,9 @@ def install(
     if not spec.queueing.enabled:
         return None
     ordered = flavours(pools, prices=prices, weights=weights, only=spec.queueing.pools)
-    kueue = Kueue("kueue", system_pool, opts=pulumi.ResourceOptions(provider=provider, depends_on=list(after)))
+    queueing = spec.queueing
+    namespaces = [*queueing.namespaces, *(ns for team in queueing.teams for ns in team.namespaces)]
+    kueue = Kueue("kueue", system_pool, namespaces, opts=pulumi.ResourceOptions(provider=provider, depends_on=list(after)))
     queues = KueueQueues(
         "queues",
         ordered,

@@ -12,6 +12,19 @@ ProvisioningRequest admission check) on the cluster's Kubernetes provider.
   (``values.yaml``: "ControllerManager's nodeSelector", "ControllerManager's tolerations");
   ``priorityClassName: system-cluster-critical``: Kueue's webhooks gate every Job created in the
   cluster, so it must not be preempted by workloads.
+* **Only the queues' namespaces**: the chart's default configuration manages Jobs (and with its
+  ``pod`` integration every Pod) in every namespace but ``kube-system`` and ``kueue-system``, through
+  mutating webhooks with ``failurePolicy: Fail`` (``charts/kueue/templates/webhook/manifests.yaml``),
+  so while Kueue's one replica is away no Job could be created anywhere. gpupools gives Kueue its own
+  configuration (``managerConfig.controllerManagerConfigYaml``, a ``config.kueue.x-k8s.io/v1beta2``
+  Configuration): ``managedJobsNamespaceSelector`` naming exactly the namespaces of
+  ``gpupools:queueing`` (the chart turns it into every webhook's ``namespaceSelector``; Kueue's
+  "Opt-in Namespace Management"), and ``integrations.frameworks`` the batch kinds (``batch/job``,
+  JobSet, Kubeflow MPIJob and TrainJob, RayJob and RayCluster), without the chart's ``pod``,
+  ``deployment``, ``statefulset`` and ``leaderworkerset``: serving workloads are not queued here.
+  Every other setting is Kueue's default (``apis/config/v1beta2/defaults.go``: webhook port 9443,
+  health ``:8081``, metrics ``:8443``, leader election on, client QPS 300 and burst 500, the
+  chart's own values).
 * **ProvisioningRequests**: Kueue needs no feature gate (``ProvisioningACC`` graduated and was
   removed, kueue #7465), but it sets the controller up only if the API server serves
   ``autoscaling.x-k8s.io/v1`` ProvisioningRequest when it starts ("Skipping provisioning controller
@@ -41,6 +54,7 @@ from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from gpupools.conventions import ROLE_LABEL, Role
 from gpupools.errors import ConfigError
@@ -98,14 +112,42 @@ def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     return [d for d in deps if isinstance(d, pulumi.Resource)] if isinstance(deps, (list, tuple)) else []
 
 
-def helm_values(system_pool: NodePoolInfo) -> dict[str, Any]:
-    """The chart values: the controller on the system pool (module docstring)."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""Set by the API server on every Namespace to its name (Kubernetes 1.22+)."""
+
+FRAMEWORKS = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/mpijob",
+    "trainer.kubeflow.org/trainjob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+)
+"""The integrations Kueue runs (names as in the chart's ``values.yaml``): batch and training kinds only."""
+
+
+def manager_config(namespaces: Sequence[str]) -> dict[str, Any]:
+    """Kueue's Configuration: Jobs managed in ``namespaces`` only, the batch integrations (module docstring)."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(set(namespaces))}]
+        },
+        "integrations": {"frameworks": list(FRAMEWORKS)},
+    }
+
+
+
+def helm_values(system_pool: NodePoolInfo, namespaces: Sequence[str]) -> dict[str, Any]:
+    """The chart values: the controller on the system pool, managing ``namespaces`` only (module docstring)."""
     return {
         "controllerManager": {
             "nodeSelector": {ROLE_LABEL: Role.SYSTEM.value},
             "tolerations": [taint.toleration() for taint in sorted(system_pool.taints)],
             "manager": {"priorityClassName": PRIORITY_CLASS},
-        }
+        },
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(namespaces), sort_keys=False)},
     }
 
 
@@ -115,6 +157,7 @@ class Kueue(pulumi.ComponentResource):
     Args:
         name: the component's name.
         system_pool: the cluster's system pool (``NodePoolInfo``): its taints are tolerated.
+        namespaces: the namespaces Kueue manages Jobs in (the LocalQueues' namespaces); at least one.
         opts: ``provider`` the cluster's Kubernetes provider; ``depends_on`` is passed to the release
             (what serves ProvisioningRequests, and the system pool).
 
@@ -125,11 +168,19 @@ class Kueue(pulumi.ComponentResource):
     values: dict[str, Any]
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, system_pool: NodePoolInfo, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        system_pool: NodePoolInfo,
+        namespaces: Sequence[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         if system_pool.role is not Role.SYSTEM:
             raise ConfigError(f"Kueue({name}).system_pool", "must be the system pool", system_pool.name)
+        if not namespaces or isinstance(namespaces, str):
+            raise ConfigError(f"Kueue({name}).namespaces", "must list the namespaces Kueue manages Jobs in", namespaces)
         super().__init__(TYPE, name, None, opts)
-        self.values = helm_values(system_pool)
+        self.values = helm_values(system_pool, namespaces)
         self.release = k8s.helm.v3.Release(
             name,
             name=RELEASE_NAME,
