@@ -138,7 +138,6 @@ def manager_config(namespaces: Sequence[str]) -> dict[str, Any]:
     }
 
 
-
 def helm_values(system_pool: NodePoolInfo, namespaces: Sequence[str]) -> dict[str, Any]:
     """The chart values: the controller on the system pool, managing ``namespaces`` only (module docstring)."""
     return {
