@@ -36,6 +36,8 @@ from gpupools.queueing.workloads import gang_job
 from gpupools.testing import Run, run_stack, stack_config
 from gpupools.testing.manifests import to_manifest
 from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS, KUEUE_CHART, KUEUE_VERSION
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.crd_schema import validate_custom_resource
 from tests.k8s_schema import affinity_matches, tolerates, untolerated, validate_manifest
@@ -437,3 +439,51 @@ def test_eks_autoscaler_flags_for_provisioning_requests_render_as_the_faq_asks()
     assert provisioning_request_crd_url("v1.35.2").startswith(
         "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-1.35.2/cluster-autoscaler/"
     )
+
+
+# --- the teams' split, as a property ----------------------------------------------------------------
+
+
+@st.composite
+def flavours_and_teams(draw: st.DrawFn) -> tuple[list[Any], list[Any]]:
+    from gpupools.conventions import Role
+    from gpupools.queueing.flavors import Flavour
+    from gpupools.queueing.quotas import Quota
+    from gpupools.specs import TeamQueueSpec
+
+    count = draw(st.integers(1, 5))
+    flavours = []
+    for index in range(count):
+        gpus = draw(st.integers(0, 64))
+        flavours.append(
+            Flavour(
+                name=f"p{index}-spot",
+                pool=f"p{index}",
+                role=Role.GPU if gpus else Role.CPU,
+                capacity=None,
+                quota=Quota(cpu=draw(st.integers(1, 2000)), memory_mib=draw(st.integers(1, 10**7)), gpus=gpus),
+            )
+        )
+    capacity = sum(f.quota.gpus for f in flavours)
+    teams = []
+    for index in range(draw(st.integers(0, 4))):
+        wanted = draw(st.integers(0, capacity))
+        capacity -= wanted
+        teams.append(TeamQueueSpec(name=f"t{index}", namespaces=(f"t{index}",), gpus=wanted))
+    return flavours, teams
+
+
+@given(flavours_and_teams())
+def test_teams_and_cohort_always_add_up_to_the_flavours(case: tuple[list[Any], list[Any]]) -> None:
+    from gpupools.queueing.queues import cohort_quotas, team_quotas
+
+    flavours, teams = case
+    held = team_quotas(flavours, teams)
+    rest = cohort_quotas(flavours, held)
+    for team in teams:
+        assert sum(q.gpus for q in held[team.name].values()) == team.gpus  # every guarantee is met in full
+    for flavour in flavours:
+        parts = [held[t.name][flavour.name] for t in teams] + [rest[flavour.name]]
+        for field_ in ("cpu", "memory_mib", "gpus"):
+            assert all(getattr(p, field_) >= 0 for p in parts)
+            assert sum(getattr(p, field_) for p in parts) == getattr(flavour.quota, field_)
