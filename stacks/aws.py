@@ -12,6 +12,8 @@
     DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per GPU pool the plugin serves
     PriorityExpander                    reserved > Spot > on-demand > system, cheaper first, regexes on the groups' ASG names
     GpuSmokeTest per pool (optional)    on the pool's first Spot group
+    Kueue, KueueQueues (optional)       gpupools:queueing: the chart, flavours in the expander's order,
+                                        queues; the autoscaler serves ProvisioningRequests (atomic check)
 
 With ``gpupools:provisioner: karpenter`` the pools are Karpenter's instead, and neither node groups
 nor cluster-autoscaler exist:
@@ -24,6 +26,8 @@ nor cluster-autoscaler exist:
     NvidiaDevicePlugin                  on the GPU NodePools' nodes whose AMI lacks a plugin
     DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per such NodePool
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
+    Kueue, KueueQueues (optional)       gpupools:queueing: a flavour per NodePool in weight order, no
+                                        ProvisioningRequests (Karpenter does not serve them)
 
 Stack outputs: ``clusterName``, ``kubeconfig`` (secret), ``nodePools`` (with prices), ``cost``.
 """
@@ -44,6 +48,8 @@ from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.kubernetes.karpenter import overlay
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.queueing import install as install_queueing
+from gpupools.queueing.check import atomic_scale_up
 from gpupools.specs import GpuDriver, Provisioner, StackSpec
 
 
@@ -151,6 +157,14 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
             # Not on gpuDriver: none pools: their device plugin is installed after this stack, by the user.
             if info.role is Role.GPU and info.gpu_driver is GpuDriver.INSTALL:
                 GpuSmokeTest(f"smoke-{info.pool}", info, opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=after))
+    install_queueing(
+        spec,
+        cluster.system_pool,
+        node_pools.pools,
+        cluster.provider,
+        after=[cluster.system_node_group],
+        weights={info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools},
+    )
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
@@ -199,6 +213,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_provider_url=cluster.oidc_provider_url,
         autoscaler=spec.autoscaler,
+        # Kueue's all-or-nothing scale-up: the flags and the ProvisioningRequest CRD.
+        provisioning_requests=spec.queueing.enabled and atomic_scale_up(spec),
         # The release waits for its pod, which needs the system node group.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )
@@ -214,6 +230,16 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     gpu_metrics(spec, all_groups, on_cluster)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
+    # Kueue starts after the ProvisioningRequest CRD (the autoscaler component) and orders its
+    # flavours with the expander's prices.
+    install_queueing(
+        spec,
+        cluster.system_pool,
+        [*gpu_groups, *cpu_groups],
+        cluster.provider,
+        after=[cluster.system_node_group, autoscaler],
+        prices=prices,
+    )
 
     if spec.smoke_test.enabled:
         after = [autoscaler, *([plugin] if plugin else [])]

@@ -16,6 +16,10 @@ are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
     NvidiaDevicePlugin                  on the GPU NodePools' nodes (NAP installs the driver, not the plugin)
     DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per GPU NodePool
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
+
+With ``gpupools:queueing`` on, in either mode, Kueue (chart on the System pool) and KueueQueues:
+flavours in the priority expander's order (NodePool weights under NAP), quotas at max, and under the
+managed cluster-autoscaler the ProvisioningRequest admission check.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from gpupools.kubernetes import DcgmExporter, GpuSmokeTest, NvidiaDevicePlugin, 
 from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.queueing import install as install_queueing
 from gpupools.specs import GpuDriver, StackSpec
 
 
@@ -79,6 +84,7 @@ def main() -> None:
         node_auto_provisioning=spec.node_auto_provisioning,
         # Contributor on each Capacity Reservation Group's resource group for the control-plane identity.
         capacity_reservation_group_ids=sorted({r.id for pool in spec.gpu_pools for r in pool.reservations}),
+        queueing=spec.queueing.enabled,
     )
     if spec.node_auto_provisioning:
         nap_mode(spec, cluster, location)
@@ -119,6 +125,13 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, *([plugin] if plugin else [])])
         for info in served:
             GpuSmokeTest(f"smoke-test-{info.pool}", pool=info, opts=after)
+    install_queueing(
+        spec,
+        cluster.system_pool,
+        node_pools.pools,
+        cluster.provider,
+        weights={info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools},
+    )
 
     _, outputs, cost = stack_costs([cluster.system_pool, *node_pools.pools], price_table(spec.cloud), location, spec.cost)
     pulumi.export("clusterName", cluster.name)
@@ -165,6 +178,16 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     gpu_metrics(spec, all_pools, k8s_opts)
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
+    # After every agent pool: AKS's managed autoscaler serves ProvisioningRequests for them, and
+    # Kueue sets its ProvisioningRequest controller up only if the API is there when it starts.
+    install_queueing(
+        spec,
+        cluster.system_pool,
+        [*gpu_infos, *cpu_infos],
+        cluster.provider,
+        after=[after] if after is not None else [],
+        prices=prices,
+    )
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.
         after_all = pulumi.ResourceOptions(

@@ -13,6 +13,9 @@ committed under ``tests/crds/`` with their source (repository, path, tag, commit
   ``v1alpha2``) AKSNodeClass (AKS Node Auto Provisioning).
 * ``prometheus-operator/``: prometheus-operator/prometheus-operator v0.93.0, ``monitoring.coreos.com/v1``
   ServiceMonitor (the DCGM exporter's, with ``gpupools:gpuMetrics.serviceMonitor``).
+* ``kueue/``: kubernetes-sigs/kueue v0.19.2, ``kueue.x-k8s.io/v1beta2`` (and ``v1beta1``)
+  ResourceFlavor, ClusterQueue, Cohort, LocalQueue, AdmissionCheck and ProvisioningRequestConfig
+  (``gpupools:queueing``).
 
 A schema is picked by ``apiVersion`` and ``kind``; both providers serve ``karpenter.sh/v1`` NodePool,
 so a NodePool is checked against the provider its ``spec.template.spec.nodeClassRef.group`` names
@@ -30,7 +33,7 @@ What is checked, in the API server's order (kubernetes/kubernetes,
 3. ``metadata``: ``name`` a DNS-1123 subdomain (``NameIsDNSSubdomain``), no ``namespace`` on the
    cluster-scoped kinds, label keys qualified names and values valid label values
    (k8s.io/apimachinery ``pkg/api/validation/objectmeta.go`` and ``pkg/util/validation/validation.go``).
-4. The OpenAPI schema, with ``jsonschema``'s Draft 4 validator (OpenAPI 3.0's schema object is
+4. The OpenAPI schema (a ``^(?i)`` pattern, valid in Go's RE2, moved to ``(?i)^`` for Python), with ``jsonschema``'s Draft 4 validator (OpenAPI 3.0's schema object is
    Draft 4-like: boolean ``exclusiveMinimum``), after translating the structural-schema dialect:
    ``nullable: true`` adds ``null`` to ``type``; ``x-kubernetes-int-or-string`` without an
    ``anyOf`` means integer or string; an object schema with ``properties`` and neither
@@ -81,6 +84,7 @@ PROVIDER_DIRS = {
     "aws": "karpenter-provider-aws",
     "azure": "karpenter-provider-azure",
     "prometheus-operator": "prometheus-operator",
+    "kueue": "kueue",
 }
 
 #: The API group of each provider's node class, which a NodePool's ``nodeClassRef.group`` names.
@@ -282,6 +286,11 @@ def _translate(node: Any) -> Any:
         out["type"] = [out["type"], "null"]
     if node.get("x-kubernetes-int-or-string") and "type" not in out and "anyOf" not in out:
         out["type"] = ["integer", "string"]
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+        # Go's RE2 (the API server's regex engine) takes an inline flag anywhere; Python only at the
+        # start. Kueue's name patterns are "^(?i)[a-z]...": the same language with the flag first.
+        out["pattern"] = "(?i)^" + pattern[len("^(?i)") :]
     is_object = node.get("type") == "object"
     if (
         is_object

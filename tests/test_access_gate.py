@@ -400,6 +400,7 @@ BUILT_IN_RESOURCES = {
     ("", "Service"): ("services", True),
     ("apps", "DaemonSet"): ("daemonsets", True),
     ("batch", "Job"): ("jobs", True),
+    ("", "Namespace"): ("namespaces", False),
     ("rbac.authorization.k8s.io", "ClusterRole"): ("clusterroles", False),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("clusterrolebindings", False),
 }

@@ -33,6 +33,7 @@ from tests.gpu_driver_cases import GPU_DRIVER_INVALID
 from tests.k8s_schema import aks_gpu_pool
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
 from tests.multi_node_cases import MULTI_NODE_INVALID
+from tests.queueing_cases import QUEUEING_INVALID
 from tests.sharing_cases import SHARING_COMPONENT_CASES
 from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
@@ -111,6 +112,7 @@ STACK_CASES = (
     + GPU_DRIVER_INVALID
     + NODE_REPAIR_INVALID
     + GPU_METRICS_INVALID
+    + QUEUEING_INVALID
 )
 
 

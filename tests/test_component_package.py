@@ -45,10 +45,13 @@ from gpupools.kubernetes.efa_device_plugin import EfaDevicePlugin
 from gpupools.kubernetes.priority_expander import PriorityExpander
 from gpupools.kubernetes.smoke_test import GpuSmokeTest
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import ClusterSpec, MaintenanceSpec, SystemPoolSpec, WeekDay
+from gpupools.queueing import Kueue, KueueQueues, flavours
+from gpupools.specs import ClusterSpec, MaintenanceSpec, SystemPoolSpec, TeamQueueSpec, WeekDay
 from gpupools.testing import Registration, run_program
 from gpupools.xlang import convert
 from pulumi.runtime import rpc
+
+from tests.k8s_schema import aks_system_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 METASCHEMA = ROOT / "tests" / "schemas" / "pulumi-package-metaschema.json"
@@ -65,6 +68,7 @@ PUBLIC = {
     "gpupools.azure": ["AksCluster", "GpuNodePool", "CpuNodePool", "NapNodePools", "NodeImageMaintenance"],
     "gpupools.aws": ["EksCluster", "GpuNodeGroup", "CpuNodeGroup", "KarpenterNodePools", "Karpenter", "ClusterAutoscaler"],
     "gpupools.kubernetes": ["NvidiaDevicePlugin", "DcgmExporter", "EfaDevicePlugin", "PriorityExpander", "GpuSmokeTest"],
+    "gpupools.queueing": ["Kueue", "KueueQueues"],
 }
 
 
@@ -344,6 +348,30 @@ CASES = [
         {"pool": snake_info(aks_infos()[0])},
         lambda: GpuSmokeTest("ml-dev", aks_infos()[0]),
         ("jobName",),
+    ),
+    Case(
+        "Kueue",
+        {"systemPool": snake_info(aks_system_pool()), "namespaces": ["ml", "research"]},
+        lambda: Kueue("ml-dev", aks_system_pool(), ["ml", "research"]),
+        ("namespaces",),
+    ),
+    Case(
+        "KueueQueues",
+        {
+            "pools": [snake_info(i) for i in aks_infos()],
+            "namespaces": ["ml"],
+            "teams": [{"name": "vision", "namespaces": ["vision"], "gpus": 2}],
+            "atomicScaleUp": True,
+            "prices": {i.name: 0.2 + n for n, i in enumerate(aks_infos())},
+        },
+        lambda: KueueQueues(
+            "ml-dev",
+            flavours(aks_infos(), prices={i.name: 0.2 + n for n, i in enumerate(aks_infos())}),
+            namespaces=["ml"],
+            teams=[TeamQueueSpec(name="vision", namespaces=("vision",), gpus=2)],
+            atomic_scale_up=True,
+        ),
+        ("flavourNames",),
     ),
 ]
 

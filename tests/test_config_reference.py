@@ -41,6 +41,8 @@ def test_committed_page_is_the_generated_one() -> None:
         ("smokeTest", config.SMOKE_TEST_KEYS),
         ("cost", config.COST_KEYS),
         ("maintenance", config.MAINTENANCE_KEYS),
+        ("queueing", config.QUEUEING_KEYS),
+        ("queueing.teams[]", config.TEAM_KEYS),
     ],
 )
 def test_every_key_is_in_the_table(section: str, keys: tuple[str, ...]) -> None:
@@ -124,8 +126,8 @@ def test_a_removed_key_with_an_entry_fails(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_new_top_level_key_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "TOP_LEVEL_KEYS", (*config.TOP_LEVEL_KEYS, "queueing"))
-    with pytest.raises(config_reference.UndocumentedKeyError, match="gpupools:queueing"):
+    monkeypatch.setattr(config, "TOP_LEVEL_KEYS", (*config.TOP_LEVEL_KEYS, "telemetry"))
+    with pytest.raises(config_reference.UndocumentedKeyError, match="gpupools:telemetry"):
         config_reference.table()
 
 

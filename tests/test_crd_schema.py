@@ -129,22 +129,29 @@ def test_pinned_releases_and_served_versions() -> None:
         ("azure", "karpenter.azure.com/v1beta1", "AKSNodeClass"),
         ("azure", "karpenter.azure.com/v1alpha2", "AKSNodeClass"),
         ("prometheus-operator", "monitoring.coreos.com/v1", "ServiceMonitor"),
+        *(
+            ("kueue", f"kueue.x-k8s.io/{version}", kind)
+            for version in ("v1beta1", "v1beta2")
+            for kind in ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "AdmissionCheck", "ProvisioningRequestConfig")
+        ),
     }
+    assert pinned_release("kueue") == "v0.19.2"
 
 
 def test_every_schema_file_names_its_source() -> None:
     files = sorted(CRD_DIR.glob("*/*.yaml"))
-    assert len(files) == 6
+    assert len(files) == 12
     for path in files:
         text = path.read_text()
         source = yaml.safe_load(text)["source"]
         assert set(source) == {"repository", "tag", "commit", "path", "read"}, path
-        # Karpenter keeps its CRDs under pkg/apis/crds/; prometheus-operator its bare CRDs under example/.
-        crd_dirs = ("pkg/apis/crds/", "example/prometheus-operator-crd/")
+        # Karpenter keeps its CRDs under pkg/apis/crds/; prometheus-operator its bare CRDs under example/;
+        # Kueue under config/components/crd/bases/.
+        crd_dirs = ("pkg/apis/crds/", "example/prometheus-operator-crd/", "config/components/crd/bases/")
         assert len(source["commit"]) == 40 and source["path"].startswith(crd_dirs), path
         assert text.startswith("#") and source["tag"] in text.splitlines()[1], path
     readme = (CRD_DIR / "README.md").read_text()
-    assert "v1.14.1" in readme and "v1.14.2" in readme and "v0.93.0" in readme
+    assert "v1.14.1" in readme and "v1.14.2" in readme and "v0.93.0" in readme and "v0.19.2" in readme
 
 
 def test_both_nodepool_copies_restrict_their_own_label_domain() -> None:

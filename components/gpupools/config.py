@@ -37,12 +37,14 @@ from gpupools.specs import (
     NodeRepairSpec,
     PoolSpec,
     Provisioner,
+    QueueingSpec,
     ReservationSpec,
     SharingMode,
     SharingSpec,
     SmokeTestSpec,
     StackSpec,
     SystemPoolSpec,
+    TeamQueueSpec,
     WeekDay,
     frozen_map,
 )
@@ -65,6 +67,7 @@ TOP_LEVEL_KEYS = (
     "maintenance",
     "nodeRepair",
     "gpuMetrics",
+    "queueing",
 )
 CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
@@ -108,6 +111,8 @@ COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
 NODE_REPAIR_KEYS = ("enabled",)
+QUEUEING_KEYS = ("enabled", "namespaces", "teams", "pools", "atomicScaleUp")
+TEAM_KEYS = ("name", "namespaces", "gpus")
 MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
 
 AZURE_ONLY_KEYS = {
@@ -639,10 +644,15 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
         node_repair=parse_node_repair(ours.get("nodeRepair"), cloud, provisioner, p + "nodeRepair"),
         gpu_metrics=parse_gpu_metrics(metrics, p + "gpuMetrics"),
+        queueing=parse_queueing(ours.get("queueing"), p + "queueing"),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
     check_budget(spec, region)
+    from gpupools.queueing.check import check_queueing
+
+    queueing = ours.get("queueing")
+    check_queueing(spec, frozenset(queueing) if isinstance(queueing, Mapping) else frozenset(), p + "queueing")
     return spec
 
 
@@ -715,6 +725,33 @@ def parse_node_repair(raw: Any, cloud: Cloud, provisioner: Provisioner, path: st
     if cloud is Cloud.AZURE and not enabled:
         raise ConfigError(f"{path}.enabled", AKS_NODE_REPAIR_ALWAYS_ON, False)
     return NodeRepairSpec(enabled=enabled)
+
+
+def parse_queueing(raw: Any, path: str) -> QueueingSpec:
+    """``gpupools:queueing``: optional, off by default; types here, rules in ``gpupools.queueing.check``."""
+    section = _section(raw, QUEUEING_KEYS, path)
+    teams_raw = section.get("teams", [])
+    if not isinstance(teams_raw, list):
+        raise ConfigError(f"{path}.teams", "must be a list of {name, namespaces, gpus}", teams_raw)
+    teams = []
+    for index, entry in enumerate(teams_raw):
+        at = f"{path}.teams[{index}]"
+        team = _section(entry, TEAM_KEYS, at)
+        teams.append(
+            TeamQueueSpec(
+                name=_str(team, "name", at, required=True),
+                namespaces=_str_list(team, "namespaces", at),
+                gpus=_int(team, "gpus", at, 0),
+            )
+        )
+    atomic = section.get("atomicScaleUp")
+    return QueueingSpec(
+        enabled=_bool(section, "enabled", path, False),
+        namespaces=_str_list(section, "namespaces", path),
+        teams=tuple(teams),
+        pools=_str_list(section, "pools", path),
+        atomic_scale_up=None if atomic is None else _bool(section, "atomicScaleUp", path, True),
+    )
 
 
 def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:

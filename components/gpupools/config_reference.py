@@ -531,6 +531,64 @@ def _gpu_metrics(d: Defaults) -> dict[str, Entry]:
     }
 
 
+def _queueing(d: Defaults) -> dict[str, Entry]:
+    return {
+        "enabled": lambda d: Row(
+            "gpupools:queueing.enabled",
+            "bool",
+            code(d.azure.queueing.enabled),
+            "install Kueue (pinned chart, on the system pool) with a ResourceFlavor per pool and capacity type (per "
+            "NodePool under Karpenter/NAP) in buying order and quotas equal to the pools at max ([Queueing](queueing.md)); "
+            "every other `queueing` key needs it",
+        ),
+        "namespaces": lambda d: Row(
+            "gpupools:queueing.namespaces",
+            "list of namespaces",
+            "`[]`",
+            "a LocalQueue `gpupools` in each (gpupools creates the Namespaces); at least one namespace here or in `teams`",
+        ),
+        "teams": lambda d: Row(
+            "gpupools:queueing.teams[]",
+            "list",
+            "`[]`",
+            "per team a ClusterQueue in the cohort `gpupools` and a LocalQueue named after the team in its namespaces; "
+            "unused quota is borrowed across the cohort, running jobs are never preempted",
+        ),
+        "pools": lambda d: Row(
+            "gpupools:queueing.pools",
+            "list of pool names",
+            "every pool",
+            "the `gpuPools`/`cpuPools` entries the queue admits to; an unknown name is an error",
+        ),
+        "atomicScaleUp": lambda d: Row(
+            "gpupools:queueing.atomicScaleUp",
+            "bool",
+            "on under cluster-autoscaler",
+            "Kueue's ProvisioningRequest admission check: a job's GPU nodes are asked for at once (atomic on AKS, best "
+            "effort on EKS); an error under `provisioner: karpenter`, which has no ProvisioningRequest support",
+        ),
+    }
+
+
+def _team_rows(d: Defaults) -> list[Row]:
+    return [
+        Row(
+            "gpupools:queueing.teams[].name",
+            "DNS label",
+            "required",
+            "the team's ClusterQueue and LocalQueue name; not `gpupools`",
+        ),
+        Row("gpupools:queueing.teams[].namespaces", "list of namespaces", "required", "where the team's LocalQueues go"),
+        Row(
+            "gpupools:queueing.teams[].gpus",
+            "int >= 0",
+            "`0`",
+            "GPU slots guaranteed to the team (nominal quota, taken from the flavours in buying order); all teams "
+            "together at most what the queued pools hold at max",
+        ),
+    ]
+
+
 def _cost(d: Defaults) -> dict[str, Entry]:
     c = d.azure.cost
     return {
@@ -583,6 +641,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("nodeRepair", "NODE_REPAIR_KEYS", _node_repair),
     ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
+    ("queueing", "QUEUEING_KEYS", _queueing),
 )
 """Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
 
@@ -657,6 +716,8 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("nodeRepair"),
         *section("gpuMetrics"),
         *section("cost"),
+        *section("queueing"),
+        *_team_rows(d),
     ]
     return out
 

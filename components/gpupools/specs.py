@@ -391,6 +391,43 @@ class GpuMetricsSpec:
     service_monitor_labels: Mapping[str, str] = field(default_factory=frozen_map)
 
 
+@dataclass(frozen=True)
+class TeamQueueSpec:
+    """``gpupools:queueing.teams[]``: one team's Kueue ClusterQueue and its LocalQueues.
+
+    Attributes:
+        name: the team's ClusterQueue and LocalQueue name (a DNS label).
+        namespaces: where its LocalQueues go (jobs label ``kueue.x-k8s.io/queue-name: <name>``).
+        gpus: GPU slots the team is guaranteed (its nominal quota, taken from the pools in buying
+            order); default 0: the team only borrows from the shared cohort.
+    """
+
+    name: str
+    namespaces: tuple[str, ...]
+    gpus: int = 0
+
+
+@dataclass(frozen=True)
+class QueueingSpec:
+    """``gpupools:queueing``: Kueue on the pools (``gpupools.queueing``). Default off.
+
+    Attributes:
+        enabled: install Kueue and the queues.
+        namespaces: LocalQueues named ``gpupools`` (the shared ClusterQueue) in these namespaces.
+        teams: per-team ClusterQueues in one cohort (see ``TeamQueueSpec``).
+        pools: the ``gpuPools``/``cpuPools`` names the queue admits to; empty means every pool.
+        atomic_scale_up: the ProvisioningRequest admission check (all-or-nothing scale-up); None
+            means the default: on under cluster-autoscaler, off under Karpenter/NAP (no
+            ProvisioningRequest support there).
+    """
+
+    enabled: bool = False
+    namespaces: tuple[str, ...] = ()
+    teams: tuple[TeamQueueSpec, ...] = ()
+    pools: tuple[str, ...] = ()
+    atomic_scale_up: bool | None = None
+
+
 class WeekDay(str, Enum):
     """Days of the week in AKS's spelling (pulumi-azure-native ``containerservice.WeekDay``; a test
     keeps the two equal). ``cron_day`` is the cron day-of-week (0 = Sunday)."""
@@ -452,6 +489,7 @@ class StackSpec:
     maintenance: MaintenanceSpec = MaintenanceSpec()
     node_repair: NodeRepairSpec = NodeRepairSpec()
     gpu_metrics: GpuMetricsSpec = GpuMetricsSpec()
+    queueing: QueueingSpec = QueueingSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

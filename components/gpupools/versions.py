@@ -228,3 +228,16 @@ default): aws/eks-node-monitoring-agent v1.7.0 (tag v1.7.0, 2026-08-04, commit c
 the form EKS add-on versions take (``v<upstream>-eksbuild.<n>``). Which Kubernetes minors EKS
 offers this build for could not be read here (``aws eks describe-addon-versions --addon-name
 eks-node-monitoring-agent``); the preflight asks (``gpupools.preflight.aws``, ``addon_version``)."""
+
+KUEUE_VERSION = "0.19.2"
+"""kubernetes-sigs/kueue v0.19.2 (tag 2026-08-20, commit 8eab6877), the newest release tag of the
+repository when read (2026-11-24; snapshot of 2026-08-22). Newer than the 0.17.1 the AKS article
+"Provision capacity for Kueue batch jobs with the cluster autoscaler on AKS" installs; both serve
+``kueue.x-k8s.io/v1beta2``, the version that article writes. Chart and controller share the version
+(``charts/kueue/Chart.yaml``: ``version: 0.19.2``, ``appVersion: "v0.19.2"``; the release script
+``hack/helm-chart-package.sh`` points the published chart's image at the promoted ``v0.19.2``
+controller). The schemas of the kinds gpupools creates are pinned under ``tests/crds/kueue``."""
+
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+"""The official OCI chart (Kueue ``charts/kueue/README.md`` at v0.19.2: ``helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version="0.19.2" --create-namespace --namespace=kueue-system``; the AKS article's
+``helm install kueue oci://registry.k8s.io/kueue/charts/kueue``)."""

@@ -42,6 +42,20 @@
   - tag auto-discovery of this cluster's groups (chart value ``autoDiscovery.clusterName``:
     ``--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/<cluster>``).
 
+* **ProvisioningRequests** (``provisioning_requests=True``, set by the stack when
+  ``gpupools:queueing`` wires Kueue's all-or-nothing scale-up): the steps of cluster-autoscaler's
+  ``FAQ.md``, "Enabling ProvisioningRequest Support" (cluster-autoscaler-1.35.2 tag): version 1.30.1
+  or later (every pinned tag is), ``--enable-provisioning-requests=true``,
+  ``--kube-api-content-type=application/json``, RBAC for ``provisioningrequests`` and
+  ``provisioningrequests/status`` (the pinned chart's ``templates/clusterrole.yaml`` grants both,
+  and ``podtemplates``, unconditionally), and the ProvisioningRequest CRD, which the chart does not
+  install: a ``yaml.v2.ConfigFile`` of ``cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml``
+  at the tag of the pinned image (``PROVISIONING_REQUEST_CRD``), created before the release so the
+  autoscaler finds the API when it starts. The AWS provider has no atomic scale-up
+  (``AtomicIncreaseSize`` returns ``ErrNotImplemented``, ``cloudprovider/aws/aws_cloud_provider.go``),
+  so ``best-effort-atomic-scale-up`` requests are served by an ordinary scale-up there
+  (``core/scaleup/orchestrator/executor.go``, ``increaseSize``): all of a job's nodes are asked for
+  at once, but an ASG may deliver part of them.
 * **Placement**: ``priorityClassName: system-cluster-critical``, ``nodeSelector``
   ``gpupools.io/role=system`` (never on a Spot GPU node that it may itself remove), requests of
   100m CPU and 600Mi memory with a 600Mi memory limit (the resources of cluster-autoscaler's own
@@ -89,8 +103,21 @@ the CPU limit: throttling the autoscaler only slows scale-ups."""
 
 PRIORITY_CLASS = "system-cluster-critical"
 
+PROVISIONING_REQUEST_CRD = (
+    "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{version}/"
+    "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+)
+"""The ProvisioningRequest CRD (``autoscaling.x-k8s.io`` ``v1``, the storage version, and ``v1beta1``)
+at the release tag of the autoscaler image (``{version}`` without the ``v``): the API the pinned
+autoscaler was built against."""
 
-def extra_args(autoscaler: AutoscalerSpec) -> dict[str, Any]:
+
+def provisioning_request_crd_url(image_tag: str) -> str:
+    """``PROVISIONING_REQUEST_CRD`` at the tag of ``image_tag`` (``v1.35.2`` -> ``cluster-autoscaler-1.35.2``)."""
+    return PROVISIONING_REQUEST_CRD.format(version=image_tag.removeprefix("v"))
+
+
+def extra_args(autoscaler: AutoscalerSpec, provisioning_requests: bool = False) -> dict[str, Any]:
     """The chart's ``extraArgs`` (merged by Helm over the chart's defaults: logtostderr, v=4, ...)."""
     args: dict[str, Any] = {
         "expander": EXPANDER,
@@ -101,6 +128,9 @@ def extra_args(autoscaler: AutoscalerSpec) -> dict[str, Any]:
     }
     for index, label in enumerate(BALANCING_LABELS, start=1):
         args[f"balancing-label_{index}"] = label
+    if provisioning_requests:
+        args["enable-provisioning-requests"] = True
+        args["kube-api-content-type"] = "application/json"
     return args
 
 
@@ -126,6 +156,7 @@ def helm_values(
     image_tag: str,
     role_arn: pulumi.Input[str],
     autoscaler: AutoscalerSpec,
+    provisioning_requests: bool = False,
 ) -> dict[str, Any]:
     """The chart values (see the module docstring for each choice)."""
     return {
@@ -142,7 +173,7 @@ def helm_values(
                 "annotations": {"eks.amazonaws.com/role-arn": role_arn},
             },
         },
-        "extraArgs": extra_args(autoscaler),
+        "extraArgs": extra_args(autoscaler, provisioning_requests),
         "priorityClassName": PRIORITY_CLASS,
         "nodeSelector": {ROLE_LABEL: Role.SYSTEM.value},
         "resources": RESOURCES,
@@ -169,12 +200,15 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         autoscaler: timing flags; default ``AutoscalerSpec()`` (10m provision time, 10m unneeded).
         namespace: where it runs; default ``kube-system``, the namespace the priority expander's
             ConfigMap must share.
+        provisioning_requests: serve ProvisioningRequests (Kueue's all-or-nothing scale-up): the
+            flags and the CRD (module docstring); default off.
         opts: resource options: ``provider`` the cluster's Kubernetes provider; ``depends_on`` is
             passed to the release (it needs the system node group to schedule on).
 
     Attributes:
         role: the IRSA role. policy: the policy document (a dict). values: the Helm values.
         image_tag: the image tag. release: the ``helm.v3.Release``.
+        provisioning_request_crd: the CRD's ``yaml.v2.ConfigFile`` with ``provisioning_requests``, else None.
 
     Raises:
         ConfigError: naming the argument, before anything is registered.
@@ -185,6 +219,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     values: dict[str, Any]
     image_tag: str
     release: k8s.helm.v3.Release
+    provisioning_request_crd: k8s.yaml.v2.ConfigFile | None
 
     def __init__(
         self,
@@ -197,6 +232,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         autoscaler: AutoscalerSpec | None = None,
         namespace: str = "kube-system",
         opts: pulumi.ResourceOptions | None = None,
+        provisioning_requests: bool = False,
     ) -> None:
         path = f"ClusterAutoscaler({name})"
         spec = autoscaler or AutoscalerSpec()
@@ -225,7 +261,17 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             self.policy,
             parent=self,
         )
-        self.values = helm_values(cluster_name, region, self.image_tag, self.role.arn, spec)
+        self.values = helm_values(cluster_name, region, self.image_tag, self.role.arn, spec, provisioning_requests)
+        self.provisioning_request_crd = (
+            k8s.yaml.v2.ConfigFile(
+                f"{name}-provisioningrequest-crd",
+                file=provisioning_request_crd_url(self.image_tag),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if provisioning_requests
+            else None
+        )
+        crd = [self.provisioning_request_crd] if self.provisioning_request_crd else []
         self.release = k8s.helm.v3.Release(
             name,
             name=RELEASE_NAME,
@@ -234,7 +280,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             repository_opts={"repo": CLUSTER_AUTOSCALER_CHART_REPO},
             namespace=namespace,
             values=self.values,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*depends_on_of(opts), *crd]),
         )
         self.register_outputs(
             {"roleArn": self.role.arn, "imageTag": self.image_tag, "chartVersion": CLUSTER_AUTOSCALER_CHART_VERSION}

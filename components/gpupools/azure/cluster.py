@@ -242,6 +242,8 @@ class AksCluster(pulumi.ComponentResource):
             size ``system_pool.min_size`` (AKS refuses autoscaled pools in this mode, so ``max_size``
             must equal ``min_size``) and no autoscaler profile (no cluster-autoscaler runs).
             ``network.dataplane`` picks the dataplane (``config`` defaults it to ``cilium`` here).
+        queueing: default False. True: the access gate also checks the kinds Kueue and its queues
+            create (``gpupools.queueing.kueue``), for stacks with ``gpupools:queueing`` on.
         opts: resource options for the component.
 
     Raises:
@@ -310,6 +312,7 @@ class AksCluster(pulumi.ComponentResource):
         node_auto_provisioning: bool = False,
         capacity_reservation_group_ids: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
+        queueing: bool = False,
     ) -> None:
         network = NetworkSpec() if network is None else network
         autoscaler = AutoscalerSpec() if autoscaler is None else autoscaler
@@ -484,7 +487,7 @@ class AksCluster(pulumi.ComponentResource):
             kubeconfig=kubeconfig,
             triggers={"clusterId": managed_cluster.id, "roleAssignmentId": deployer_admin.id},
             identity=client.object_id,
-            permissions=kubernetes_access.gate_permissions(node_auto_provisioning),
+            permissions=kubernetes_access.gate_permissions(node_auto_provisioning, queueing),
             served=kubernetes_access.gate_served(node_auto_provisioning),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
         )

@@ -7,7 +7,9 @@ names the components the AKS stack composes (``stacks/azure.py``) in each provis
 
 - cluster-autoscaler: the NVIDIA device plugin, the DCGM exporter, the priority expander, the smoke test;
 - Node Auto Provisioning: the NVIDIA device plugin (unshared: NAP refuses sharing), the DCGM exporter,
-  NAP's NodePools and node classes, the smoke test.
+  NAP's NodePools and node classes, the smoke test;
+- with ``gpupools:queueing`` on, in either mode: the Kueue release's kinds and the queues' kinds
+  (``gpupools.queueing.kueue``).
 
 Every kind a component may create is checked, whether or not this stack's config makes it (the
 device plugin's ClusterRole exists only with GPU sharing, the smoke-test Job only when enabled): a
@@ -21,9 +23,10 @@ from __future__ import annotations
 from gpupools.azure import nap_nodes
 from gpupools.kubernetes import dcgm_exporter, device_plugin, priority_expander, smoke_test
 from gpupools.kubernetes.access_gate import KubernetesKind, Permission, ServedResource
+from gpupools.queueing import kueue
 
 
-def stack_kinds(node_auto_provisioning: bool) -> tuple[tuple[KubernetesKind, str], ...]:
+def stack_kinds(node_auto_provisioning: bool, queueing: bool = False) -> tuple[tuple[KubernetesKind, str], ...]:
     """Every kind the AKS stack may create on the cluster, with the namespace it creates it in (the
     components' defaults, which the stack uses; ignored for cluster-scoped kinds)."""
     # NAP refuses GPU sharing (gpupools.config), so its plugin has no configs and no config-manager role.
@@ -35,12 +38,16 @@ def stack_kinds(node_auto_provisioning: bool) -> tuple[tuple[KubernetesKind, str
     else:
         kinds += [(kind, priority_expander.NAMESPACE) for kind in priority_expander.KINDS]
     kinds += [(kind, smoke_test.NAMESPACE) for kind in smoke_test.KINDS]
+    if queueing:
+        # LocalQueues go into the namespaces the config names: checked cluster-wide (namespace "").
+        kinds += [(kind, kueue.NAMESPACE) for kind in kueue.RELEASE_KINDS]
+        kinds += [(kind, "") for kind in kueue.KINDS]
     return tuple(kinds)
 
 
-def gate_permissions(node_auto_provisioning: bool) -> tuple[Permission, ...]:
+def gate_permissions(node_auto_provisioning: bool, queueing: bool = False) -> tuple[Permission, ...]:
     """A ``create`` per kind, in its namespace, or cluster-wide for a cluster-scoped kind."""
-    return tuple(sorted({kind.create(namespace) for kind, namespace in stack_kinds(node_auto_provisioning)}))
+    return tuple(sorted({kind.create(namespace) for kind, namespace in stack_kinds(node_auto_provisioning, queueing)}))
 
 
 def gate_served(node_auto_provisioning: bool) -> tuple[ServedResource, ...]:

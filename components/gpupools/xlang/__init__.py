@@ -37,6 +37,8 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     c.EfaDevicePlugin,
     c.PriorityExpander,
     c.GpuSmokeTest,
+    c.Kueue,
+    c.KueueQueues,
 ]
 """Every public component, one line each."""
 

@@ -486,6 +486,45 @@ class EfaDevicePluginArgs(TypedDict):
     """Default ``kube-system``."""
 
 
+class KueueArgs(TypedDict):
+    """Arguments of ``Kueue``."""
+
+    system_pool: pulumi.Input[NodePoolInfo]
+    """The cluster's system pool (the cluster's ``systemNodePool``): the controller runs there, tolerating its taints. Must be known when the component is constructed."""
+    namespaces: list[str]
+    """The namespaces Kueue manages Jobs in (its webhooks act only there): every LocalQueue's namespace; at least one."""
+
+
+class QueueTeamArgs(TypedDict):
+    """One team of ``KueueQueues``: its own ClusterQueue in the cohort ``gpupools`` and LocalQueues."""
+
+    name: str
+    """The team's ClusterQueue and LocalQueue name (a DNS label, not ``gpupools``)."""
+    namespaces: list[str]
+    """Where the team's LocalQueues go (jobs label ``kueue.x-k8s.io/queue-name: <name>``)."""
+    gpus: NotRequired[int]
+    """GPU slots guaranteed to the team (its nominal quota, taken from the flavours in buying order); default 0: it only borrows."""
+
+
+class KueueQueuesArgs(TypedDict):
+    """Arguments of ``KueueQueues``. Give it ``dependsOn`` the ``Kueue`` component, so every object waits for Kueue's webhook."""
+
+    pools: pulumi.Input[list[NodePoolInfo]]
+    """The cluster's pools (pool components' ``nodePools``); each non-system pool becomes ResourceFlavors with quotas at its max. Must be known when the component is constructed."""
+    namespaces: NotRequired[list[str]]
+    """LocalQueues named ``gpupools`` (the shared ClusterQueue) in these namespaces, which the component creates; default none (then ``teams`` must name some)."""
+    teams: NotRequired[list[QueueTeamArgs]]
+    """Per-team ClusterQueues in the cohort ``gpupools``; default none."""
+    atomic_scale_up: NotRequired[bool]
+    """Default false. The ProvisioningRequest admission check (all-or-nothing scale-up); cluster-autoscaler only (run it with ProvisioningRequests enabled)."""
+    prices: NotRequired[dict[str, float | None]]
+    """cluster-autoscaler: the priority expander's USD per node-hour per pool name, so the flavour order is its order; default none (order by size facts)."""
+    weights: NotRequired[dict[str, int]]
+    """Karpenter/NAP: each NodePool's ``spec.weight`` by NodePool name; given, one flavour per NodePool; default none (cluster-autoscaler pools)."""
+    only_pools: NotRequired[list[str]]
+    """The ``gpuPools``/``cpuPools`` names the queues admit to; default every pool."""
+
+
 class PriorityExpanderArgs(TypedDict):
     """Arguments of ``PriorityExpander``."""
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import pulumi
 
+from gpupools import config
 from gpupools.aws import autoscaler as aws_autoscaler
 from gpupools.aws import cluster as aws_cluster
 from gpupools.aws import karpenter as aws_karpenter
@@ -41,6 +42,8 @@ from gpupools.azure import node_pool as azure_node_pool
 from gpupools.config import Cloud
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import dcgm_exporter, device_plugin, efa_device_plugin, priority_expander, smoke_test
+from gpupools.queueing import flavors as queue_flavors
+from gpupools.queueing import kueue as queue_kueue
 from gpupools.xlang import convert
 from gpupools.xlang.args import (
     AksClusterArgs,
@@ -55,6 +58,8 @@ from gpupools.xlang.args import (
     GpuSmokeTestArgs,
     KarpenterArgs,
     KarpenterNodePoolsArgs,
+    KueueArgs,
+    KueueQueuesArgs,
     NapNodePoolsArgs,
     NodeImageMaintenanceArgs,
     NodePoolInfo,
@@ -453,6 +458,57 @@ class EfaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.EfaDevicePlugin``."""
+
+
+class Kueue(pulumi.ComponentResource):
+    """The Kueue controller (official chart, pinned) on the system pool, managing Jobs in the given namespaces."""
+
+    namespaces: pulumi.Output[list[str]]
+    """The namespaces Kueue manages Jobs in."""
+
+    def __new__(cls, name: str, args: KueueArgs, opts: Opts = None) -> Any:
+        a = _args(name, "Kueue", args)
+        raw, deps = convert.settled(a.get("system_pool"), f"Kueue({name}).system_pool")
+        if deps:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=deps))
+        system_pool = convert.info_from_dict(raw, f"Kueue({name}).system_pool")
+        namespaces = list(a.get("namespaces") or [])
+        k = queue_kueue.Kueue(name, system_pool, namespaces, opts=opts)
+        k.namespaces = namespaces  # type: ignore[attr-defined]
+        return k
+
+    def __init__(self, name: str, args: KueueArgs, opts: Opts = None) -> None:  # pragma: no cover
+        """Not called: ``__new__`` returns the ``gpupools.queueing.Kueue``."""
+
+
+class KueueQueues(pulumi.ComponentResource):
+    """Kueue ResourceFlavors in buying order with quotas at the pools' max, ClusterQueues, LocalQueues and, under cluster-autoscaler, the ProvisioningRequest admission check."""
+
+    flavour_names: pulumi.Output[list[str]]
+    """The ResourceFlavors, in the order the ClusterQueue tries them (the buying order)."""
+
+    def __new__(cls, name: str, args: KueueQueuesArgs, opts: Opts = None) -> Any:
+        a = _args(name, "KueueQueues", args)
+        path = f"KueueQueues({name})"
+        pools, opts = _infos(name, "KueueQueues", a.get("pools"), opts)
+        raw_teams = [convert.to_config(t) for t in a.get("teams") or []]
+        queueing = config.parse_queueing({"enabled": True, "teams": raw_teams}, path) if raw_teams else None
+        ordered = queue_flavors.flavours(
+            pools, prices=a.get("prices"), weights=a.get("weights"), only=tuple(a.get("only_pools") or ()), path=path
+        )
+        q = queue_kueue.KueueQueues(
+            name,
+            ordered,
+            namespaces=list(a.get("namespaces") or []),
+            teams=queueing.teams if queueing else (),
+            atomic_scale_up=bool(a.get("atomic_scale_up", False)),
+            opts=opts,
+        )
+        q.flavour_names = [f.name for f in ordered]  # type: ignore[attr-defined]
+        return q
+
+    def __init__(self, name: str, args: KueueQueuesArgs, opts: Opts = None) -> None:  # pragma: no cover
+        """Not called: ``__new__`` returns the ``gpupools.queueing.KueueQueues``."""
 
 
 class PriorityExpander(pulumi.ComponentResource):

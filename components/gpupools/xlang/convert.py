@@ -38,7 +38,9 @@ from gpupools.specs import (
     SystemPoolSpec,
 )
 
-VERBATIM_KEYS = frozenset({"labels", "limits", "prices", "subnet_ids_by_zone", "private_subnet_tags", "service_monitor_labels"})
+VERBATIM_KEYS = frozenset(
+    {"labels", "limits", "prices", "subnet_ids_by_zone", "private_subnet_tags", "service_monitor_labels", "weights"}
+)
 """Keys whose values are user maps (label keys, zone names, pool names): their keys are data, never
 renamed."""
 
@@ -59,6 +61,8 @@ PYTHON_ONLY: dict[str, tuple[str, ...]] = {
     "EfaDevicePlugin": (),
     "PriorityExpander": (),
     "GpuSmokeTest": (),
+    "Kueue": (),
+    "KueueQueues": (),
 }
 """Keyword arguments of the Python API that have no counterpart in the package's args: ``after``
 (a ``pulumi.Resource`` to chain pool creation on: cross-language, use ``dependsOn``),

@@ -1,0 +1,132 @@
+"""What the pools can hold at max, in the units Kueue counts: the quota of every flavour.
+
+A Kueue ClusterQueue admits a workload only while the sum of what admitted workloads request stays
+within its ``nominalQuota`` per flavour and resource ("``nominalQuota`` is the quantity of this resource
+that is available for a ClusterQueue at a specific time", kubernetes-sigs/kueue v0.19.2
+``site/content/en/docs/concepts/cluster_queue.md``).
+So the quota of a flavour is what its nodes hold when the flavour's pools are at their maximum:
+
+* ``nvidia.com/gpu``: nodes at max x **GPU slots** per node (``NodePoolInfo.gpu_slots_per_node``:
+  physical GPUs x ``sharing`` replicas), the unit pods request on a shared pool;
+* ``cpu``: nodes at max x vCPUs, ``memory``: nodes at max x memory (MiB), from the size catalogs
+  (``gpupools.catalog``). A pool's types share one shape; where they do not, the smallest of them
+  counts, so the quota never promises more than every node of the pool has.
+
+"At max" is the same count the synth's fleet ceiling prices ("every pool and fallback at max",
+``gpupools.pricing.estimate``): the capacity groups of ``groups_of_pools`` (created pools) or
+``groups_of_spec`` (config, before anything exists), without the groups that share another group's
+limit (a Karpenter NodePool's on-demand and reserved capacity, under the NodePool's one limit). The
+queue's ceiling and the fleet ceiling are therefore one number of nodes (``tests/test_queueing.py``).
+
+Node capacity, not allocatable: the kubelet and system daemons take a slice of every node, which
+the catalogs do not know per image; the scheduler has the last word on a node, and with the
+ProvisioningRequest check the autoscaler confirms the nodes before a workload is admitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
+from gpupools.catalog.sizes import size_facts
+from gpupools.conventions import GPU_RESOURCE, Role
+from gpupools.errors import ConfigError
+from gpupools.pricing.estimate import CapacityGroup
+
+CPU = "cpu"
+MEMORY = "memory"
+RESOURCES = (CPU, MEMORY, GPU_RESOURCE)
+"""The resources a flavour's quota covers, in ``coveredResources`` order."""
+
+
+def memory_mib(size: str) -> int | None:
+    """Memory of an EC2 instance type or Azure VM size in MiB; ``None`` if no catalog knows it."""
+    if size in INSTANCE_TYPES:
+        return INSTANCE_TYPES[size].memory_mib
+    for catalog in (GPU_SIZES, CPU_SIZES):
+        if size in catalog:
+            return catalog[size].memory_gib * 1024
+    return None
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Resources in Kueue's units: vCPUs, MiB of memory, GPU slots."""
+
+    cpu: int = 0
+    memory_mib: int = 0
+    gpus: int = 0
+
+    def __add__(self, other: Quota) -> Quota:
+        return Quota(self.cpu + other.cpu, self.memory_mib + other.memory_mib, self.gpus + other.gpus)
+
+    def __sub__(self, other: Quota) -> Quota:
+        return Quota(self.cpu - other.cpu, self.memory_mib - other.memory_mib, self.gpus - other.gpus)
+
+    def times(self, nodes: int) -> Quota:
+        return Quota(self.cpu * nodes, self.memory_mib * nodes, self.gpus * nodes)
+
+    def quantities(self, resources: Sequence[str] = RESOURCES) -> dict[str, str]:
+        """Kubernetes quantities per resource name: ``{"cpu": "48", "memory": "196608Mi", ...}``."""
+        values = {CPU: str(self.cpu), MEMORY: f"{self.memory_mib}Mi", GPU_RESOURCE: str(self.gpus)}
+        return {name: values[name] for name in resources}
+
+
+def total(quotas: Iterable[Quota]) -> Quota:
+    result = Quota()
+    for quota in quotas:
+        result = result + quota
+    return result
+
+
+def node_quota(instance_types: Sequence[str], gpu_slots_per_node: int, path: str) -> Quota:
+    """One node of a pool: the smallest vCPU count and memory among its types, and its GPU slots.
+
+    Raises:
+        ConfigError: a type no catalog knows (its capacity cannot be stated).
+    """
+    vcpus, memory = [], []
+    for size in instance_types:
+        facts, mib = size_facts(size), memory_mib(size)
+        if facts is None or mib is None:
+            raise ConfigError(path, "must be sizes the catalog knows, so the queue's quota is the pool's real capacity", size)
+        vcpus.append(facts[1])
+        memory.append(mib)
+    if not vcpus:
+        raise ConfigError(path, "must list at least one instance type", list(instance_types))
+    return Quota(cpu=min(vcpus), memory_mib=min(memory), gpus=gpu_slots_per_node)
+
+
+def group_quotas(
+    groups: Sequence[CapacityGroup], slots_per_node: Mapping[str, int], path: str = "queueing"
+) -> dict[tuple[str, str], Quota]:
+    """Per ``(pool, capacity type value)``, what its nodes hold at max; groups that share another
+    group's limit (``CapacityGroup.shares_limit``) and the system pool are left out.
+
+    Args:
+        groups: capacity groups (``groups_of_pools`` or ``groups_of_spec``).
+        slots_per_node: GPU slots per node per pool name (0 or absent for CPU pools).
+    """
+    result: dict[tuple[str, str], Quota] = {}
+    for group in groups:
+        if group.role is Role.SYSTEM or group.shares_limit:
+            continue
+        node = node_quota(group.instance_types, slots_per_node.get(group.pool, 0), f"{path}.{group.pool}.instanceTypes")
+        key = (group.pool, group.capacity.value)
+        result[key] = result.get(key, Quota()) + node.times(group.max_size)
+    return result
+
+
+def pool_quotas(groups: Sequence[CapacityGroup], slots_per_node: Mapping[str, int], path: str = "queueing") -> dict[str, Quota]:
+    """Per pool name, what all its capacity groups hold at max (``group_quotas`` summed per pool)."""
+    result: dict[str, Quota] = {}
+    for (pool, _), quota in group_quotas(groups, slots_per_node, path).items():
+        result[pool] = result.get(pool, Quota()) + quota
+    return result
+
+
+def ceiling_nodes(groups: Sequence[CapacityGroup]) -> int:
+    """Nodes of every non-system group at max, without limit-sharing groups: the synth ceiling's count."""
+    return sum(g.max_size for g in groups if g.role is not Role.SYSTEM and not g.shares_limit)
