@@ -43,7 +43,7 @@ from gpupools.aws.karpenter_nodes import KarpenterNodePools
 from gpupools.aws.node_repair import create_node_monitoring_agent
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType, Role
-from gpupools.kubernetes import DcgmExporter, EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
+from gpupools.kubernetes import EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
 from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.kubernetes.karpenter import overlay
 from gpupools.pools import NodePoolInfo
@@ -56,21 +56,6 @@ from gpupools.specs import GpuDriver, Provisioner, StackSpec
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
     """The group a pool's smoke test runs on: its first Spot group, else its first group."""
     return next((g for g in groups if g.capacity is CapacityType.SPOT), groups[0])
-
-
-def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
-    """The DCGM exporter over the cluster's ``pools`` that get one (``dcgm_exporter.is_served``: not Bottlerocket,
-    not ``gpuDriver: none``), when ``gpupools:gpuMetrics.enabled`` and at least one pool is served."""
-    if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
-        return None
-    metrics = spec.gpu_metrics
-    return DcgmExporter(
-        "dcgm-exporter",
-        pools,
-        service_monitor=metrics.service_monitor,
-        service_monitor_labels=metrics.service_monitor_labels,
-        opts=opts,
-    )
 
 
 def main() -> None:
@@ -150,7 +135,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         if served
         else None
     )
-    gpu_metrics(spec, [cluster.system_pool, *node_pools.pools], on_cluster)
+    dcgm_exporter.for_stack(spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster)
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
         for info in node_pools.pools:
@@ -227,7 +212,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     if any(g.efa_interfaces for g in gpu_groups):
         EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
     all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
-    gpu_metrics(spec, all_groups, on_cluster)
+    dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
     # Kueue starts after the ProvisioningRequest CRD (the autoscaler component) and orders its

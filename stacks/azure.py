@@ -30,7 +30,7 @@ from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, N
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType
 from gpupools.errors import ConfigError
-from gpupools.kubernetes import DcgmExporter, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
+from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
 from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
@@ -51,22 +51,6 @@ def smoke_test_target(pools: list[NodePoolInfo]) -> NodePoolInfo:
     """The pool a ``gpuPools`` entry's smoke test runs on: its Spot pool, else its only pool."""
     spot = [p for p in pools if p.capacity is CapacityType.SPOT]
     return spot[0] if spot else pools[0]
-
-
-def gpu_metrics(spec: StackSpec, pools: list[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
-    """The DCGM exporter over the cluster's ``pools`` that get one (``dcgm_exporter.is_served``), when
-    ``gpupools:gpuMetrics.enabled`` and at least one pool is served (every pool ``gpuDriver: none``
-    or ``managed`` has its own)."""
-    if not spec.gpu_metrics.enabled or not dcgm_exporter.served_pools(pools):
-        return None
-    metrics = spec.gpu_metrics
-    return DcgmExporter(
-        "dcgm-exporter",
-        pools,
-        service_monitor=metrics.service_monitor,
-        service_monitor_labels=metrics.service_monitor_labels,
-        opts=opts,
-    )
 
 
 def main() -> None:
@@ -120,7 +104,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         if served
         else None
     )
-    gpu_metrics(spec, [cluster.system_pool, *node_pools.pools], on_cluster)
+    dcgm_exporter.for_stack(spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster)
     if spec.smoke_test.enabled:
         after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, *([plugin] if plugin else [])])
         for info in served:
@@ -175,7 +159,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
         else None
     )
     all_pools = [cluster.system_pool, *gpu_infos, *cpu_infos]
-    gpu_metrics(spec, all_pools, k8s_opts)
+    dcgm_exporter.for_stack(spec.gpu_metrics, all_pools, k8s_opts)
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
     # After every agent pool: AKS's managed autoscaler serves ProvisioningRequests for them, and

@@ -64,14 +64,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpupools import rules
-from gpupools.conventions import GPU_PRESENT_LABEL, POOL_LABEL, ROLE_LABEL, Role
+from gpupools.conventions import POOL_LABEL
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import device_plugin
 from gpupools.kubernetes.access_gate import CONFIG_MAP, DAEMON_SET, SERVICE, SERVICE_ACCOUNT, SERVICE_MONITOR
 from gpupools.kubernetes.hardening import locked_down_security_context
 from gpupools.kubernetes.scan_skips import skip_annotations
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import GpuDriver
+from gpupools.specs import GpuDriver, GpuMetricsSpec
 from gpupools.versions import DCGM_EXPORTER_IMAGE, DEFAULT_DCGM_EXPORTER_VERSION
 
 TYPE = "gpupools:index:DcgmExporter"
@@ -198,26 +198,14 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
         )
     if not version.strip() or any(c.isspace() or c in ":@/" for c in version):
         raise ConfigError(f"{path}.version", "must be an image tag of nvcr.io/nvidia/k8s/dcgm-exporter", version)
-    served_names = {p.pool for p in served}
-    for index, pool in enumerate(pools):
-        if pool.role is Role.GPU and not is_served(pool) and pool.pool in served_names:
-            raise ConfigError(
-                f"{path}.pools[{index}].pool",
-                "a GPU pool without this exporter must not share its pool name with a served pool "
-                "(the affinity selects by pool name, and a node would get a second exporter or one that cannot start)",
-                pool.pool,
-            )
-    for index, pool in enumerate(pools):
-        if not is_served(pool):
-            continue
-        expected = {ROLE_LABEL: Role.GPU.value, POOL_LABEL: pool.pool, GPU_PRESENT_LABEL: "true"}
-        for key, value in expected.items():
-            if pool.labels.get(key) != value:
-                raise ConfigError(
-                    f"{path}.pools[{index}].labels.{key}",
-                    f"must be {value!r} on a served GPU pool, or the exporter never lands there",
-                    pool.labels.get(key),
-                )
+    device_plugin.check_placement(
+        path,
+        pools,
+        is_served,
+        "a GPU pool without this exporter must not share its pool name with a served pool "
+        "(the affinity selects by pool name, and a node would get a second exporter or one that cannot start)",
+        "the exporter",
+    )
     return served
 
 
@@ -411,3 +399,17 @@ class DcgmExporter(pulumi.ComponentResource):
                 opts=child,
             )
         self.register_outputs({"image": self.image, "servedPools": sorted(self.daemon_sets), "serviceMonitor": service_monitor})
+
+
+def for_stack(metrics: GpuMetricsSpec, pools: Sequence[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
+    """The stacks' exporter (``gpupools:gpuMetrics``) over every pool of the cluster, or None when it
+    is off or no pool is served (every GPU pool ``gpuDriver: none``/``managed`` or Bottlerocket)."""
+    if not metrics.enabled or not served_pools(pools):
+        return None
+    return DcgmExporter(
+        "dcgm-exporter",
+        pools,
+        service_monitor=metrics.service_monitor,
+        service_monitor_labels=metrics.service_monitor_labels,
+        opts=opts,
+    )

@@ -36,7 +36,7 @@ requires the variable); with an MPS pool, the MPS directories and the MPS contro
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -147,6 +147,30 @@ def plugin_affinity(pools: Sequence[NodePoolInfo]) -> dict[str, Any]:
     return {"nodeAffinity": required_node_affinity(term)}
 
 
+def check_placement(
+    path: str, pools: Sequence[NodePoolInfo], served: Callable[[NodePoolInfo], bool], shared_name_rule: str, what: str
+) -> None:
+    """The placement checks of a DaemonSet that ``plugin_affinity`` places (this plugin, the DCGM
+    exporter): no GPU pool it does not serve shares a served pool's name, since the affinity selects
+    by pool name (``shared_name_rule`` says what would go wrong), and every served pool carries the
+    labels the affinity requires, or ``what`` never lands there. Raises ConfigError naming the pool."""
+    served_names = {p.pool for p in pools if served(p)}
+    for index, pool in enumerate(pools):
+        if pool.role is Role.GPU and not served(pool) and pool.pool in served_names:
+            raise ConfigError(f"{path}.pools[{index}].pool", shared_name_rule, pool.pool)
+    for index, pool in enumerate(pools):
+        if not served(pool):
+            continue
+        expected = {ROLE_LABEL: Role.GPU.value, POOL_LABEL: pool.pool, GPU_PRESENT_LABEL: "true"}
+        for key, value in expected.items():
+            if pool.labels.get(key) != value:
+                raise ConfigError(
+                    f"{path}.pools[{index}].labels.{key}",
+                    f"must be {value!r} on a served GPU pool, or {what} never lands there",
+                    pool.labels.get(key),
+                )
+
+
 def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[NodePoolInfo, ...]:
     """Check the arguments; return the served pools. Raises ConfigError naming the argument."""
     path = f"NvidiaDevicePlugin({name})"
@@ -159,26 +183,17 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
             "system pools, Bottlerocket pools (which ship their own plugin) and gpuDriver none or managed pools are not served",
         )
     rules.check_device_plugin(DevicePluginSpec(version=version), path)
-    served_names = {p.pool for p in served}
-    for index, pool in enumerate(pools):
-        if pool.role is Role.GPU and not is_served(pool) and pool.pool in served_names:
-            raise ConfigError(
-                f"{path}.pools[{index}].pool",
-                "a pool with its own device plugin (image, GPU Operator or AKS) must not share its pool name with a served pool "
-                "(the affinity selects by pool name, and two plugins would register nvidia.com/gpu)",
-                pool.pool,
-            )
+    check_placement(
+        path,
+        pools,
+        is_served,
+        "a pool with its own device plugin (image, GPU Operator or AKS) must not share its pool name with a served pool "
+        "(the affinity selects by pool name, and two plugins would register nvidia.com/gpu)",
+        "the plugin",
+    )
     for index, pool in enumerate(pools):
         if not is_served(pool):
             continue
-        expected = {ROLE_LABEL: Role.GPU.value, POOL_LABEL: pool.pool, GPU_PRESENT_LABEL: "true"}
-        for key, value in expected.items():
-            if pool.labels.get(key) != value:
-                raise ConfigError(
-                    f"{path}.pools[{index}].labels.{key}",
-                    f"must be {value!r} on a served GPU pool, or the plugin never lands there",
-                    pool.labels.get(key),
-                )
         config = sharing.config_name(pool.sharing)
         if pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL) != config:
             wanted = (
