@@ -40,7 +40,6 @@ Pure: it returns a dict and registers nothing. Give ``metadata`` and ``spec`` to
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, Sequence
 
 from gpupools import rules
@@ -69,10 +68,6 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 DEFAULT_BACKOFF_LIMIT = 3
 """Retries for the program's own failures (disruptions are not counted); Kubernetes' default is 6."""
-
-JOB_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-"""A Job's name is a DNS-1123 label of at most 63 characters: the Job controller puts it in the
-``batch.kubernetes.io/job-name`` label of its pods (a label value, 63 at most)."""
 
 
 def _cloud(value: Cloud | str) -> Cloud:
@@ -130,7 +125,9 @@ def gpu_job(
         ConfigError: naming the argument (``gpu_job.gpus: must be >= 1, got 0``).
     """
     cloud = _cloud(cloud)
-    if not JOB_NAME.match(name):
+    # A Job's name is a DNS-1123 label of at most 63 characters: the Job controller puts it in the
+    # ``batch.kubernetes.io/job-name`` label of its pods (a label value, 63 at most).
+    if not rules.is_dns_label(name):
         raise ConfigError("gpu_job.name", "must be a DNS-1123 label: at most 63 lowercase letters, digits or '-'", name)
     if not image:
         raise ConfigError("gpu_job.image", "must not be empty", image)

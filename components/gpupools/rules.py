@@ -102,6 +102,17 @@ AWS_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 CLUSTER_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
 POOL_NAME = re.compile(r"^[a-z][a-z0-9]*$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_LABEL_MAX = 63
+"""RFC 1123 label: what Kubernetes requires of a namespace, a Job's name, and anything that ends up
+in a label value or a hostname."""
+
+
+def is_dns_label(value: object, max_length: int = DNS_LABEL_MAX) -> bool:
+    """True for a string that is an RFC 1123 label of at most ``max_length`` characters."""
+    return isinstance(value, str) and len(value) <= max_length and DNS_LABEL.match(value) is not None
+
+
 LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 IMAGE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
 MINUTES = re.compile(r"^[1-9]\d*m$")

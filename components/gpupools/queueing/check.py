@@ -15,18 +15,14 @@ Each broken rule is one ``ConfigError`` naming the path, the rule and the value:
 from __future__ import annotations
 
 import difflib
-import re
 
-from gpupools import sharing
+from gpupools import rules, sharing
 from gpupools.catalog.sizes import size_facts
 from gpupools.errors import ConfigError
 from gpupools.pricing.estimate import groups_of_spec
 from gpupools.queueing.queues import SHARED_QUEUE
 from gpupools.queueing.quotas import pool_quotas, total
 from gpupools.specs import Provisioner, QueueingSpec, StackSpec
-
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS_LABEL_MAX = 63
 
 
 def atomic_scale_up(spec: StackSpec) -> bool:
@@ -48,8 +44,10 @@ def gpu_slots_per_node(spec: StackSpec) -> dict[str, int]:
 
 
 def _check_name(name: object, path: str, what: str) -> None:
-    if not isinstance(name, str) or not DNS_LABEL.match(name) or len(name) > DNS_LABEL_MAX:
-        raise ConfigError(path, f"must be a {what}: lowercase letters, digits and '-', at most {DNS_LABEL_MAX} characters", name)
+    if not rules.is_dns_label(name):
+        raise ConfigError(
+            path, f"must be a {what}: lowercase letters, digits and '-', at most {rules.DNS_LABEL_MAX} characters", name
+        )
 
 
 def check_queueing(spec: StackSpec, explicit: frozenset[str] = frozenset(), path: str = "gpupools:queueing") -> None:

@@ -63,7 +63,7 @@ from gpupools.pools import NodePoolInfo
 from gpupools.queueing import queues
 from gpupools.queueing.flavors import Flavour, resource_flavor
 from gpupools.queueing.quotas import Quota
-from gpupools.rules import DNS_SUBDOMAIN
+from gpupools.rules import is_dns_label
 from gpupools.specs import TeamQueueSpec
 from gpupools.versions import KUEUE_CHART, KUEUE_VERSION
 
@@ -269,7 +269,7 @@ class KueueQueues(pulumi.ComponentResource):
             raise ConfigError(f"{path}.flavours", "must include at least one pool's flavour", [])
         all_namespaces = [*namespaces, *(ns for team in teams for ns in team.namespaces)]
         for namespace in all_namespaces:
-            if not DNS_SUBDOMAIN.match(namespace) or len(namespace) > 63 or "." in namespace:
+            if not is_dns_label(namespace):
                 raise ConfigError(f"{path}.namespaces", "must be Kubernetes namespace names (DNS labels)", namespace)
         super().__init__(QUEUES_TYPE, name, None, opts)
         after = depends_on_of(opts)

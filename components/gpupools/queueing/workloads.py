@@ -79,7 +79,7 @@ def gang_job(
     Raises:
         ConfigError: a name, count or port out of range.
     """
-    if not isinstance(name, str) or not rules.DNS_SUBDOMAIN.match(name) or "." in name or len(name) > NAME_MAX:
+    if not rules.is_dns_label(name, NAME_MAX):
         raise ConfigError("gang_job.name", f"must be a DNS label of at most {NAME_MAX} characters", name)
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
         raise ConfigError("gang_job.nodes", "must be an integer >= 2 (a one-node job needs no gang)", nodes)
