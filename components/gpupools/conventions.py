@@ -121,6 +121,10 @@ device plugin has not yet advertised GPUs as ready and over-scales."""
 EKS_CAPACITY_TYPE_LABEL = "eks.amazonaws.com/capacityType"
 """Added by EKS to managed node group nodes (``SPOT`` / ``ON_DEMAND``)."""
 
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+"""Kueue's label that submits a Job (or JobSet, RayJob, ...) to a LocalQueue (Kueue
+``concepts/local_queue.md``); ``gpu_job`` and ``gang_job`` write it."""
+
 KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 """Set by Karpenter (and AKS Node Auto Provisioning) on every node it launches, ``spot`` or
 ``on-demand`` (also ``reserved``, which gpupools never allows): the same values as

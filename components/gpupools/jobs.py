@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from gpupools import rules
-from gpupools.conventions import GPU_RESOURCE, Taint
+from gpupools.conventions import GPU_RESOURCE, KUEUE_QUEUE_LABEL, Taint
 from gpupools.errors import ConfigError
 from gpupools.scheduling import do_not_disrupt as do_not_disrupt_annotations
 from gpupools.scheduling import gpu_workload
@@ -63,8 +63,8 @@ GRACE_PERIOD_SECONDS = {cloud: SPOT_NOTICE_SECONDS[cloud] - DRAIN_MARGIN_SECONDS
 DISRUPTION_TARGET = "DisruptionTarget"
 """The pod condition Kubernetes adds to a pod it is about to delete for a disruption."""
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-"""Kueue's label naming a Job's LocalQueue."""
+QUEUE_LABEL = KUEUE_QUEUE_LABEL
+"""Kueue's label naming a Job's LocalQueue (``conventions.KUEUE_QUEUE_LABEL``)."""
 
 DEFAULT_BACKOFF_LIMIT = 3
 """Retries for the program's own failures (disruptions are not counted); Kubernetes' default is 6."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from gpupools.conventions import GPU_RESOURCE
+from gpupools.conventions import GPU_RESOURCE, KUEUE_QUEUE_LABEL
 from gpupools.queueing.flavors import API_VERSION, Flavour
 from gpupools.queueing.quotas import CPU, MEMORY, RESOURCES, Quota
 from gpupools.specs import TeamQueueSpec
@@ -42,8 +42,8 @@ from gpupools.specs import TeamQueueSpec
 SHARED_QUEUE = "gpupools"
 """The ClusterQueue (and LocalQueue) name of the shared queue, and the teams' Cohort name."""
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-"""The label that submits a Job (or JobSet, RayJob, ...) to a LocalQueue (Kueue ``concepts/local_queue.md``)."""
+QUEUE_LABEL = KUEUE_QUEUE_LABEL
+"""The label that submits a Job to a LocalQueue (``conventions.KUEUE_QUEUE_LABEL``)."""
 
 PROVISIONING_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 """cluster-autoscaler's atomic ProvisioningClass (kubernetes/autoscaler ``cluster-autoscaler/apis/
