@@ -85,6 +85,16 @@ def _infos(name: str, component: str, value: Any, opts: Opts) -> tuple[list[Any]
     return convert.infos(raw, path), opts
 
 
+def _served_addon(component: Any, name: str, args: Any, opts: Opts, keys: tuple[str, ...]) -> Any:
+    """A DaemonSet add-on (device plugins, DCGM exporter) over ``args["pools"]``, with the optional
+    ``keys`` of its Python API, and its ``served_pool_names`` output."""
+    a = _args(name, component.__name__, args)
+    pools, opts = _infos(name, component.__name__, a.get("pools"), opts)
+    addon = component(name, pools, **convert.pick(a, *keys), opts=opts)
+    addon.served_pool_names = [i.name for i in addon.served_pools]
+    return addon
+
+
 def _pool_outputs(instance: Any, infos: Any) -> Any:
     instance.pool_names = pulumi.Output.from_input([i.name for i in infos])
     instance.node_pools = pulumi.Output.from_input(convert.infos_out(infos))
@@ -411,11 +421,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     """The container image."""
 
     def __new__(cls, name: str, args: NvidiaDevicePluginArgs, opts: Opts = None) -> Any:
-        a = _args(name, "NvidiaDevicePlugin", args)
-        pools, opts = _infos(name, "NvidiaDevicePlugin", a.get("pools"), opts)
-        p = device_plugin.NvidiaDevicePlugin(name, pools, **convert.pick(a, "version", "namespace"), opts=opts)
-        p.served_pool_names = [i.name for i in p.served_pools]  # type: ignore[attr-defined]
-        return p
+        return _served_addon(device_plugin.NvidiaDevicePlugin, name, args, opts, ("version", "namespace"))
 
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.NvidiaDevicePlugin``."""
@@ -430,12 +436,8 @@ class DcgmExporter(pulumi.ComponentResource):
     """The container image."""
 
     def __new__(cls, name: str, args: DcgmExporterArgs, opts: Opts = None) -> Any:
-        a = _args(name, "DcgmExporter", args)
-        pools, opts = _infos(name, "DcgmExporter", a.get("pools"), opts)
         keys = ("version", "service_monitor", "service_monitor_labels", "namespace")
-        p = dcgm_exporter.DcgmExporter(name, pools, **convert.pick(a, *keys), opts=opts)
-        p.served_pool_names = [i.name for i in p.served_pools]  # type: ignore[attr-defined]
-        return p
+        return _served_addon(dcgm_exporter.DcgmExporter, name, args, opts, keys)
 
     def __init__(self, name: str, args: DcgmExporterArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.DcgmExporter``."""
@@ -450,11 +452,7 @@ class EfaDevicePlugin(pulumi.ComponentResource):
     """The container image."""
 
     def __new__(cls, name: str, args: EfaDevicePluginArgs, opts: Opts = None) -> Any:
-        a = _args(name, "EfaDevicePlugin", args)
-        pools, opts = _infos(name, "EfaDevicePlugin", a.get("pools"), opts)
-        p = efa_device_plugin.EfaDevicePlugin(name, pools, **convert.pick(a, "version", "namespace"), opts=opts)
-        p.served_pool_names = [i.name for i in p.served_pools]  # type: ignore[attr-defined]
-        return p
+        return _served_addon(efa_device_plugin.EfaDevicePlugin, name, args, opts, ("version", "namespace"))
 
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.EfaDevicePlugin``."""
