@@ -71,7 +71,7 @@ from gpupools.kubernetes.access_gate import CONFIG_MAP, DAEMON_SET, SERVICE, SER
 from gpupools.kubernetes.hardening import locked_down_security_context
 from gpupools.kubernetes.scan_skips import skip_annotations
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import GpuDriver, GpuMetricsSpec
+from gpupools.specs import GpuMetricsSpec
 from gpupools.versions import DCGM_EXPORTER_IMAGE, DEFAULT_DCGM_EXPORTER_VERSION
 
 TYPE = "gpupools:index:DcgmExporter"
@@ -147,16 +147,16 @@ everything else Checkov checks is fixed in the object (probes, limits, no capabi
 
 
 def is_served(pool: NodePoolInfo) -> bool:
-    """True for a GPU pool whose nodes get this exporter: one the NVIDIA device plugin serves (a GPU
-    pool whose image does not bring its own stack: not Bottlerocket) and whose driver gpupools'
-    cloud installs (``gpuDriver: install``).
+    """True for a GPU pool whose nodes get this exporter: exactly the pools the NVIDIA device plugin
+    serves (``device_plugin.is_served``: a GPU pool with ``gpuDriver: install`` whose image does not
+    bring its own stack, so not Bottlerocket).
 
     Why this set and no other: ``none`` pools run their own stack (the GPU Operator brings its own
     exporter), ``managed`` AKS pools get AKS' exporter, and on Bottlerocket NVIDIA nodes an
     unprivileged container sees no GPU (module docstring); a second exporter on a node would double
     every series.
     """
-    return device_plugin.is_served(pool) and pool.gpu_driver is GpuDriver.INSTALL
+    return device_plugin.is_served(pool)
 
 
 def served_pools(pools: Sequence[NodePoolInfo]) -> tuple[NodePoolInfo, ...]:
