@@ -69,7 +69,7 @@ TOP_LEVEL_KEYS = (
     "gpuMetrics",
     "queueing",
 )
-CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds")
+CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds", "apiAllowedCidrs", "admins")
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
 GPU_POOL_KEYS = (
@@ -120,7 +120,7 @@ AZURE_ONLY_KEYS = {
     "network": ("subnetId", "dataplane"),
     "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
 }
-AWS_ONLY_KEYS = {"network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
+AWS_ONLY_KEYS = {"cluster": ("admins",), "network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
 RESERVATION_KEYS = ("id", "zone", "kind")
 RESERVATION_KINDS = ("odcr", "capacityBlock")
 """``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
@@ -261,6 +261,8 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
     check_keys(raw, CLUSTER_KEYS, path)
     if cloud is Cloud.AWS:
         _reject_keys(raw, AZURE_ONLY_KEYS["cluster"], path, "is Azure only")
+    else:
+        _reject_keys(raw, AWS_ONLY_KEYS["cluster"], path, "is AWS only; on Azure grant cluster-admin with adminGroupObjectIds")
     default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
     version = raw.get("kubernetesVersion")
     if isinstance(version, float):
@@ -273,6 +275,8 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
         zones=_str_list(raw, "zones", path, default_zones),
         allow_local_accounts=_bool(raw, "allowLocalAccounts", path, False),
         admin_group_object_ids=_str_list(raw, "adminGroupObjectIds", path),
+        api_allowed_cidrs=_str_list(raw, "apiAllowedCidrs", path),
+        admins=_str_list(raw, "admins", path),
     )
 
 

@@ -171,6 +171,19 @@ def _cluster(d: Defaults) -> dict[str, Entry]:
             code(list(d.azure.cluster.admin_group_object_ids)),
             "Azure only; Entra ID groups that get cluster-admin",
         ),
+        "apiAllowedCidrs": lambda d: Row(
+            "gpupools:cluster.apiAllowedCidrs",
+            "list",
+            code(list(d.azure.cluster.api_allowed_cidrs)) + " (open to every address)",
+            "IPv4 CIDRs allowed to reach the API server (AKS authorized IP ranges, EKS public access CIDRs); "
+            "the preflight warns when empty",
+        ),
+        "admins": lambda d: Row(
+            "gpupools:cluster.admins",
+            "list",
+            code(list(d.aws.cluster.admins)),
+            "AWS only; IAM role or user ARNs that get cluster-admin through EKS access entries (CI roles, engineers)",
+        ),
     }
 
 

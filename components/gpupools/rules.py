@@ -220,6 +220,37 @@ def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | N
         fail(f"{path}.zones", "EKS needs subnets in at least 2 zones", list(cluster.zones))
     if cloud is Cloud.AWS and (cluster.allow_local_accounts or cluster.admin_group_object_ids):
         fail(f"{path}.allowLocalAccounts", "is Azure only", cluster.allow_local_accounts)
+    for index, cidr in enumerate(cluster.api_allowed_cidrs):
+        check_api_cidr(cidr, f"{path}.apiAllowedCidrs[{index}]")
+    check_unique(cluster.api_allowed_cidrs, f"{path}.apiAllowedCidrs", "CIDRs")
+    if cloud is Cloud.AZURE and cluster.admins:
+        fail(f"{path}.admins", "is AWS only; on Azure grant cluster-admin with adminGroupObjectIds", list(cluster.admins))
+    for index, arn in enumerate(cluster.admins):
+        if not IAM_PRINCIPAL_ARN.match(arn):
+            fail(
+                f"{path}.admins[{index}]",
+                "must be an IAM role or user ARN (arn:<partition>:iam::<12-digit account>:role/<name> or :user/<name>)",
+                arn,
+            )
+    check_unique(cluster.admins, f"{path}.admins", "ARNs")
+
+
+IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
+"""An IAM role or user ARN, as EKS access entries take them (``CreateAccessEntry.principalArn``)."""
+
+
+def check_api_cidr(cidr: str, path: str) -> None:
+    """One ``apiAllowedCidrs`` entry: an IPv4 network in CIDR notation with no host bits set.
+
+    A slash is required (``203.0.113.7/32``, not ``203.0.113.7``): EKS's ``publicAccessCidrs`` takes
+    CIDR blocks only, and one spelling on both clouds keeps a stack portable.
+    """
+    try:
+        network = ipaddress.ip_network(cidr, strict=True) if "/" in cidr else None
+    except ValueError:
+        network = None
+    if not isinstance(network, ipaddress.IPv4Network):
+        fail(path, "must be an IPv4 network in CIDR notation with no host bits set, such as 203.0.113.0/24", cidr)
 
 
 def check_network(network: NetworkSpec, cloud: Cloud, zones: Sequence[str], path: str) -> None:

@@ -156,6 +156,13 @@ class ClusterSpec:
             meaning "the region's first three available zones", resolved at deploy time.
         allow_local_accounts: Azure only. Default False: Entra ID with Azure RBAC is the only way in.
         admin_group_object_ids: Azure only. Entra ID groups granted cluster-admin.
+        api_allowed_cidrs: IPv4 CIDRs allowed to reach the Kubernetes API server's public endpoint
+            (AKS ``apiServerAccessProfile.authorizedIPRanges``, EKS ``vpcConfig.publicAccessCidrs``).
+            Default empty: the endpoint stays open to every address, as both clouds default, because
+            a wrong list locks the deployer out of its own cluster; the preflight warns when it is empty.
+        admins: AWS only. IAM role or user ARNs granted cluster-admin through EKS access entries, in
+            addition to the identity that runs ``pulumi up``, so a CI role and engineers can all run
+            the next one. Default empty.
     """
 
     name: str
@@ -163,6 +170,8 @@ class ClusterSpec:
     zones: tuple[str, ...] = ()
     allow_local_accounts: bool = False
     admin_group_object_ids: tuple[str, ...] = ()
+    api_allowed_cidrs: tuple[str, ...] = ()
+    admins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

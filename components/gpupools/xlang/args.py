@@ -135,6 +135,10 @@ class ClusterArgs(TypedDict):
     """Azure only; default false (Entra ID with Azure RBAC only)."""
     admin_group_object_ids: NotRequired[list[str]]
     """Azure only; Entra ID groups granted cluster-admin; default none."""
+    api_allowed_cidrs: NotRequired[list[str]]
+    """IPv4 CIDRs allowed to reach the API server's public endpoint; default none (open to every address)."""
+    admins: NotRequired[list[str]]
+    """AWS only; IAM role or user ARNs granted cluster-admin through EKS access entries; default none."""
 
 
 class NetworkArgs(TypedDict, total=False):
