@@ -172,22 +172,33 @@ def go_version() -> str:
     return result.stdout.strip()
 
 
-def required_versions(module_root: Path) -> dict[str, str]:
-    """``module path -> version`` of every ``require`` line of the ``sim/*/go.mod`` files (direct ones)."""
+def module_requirements(module: Path) -> dict[str, str]:
+    """``module path -> version`` of every ``require`` line of one ``go.mod`` (direct and indirect)."""
     versions: dict[str, str] = {}
-    for name in MODULE_DIRS:
-        in_block = False
-        for raw in (module_root / name / "go.mod").read_text().splitlines():
-            line = raw.split("//", 1)[0].strip()
-            if line.startswith("require ("):
-                in_block = True
-                continue
-            if in_block and line == ")":
-                in_block = False
-                continue
+    in_block = False
+    for raw in (module / "go.mod").read_text().splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if line.startswith("require ("):
+            in_block = True
+        elif in_block and line == ")":
+            in_block = False
+        elif in_block or line.startswith("require "):
             fields = line.removeprefix("require ").split()
-            if (in_block or raw.startswith("require ")) and len(fields) == 2 and "// indirect" not in raw:
+            if len(fields) == 2:
                 versions[fields[0]] = fields[1]
+    return versions
+
+
+def required_versions(module_root: Path) -> dict[str, str]:
+    """The pinned version of what the sim builds or reads: etcd from ``sim/etcd``, Kubernetes and
+    KWOK from ``sim/cp``, the CRD sources from ``sim/crds`` (each from the module that uses it: the
+    Kubernetes module also requires an older etcd server, as a library, which is not the one built)."""
+    pins = {ETCD_MODULE_DIR: (ETCD_PACKAGE,), KUBE_MODULE_DIR: ("k8s.io/kubernetes", "sigs.k8s.io/kwok"), CRD_MODULE_DIR: tuple(CRD_FILES)}
+    versions = {}
+    for directory, paths in pins.items():
+        requirements = module_requirements(module_root / directory)
+        for path in paths:
+            versions[path] = requirements[path]
     return versions
 
 

@@ -4,7 +4,8 @@
   builds from a checkout of this repository; a wheel carries no Go module files.
 * ``cache_root()``: ``$GPUPOOLS_CACHE``, else ``~/.cache/gpupools`` (``$XDG_CACHE_HOME/gpupools``
   when that is set). Builds go to ``<cache>/sim/<version>-<key>/``, never into the checkout.
-* ``cluster_dir(stack)``: ``<cache>/sim/clusters/<stack>/``: the running cluster's state (PIDs,
+* ``cluster_dir(stack)``: ``<cache>/sim/clusters/<stack>/`` (``$GPUPOOLS_SIM_STATE/<stack>/`` when
+  that is set: tests keep their clusters apart from a user's): the running cluster's state (PIDs,
   ports, certificates, etcd data, logs, the default kubeconfig). ``down`` removes it.
 """
 
@@ -39,8 +40,13 @@ def cache_root() -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "gpupools"
 
 
+STATE_ENV = "GPUPOOLS_SIM_STATE"
+"""Environment variable that moves the clusters' state directories (not the builds)."""
+
+
 def clusters_root() -> Path:
-    return cache_root() / "sim" / "clusters"
+    explicit = os.environ.get(STATE_ENV)
+    return Path(explicit).expanduser() if explicit else cache_root() / "sim" / "clusters"
 
 
 def cluster_dir(stack: str) -> Path:
