@@ -13,7 +13,10 @@ Flags follow what each component needs on one machine and nothing more:
   authentication, ``Node,RBAC`` authorization as on AKS and EKS, service accounts signed by the
   sim's key (``--service-account-issuer`` is required since 1.20).
 * kube-controller-manager and kube-scheduler: their own kubeconfig and identity,
-  ``--leader-elect=false`` (one replica), secure port on 127.0.0.1.
+  ``--leader-elect=false`` (one replica), secure port on 127.0.0.1. The controller manager runs
+  each controller as its own service account (``--use-service-account-credentials``, as kubeadm
+  starts it): ``system:kube-controller-manager`` alone may not, for example, write EndpointSlices
+  or patch nodes; the ``system:controller:*`` roles of the bootstrap policy may.
 * KWOK: manages the nodes annotated ``kwok.x-k8s.io/node: fake`` (and only those), with KWOK's own
   node and pod stages (``build.KWOK_STAGES``), and node leases so the node lifecycle controller
   sees them alive.
@@ -220,7 +223,7 @@ def commands(build: Build, state: ClusterState, files: pki.Pki) -> dict[str, lis
             f"--secure-port={ports['kube-controller-manager']}",
             f"--service-account-private-key-file={files.sa_key}",
             f"--root-ca-file={files.ca_cert}",
-            "--use-service-account-credentials=false",
+            "--use-service-account-credentials=true",
             "--leader-elect=false",
             "--controllers=*",
         ],
