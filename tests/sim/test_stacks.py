@@ -36,6 +36,7 @@ pytestmark = pytest.mark.sim
 
 STACKS = committed_stacks(PROJECT_ROOT)
 WORKLOADS = "sim-workloads"
+DEVICE_PLUGIN = "nvidia-device-plugin"
 IMAGE = "registry.invalid/cuda:sim"
 """Never pulled: KWOK runs no container."""
 
@@ -198,8 +199,12 @@ def test_a_gang_job_lands_on_its_pool(deployed: Deployed) -> None:
     ensure_namespace(deployed)
     manifests = gang_job("sim-gang", image=IMAGE, script=["train.py"], nodes=2, gpus_per_node=gpus, namespace=WORKLOADS, pool=pool.name, extra_taints=pool.taints)
     for manifest in manifests:
-        # Kueue (issue 32) is not running in this tier: its webhook would suspend the Job until
-        # admitted. Without it the Job runs at once, so this checks the scheduling part only.
+        if manifest["kind"] == "Job":
+            # gang_job submits the Job suspended; Kueue un-suspends it when it admits the whole
+            # gang. Kueue does not run in this tier (issue 32 adds it), so the test admits it:
+            # what is checked here is where the real scheduler puts the pods.
+            assert manifest["spec"]["suspend"] is True
+            manifest = {**manifest, "spec": {**manifest["spec"], "suspend": False}}
         deployed.extra.append(manifest)
         deployed.client.apply(manifest)
     nodes = wait_for(lambda: scheduled_node(deployed.client, WORKLOADS, "sim-gang"), timeout=60, what="the gang job's pods scheduled")
@@ -210,14 +215,12 @@ def test_a_gang_job_lands_on_its_pool(deployed: Deployed) -> None:
 def added_pool(deployed: Deployed) -> dict[str, Any]:
     """One more GPU pool, of the shape of the stack's first one."""
     first = deployed.objects.spec.gpu_pools[0]
-    return {"name": "extra", "instanceTypes": list(first.instance_types), "maxSize": 2}
+    pool: dict[str, Any] = {"name": "extra", "instanceTypes": list(first.instance_types), "maxSize": first.max_size}
+    if first.zones:
+        pool["zones"] = list(first.zones)
+    return pool
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the device plugin selects its nodes by a list of pool names: adding a pool rewrites its pod template "
-    "(issue 28 changes it to select GPU nodes by label)",
-)
 def test_adding_a_pool_changes_no_existing_daemonset(deployed: Deployed) -> None:
     client = deployed.client
     before = {}
@@ -241,6 +244,11 @@ def test_adding_a_pool_changes_no_existing_daemonset(deployed: Deployed) -> None
             changed[name] = f"generation {generation} -> {live['metadata']['generation']}"
     # Put the stack's own objects back, so the deletion test starts from the stack as configured.
     objects.apply(client, deployed.objects.manifests)
+    if set(changed) == {DEVICE_PLUGIN}:
+        # Known on the current code, and the only DaemonSet it may be: the device plugin selects
+        # its nodes by a list of pool names, so a new pool rewrites its pod template and the real
+        # DaemonSet controller replaces its pods on every GPU node. Issue 28 moves it to a label.
+        pytest.xfail(f"{DEVICE_PLUGIN} selects pools by name (issue 28): {changed[DEVICE_PLUGIN]}")
     assert changed == {}
 
 

@@ -126,8 +126,10 @@ def pid_alive(pid: int) -> bool:
 
 
 def port_free(port: int) -> bool:
-    """True when nothing listens on 127.0.0.1:``port`` (a bind succeeds)."""
+    """True when nothing listens on 127.0.0.1:``port``: a bind succeeds with ``SO_REUSEADDR``, as Go's
+    listeners (etcd's, the API server's) bind, so a closed socket's TIME_WAIT does not count."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError:
