@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.azure_vm_sizes import GPU_SIZES
 from gpupools.conventions import CapacityType
@@ -36,7 +35,9 @@ def test_an_aks_spot_gpu_node_is_shaped_as_aks_makes_it(azure_dev: objects.Stack
     groups = cluster.groups_for(azure_dev)
     [group] = node_shapes.groups_of(groups, "t4", CapacityType.SPOT)
     # The agent pool's name is what AKS calls it (the AgentPool's agentPoolName), not the pool's.
-    [registration] = [r for r in azure_dev.run.of_type(node_shapes.AKS_AGENT_POOL) if r.inputs["scaleSetPriority"] == "Spot" and "t4" in r.name]
+    [registration] = [
+        r for r in azure_dev.run.of_type(node_shapes.AKS_AGENT_POOL) if r.inputs["scaleSetPriority"] == "Spot" and "t4" in r.name
+    ]
     node = node_shapes.node_manifest(group, 0, control_plane.KWOK_ANNOTATION)
     labels = node["metadata"]["labels"]
     assert labels["kubernetes.azure.com/agentpool"] == registration.inputs["agentPoolName"] == labels["agentpool"]
@@ -92,7 +93,9 @@ def test_a_karpenter_nodepool_gives_a_group_per_capacity_type() -> None:
     nap = objects.load("azure-nap-dev")
     groups = [g for g in cluster.groups_for(nap) if g.pool == "t4"]
     assert sorted(g.capacity.value for g in groups) == ["on-demand", "spot"]
-    by_capacity = {g.capacity: node_shapes.node_manifest(g, 0, control_plane.KWOK_ANNOTATION)["metadata"]["labels"] for g in groups}
+    by_capacity = {
+        g.capacity: node_shapes.node_manifest(g, 0, control_plane.KWOK_ANNOTATION)["metadata"]["labels"] for g in groups
+    }
     assert by_capacity[CapacityType.SPOT]["karpenter.sh/capacity-type"] == "spot"
     assert by_capacity[CapacityType.SPOT]["kubernetes.azure.com/scalesetpriority"] == "spot"
     assert by_capacity[CapacityType.ON_DEMAND]["kubernetes.azure.com/scalesetpriority"] == "regular"
@@ -107,15 +110,30 @@ def test_node_names_are_unique_per_group_and_index(aws_dev: objects.StackObjects
 
 def test_the_crds_are_the_families_the_stack_uses(tmp_path: Path) -> None:
     families = {
-        "kueue": [("kueue.x-k8s.io", k) for k in ("AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequestConfig", "ResourceFlavor")],
-        "karpenter-provider-aws": [("karpenter.sh", "NodePool"), ("karpenter.sh", "NodeOverlay"), ("karpenter.k8s.aws", "EC2NodeClass")],
-        "karpenter-provider-azure": [("karpenter.sh", "NodePool"), ("karpenter.sh", "NodeOverlay"), ("karpenter.azure.com", "AKSNodeClass")],
+        "kueue": [
+            ("kueue.x-k8s.io", k)
+            for k in ("AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequestConfig", "ResourceFlavor")
+        ],
+        "karpenter-provider-aws": [
+            ("karpenter.sh", "NodePool"),
+            ("karpenter.sh", "NodeOverlay"),
+            ("karpenter.k8s.aws", "EC2NodeClass"),
+        ],
+        "karpenter-provider-azure": [
+            ("karpenter.sh", "NodePool"),
+            ("karpenter.sh", "NodeOverlay"),
+            ("karpenter.azure.com", "AKSNodeClass"),
+        ],
         "apis": [("autoscaling.x-k8s.io", "ProvisioningRequest")],
     }
     for family, kinds in families.items():
         (tmp_path / family).mkdir()
         for group, kind in kinds:
-            crd = {"kind": "CustomResourceDefinition", "metadata": {"name": f"{kind.lower()}s.{group}"}, "spec": {"group": group, "names": {"kind": kind}}}
+            crd = {
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"{kind.lower()}s.{group}"},
+                "spec": {"group": group, "names": {"kind": kind}},
+            }
             (tmp_path / family / f"{group}_{kind}.yaml").write_text(yaml.safe_dump(crd))
     nap = objects.crds_for(objects.load("azure-nap-dev"), tmp_path)
     assert {c.family for c in nap} == {"karpenter-provider-azure"}
@@ -191,7 +209,12 @@ def test_status_counts_nodes_and_pods_per_pool() -> None:
         key = "karpenter.sh/capacity-type" if karpenter else "gpupools.io/capacity-type"
         return {"metadata": {"name": name, "labels": {"gpupools.io/pool": pool, key: capacity}}}
 
-    nodes = [node("a", "t4", "spot"), node("b", "t4", "on-demand"), node("c", "gpu1", "spot", karpenter=True), node("d", "system", "on-demand")]
+    nodes = [
+        node("a", "t4", "spot"),
+        node("b", "t4", "on-demand"),
+        node("c", "gpu1", "spot", karpenter=True),
+        node("d", "system", "on-demand"),
+    ]
     pods = [
         {"spec": {"nodeName": "a"}, "status": {"phase": "Running"}},
         {"spec": {"nodeName": "a"}, "status": {"phase": "Running"}},
@@ -208,8 +231,15 @@ def test_status_counts_nodes_and_pods_per_pool() -> None:
 
 
 def run_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT / "components"), "GPUPOOLS_SIM_STATE": str(tmp_path), "HOME": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "gpupools.sim", *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(PROJECT_ROOT / "components"),
+        "GPUPOOLS_SIM_STATE": str(tmp_path),
+        "HOME": str(tmp_path),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "gpupools.sim", *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_help_lists_the_commands(tmp_path: Path) -> None:
@@ -223,8 +253,14 @@ def test_cli_help_lists_the_commands(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (("nodes", "nope-dev", "--pool", "t4", "--count", "1"), "unknown stack 'nope-dev'"),
-        (("nodes", "azure-dev", "--pool", "h100", "--count", "1"), "unknown pool 'h100' in stack azure-dev (pools: a100, general, system, t4)"),
-        (("nodes", "azure-dev", "--pool", "t4", "--count", "1", "--capacity", "reserved"), "pool t4 of stack azure-dev buys no reserved capacity (it buys: on-demand, spot)"),
+        (
+            ("nodes", "azure-dev", "--pool", "h100", "--count", "1"),
+            "unknown pool 'h100' in stack azure-dev (pools: a100, general, system, t4)",
+        ),
+        (
+            ("nodes", "azure-dev", "--pool", "t4", "--count", "1", "--capacity", "reserved"),
+            "pool t4 of stack azure-dev buys no reserved capacity (it buys: on-demand, spot)",
+        ),
         (("nodes", "azure-dev", "--pool", "t4", "--count", "0"), "--count must be at least 1, got 0"),
         (("nodes", "azure-dev", "--pool", "t4", "--count", "1", "--capacity", "preemptible"), "invalid choice: 'preemptible'"),
         (("status", "nope-dev"), "unknown stack 'nope-dev'"),

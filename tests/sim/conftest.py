@@ -11,7 +11,6 @@ import shutil
 from typing import Iterator
 
 import pytest
-
 from gpupools.sim import build as builds
 from gpupools.sim import control_plane
 

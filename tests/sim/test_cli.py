@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from gpupools.sim import control_plane
 from gpupools.sim.build import Build
 from gpupools.sim.kube import Client
@@ -35,7 +34,9 @@ def client_from(kubeconfig: Path) -> Client:
     config = yaml.safe_load(kubeconfig.read_text())
     cluster = config["clusters"][0]["cluster"]
     user = config["users"][0]["user"]
-    return Client(cluster["server"], Path(cluster["certificate-authority"]), Path(user["client-certificate"]), Path(user["client-key"]))
+    return Client(
+        cluster["server"], Path(cluster["certificate-authority"]), Path(user["client-certificate"]), Path(user["client-key"])
+    )
 
 
 def test_up_nodes_status_down(sim_build: Build, tmp_path: Path) -> None:
@@ -97,4 +98,3 @@ def test_a_port_in_use_is_reported(sim_build: Build, tmp_path: Path) -> None:
     assert result.returncode == 1
     assert f"port {port} on 127.0.0.1 is in use" in result.stderr
     assert not (tmp_path / "state" / STACK).exists()
-

@@ -16,11 +16,11 @@ the stack program registers is applied (server-side, dry run first). Then:
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import pytest
-
 from gpupools.conventions import ROLE_LABEL, CapacityType
 from gpupools.jobs import gpu_job
 from gpupools.queueing.workloads import gang_job
@@ -70,10 +70,8 @@ def deployed(request: pytest.FixtureRequest, session_cluster: ClusterState, sim_
     yield deployed
     # Whatever a failed test left behind, so the next stack starts from an empty cluster.
     for manifest in [*deployed.extra, *stack_objects.manifests]:
-        try:
+        with contextlib.suppress(KubeError):
             client.delete(manifest)
-        except KubeError:
-            pass
     client.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
     for name in deployed.nodes:
         client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
@@ -120,7 +118,11 @@ def scheduled_node(client: Client, namespace: str, job: str) -> list[str]:
 def test_every_object_is_accepted_by_the_api_server(deployed: Deployed) -> None:
     missing = [objects.describe(m) for m in deployed.objects.manifests if deployed.client.get(m) is None]
     assert missing == []
-    custom = [m for m in deployed.objects.manifests if "." in str(m["apiVersion"]).partition("/")[0] and not str(m["apiVersion"]).endswith(".k8s.io/v1")]
+    custom = [
+        m
+        for m in deployed.objects.manifests
+        if "." in str(m["apiVersion"]).partition("/")[0] and not str(m["apiVersion"]).endswith(".k8s.io/v1")
+    ]
     kinds = {m["kind"] for m in custom}
     if deployed.objects.spec.provisioner.value == "karpenter":
         assert "NodePool" in kinds
@@ -132,7 +134,10 @@ def test_a_broken_object_is_refused_by_the_dry_run(deployed: Deployed) -> None:
     daemonset = next(m for m in deployed.objects.manifests if m["kind"] == "DaemonSet")
     broken = {**daemonset, "metadata": {**daemonset["metadata"], "name": "broken-ds"}}
     spec = dict(broken["spec"])
-    template = {**spec["template"], "spec": {**spec["template"]["spec"], "tolerations": [{"key": "x", "operator": "Equals", "value": "y"}]}}
+    template = {
+        **spec["template"],
+        "spec": {**spec["template"]["spec"], "tolerations": [{"key": "x", "operator": "Equals", "value": "y"}]},
+    }
     broken["spec"] = {**spec, "template": template}
     with pytest.raises(objects.ApplyError, match="broken-ds"):
         objects.apply(deployed.client, [broken])
@@ -158,14 +163,20 @@ def test_a_gpu_job_lands_on_its_pool(deployed: Deployed) -> None:
         job = gpu_job(f"sim-{pool.name}", IMAGE, cloud=cloud, pool=pool.name, extra_taints=pool.taints, namespace=WORKLOADS)
         deployed.extra.append(job)
         deployed.client.apply(job)
-        nodes = wait_for(lambda job=job: scheduled_node(deployed.client, WORKLOADS, job["metadata"]["name"]), timeout=60, what=f"{job['metadata']['name']} scheduled")
+        nodes = wait_for(
+            lambda job=job: scheduled_node(deployed.client, WORKLOADS, job["metadata"]["name"]),
+            timeout=60,
+            what=f"{job['metadata']['name']} scheduled",
+        )
         assert [deployed.nodes.get(n) for n in nodes] == [pool.name]
 
 
 def test_pods_without_tolerations_never_land_on_gpu_nodes(deployed: Deployed) -> None:
     ensure_namespace(deployed)
     roles = {
-        n["metadata"]["name"]: n["metadata"]["labels"].get(ROLE_LABEL) for n in deployed.client.list("v1", "Node") if n["metadata"]["name"] in deployed.nodes
+        n["metadata"]["name"]: n["metadata"]["labels"].get(ROLE_LABEL)
+        for n in deployed.client.list("v1", "Node")
+        if n["metadata"]["name"] in deployed.nodes
     }
     pods = []
     for index in range(12):
@@ -197,7 +208,16 @@ def test_a_gang_job_lands_on_its_pool(deployed: Deployed) -> None:
         deployed.nodes[name] = pool.name
     gpus = next(g for g in deployed.groups if g.pool == pool.name).resources.gpus
     ensure_namespace(deployed)
-    manifests = gang_job("sim-gang", image=IMAGE, script=["train.py"], nodes=2, gpus_per_node=gpus, namespace=WORKLOADS, pool=pool.name, extra_taints=pool.taints)
+    manifests = gang_job(
+        "sim-gang",
+        image=IMAGE,
+        script=["train.py"],
+        nodes=2,
+        gpus_per_node=gpus,
+        namespace=WORKLOADS,
+        pool=pool.name,
+        extra_taints=pool.taints,
+    )
     for manifest in manifests:
         if manifest["kind"] == "Job":
             # gang_job submits the Job suspended; Kueue un-suspends it when it admits the whole
@@ -207,7 +227,9 @@ def test_a_gang_job_lands_on_its_pool(deployed: Deployed) -> None:
             manifest = {**manifest, "spec": {**manifest["spec"], "suspend": False}}
         deployed.extra.append(manifest)
         deployed.client.apply(manifest)
-    nodes = wait_for(lambda: scheduled_node(deployed.client, WORKLOADS, "sim-gang"), timeout=60, what="the gang job's pods scheduled")
+    nodes = wait_for(
+        lambda: scheduled_node(deployed.client, WORKLOADS, "sim-gang"), timeout=60, what="the gang job's pods scheduled"
+    )
     assert len(nodes) == 2 and len(set(nodes)) == 2
     assert {deployed.nodes.get(n) for n in nodes} == {pool.name}
 
@@ -259,7 +281,9 @@ def test_deleting_the_objects_completes(deployed: Deployed) -> None:
         client.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
     objects.delete(client, everything, timeout=180)
     assert wait_for(
-        lambda: client.get({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}}) is None, timeout=120, what=f"namespace {WORKLOADS} gone"
+        lambda: client.get({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}}) is None,
+        timeout=120,
+        what=f"namespace {WORKLOADS} gone",
     )
     namespaces = [m for m in deployed.objects.manifests if m["kind"] == "Namespace"]
     assert all(client.get(m) is None for m in namespaces)

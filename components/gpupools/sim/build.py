@@ -193,7 +193,11 @@ def required_versions(module_root: Path) -> dict[str, str]:
     """The pinned version of what the sim builds or reads: etcd from ``sim/etcd``, Kubernetes and
     KWOK from ``sim/cp``, the CRD sources from ``sim/crds`` (each from the module that uses it: the
     Kubernetes module also requires an older etcd server, as a library, which is not the one built)."""
-    pins = {ETCD_MODULE_DIR: (ETCD_PACKAGE,), KUBE_MODULE_DIR: ("k8s.io/kubernetes", "sigs.k8s.io/kwok"), CRD_MODULE_DIR: tuple(CRD_FILES)}
+    pins = {
+        ETCD_MODULE_DIR: (ETCD_PACKAGE,),
+        KUBE_MODULE_DIR: ("k8s.io/kubernetes", "sigs.k8s.io/kwok"),
+        CRD_MODULE_DIR: tuple(CRD_FILES),
+    }
     versions = {}
     for directory, paths in pins.items():
         requirements = module_requirements(module_root / directory)

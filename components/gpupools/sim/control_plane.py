@@ -309,7 +309,9 @@ def start(stack: str, build: Build, *, api_port: int | None = None) -> ClusterSt
     directory = layout.cluster_dir(stack)
     shutil.rmtree(directory, ignore_errors=True)
     (directory / "logs").mkdir(parents=True)
-    state = ClusterState(stack=stack, dir=str(directory), build=str(build.root), kubernetes_version=build.kubernetes_version, ports=ports)
+    state = ClusterState(
+        stack=stack, dir=str(directory), build=str(build.root), kubernetes_version=build.kubernetes_version, ports=ports
+    )
     files = pki.create(directory / "pki")
     for identity in ("kube-controller-manager", "kube-scheduler", "kwok"):
         write_kubeconfig(directory / f"{identity}.kubeconfig", kubeconfig(state.server, files, identity, f"sim-{stack}"))
