@@ -303,8 +303,11 @@ def karpenter_groups(run: Run, spec: StackSpec, region: str, cloud: str) -> list
         pool = template_labels.get(POOL_LABEL, name)
         size = _requirement(requirements, "node.kubernetes.io/instance-type")[0]
         resources = resources_of(size, _slots(spec, pool))
-        # Single-valued requirements become node labels (Karpenter core: a NodeClaim's labels
-        # include every requirement with exactly one value, pkg/scheduling/requirements.go Labels()).
+        # A requirement with one allowed value ends up as that label on the node: Karpenter resolves
+        # custom keys into NodeClaim labels (sigs.k8s.io/karpenter v1.14.1,
+        # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go, resolveCustomLabelsFromRequirements)
+        # and sets well-known ones (instance type, zone, capacity type, the providers' SKU labels)
+        # from the instance it launched, which must satisfy the requirement.
         single = {
             str(r["key"]): str(r["values"][0])
             for r in requirements
