@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType
 from gpupools.sim import build as builds
-from gpupools.sim import control_plane, node_shapes, objects
+from gpupools.sim import control_plane, node_shapes, objects, pki
 from gpupools.sim.control_plane import ClusterState, SimError
 from gpupools.sim.kube import Client, wait_for
 
@@ -162,9 +162,7 @@ def up(
     return UpResult(state=state, kubeconfig=path, objects=stack_objects, crds=[c.name for c in crds])
 
 
-def _pki(state: ClusterState) -> Any:
-    from gpupools.sim import pki
-
+def _pki(state: ClusterState) -> pki.Pki:
     return pki.Pki(state.path / "pki")
 
 
