@@ -170,6 +170,9 @@ def test_the_cache_key_follows_the_module_files(tmp_path: Path) -> None:
     before = build.cache_key(tmp_path, "go1.26.8")
     assert build.cache_key(tmp_path, "go1.26.8") == before
     assert build.cache_key(tmp_path, "go1.27.0") != before
+    with (tmp_path / "cp" / "go.mod").open("a") as gomod:
+        gomod.write("// a note on a pin changes nothing built\n")
+    assert build.cache_key(tmp_path, "go1.26.8") == before
     with (tmp_path / "cp" / "go.sum").open("a") as gosum:
         gosum.write("example.com/x v1.0.0 h1:AAAA=\n")
     assert build.cache_key(tmp_path, "go1.26.8") != before

@@ -12,6 +12,8 @@
 // Versions (all served by the Go module proxy when pinned, 2026-11-27):
 //   k8s.io/kubernetes v1.36.3, every staging module at v0.36.3
 //   sigs.k8s.io/kwok v0.8.0 (built against k8s.io/* v0.36.1; MVS moves it to v0.36.3, a patch bump)
+// except k8s.io/sample-cli-plugin v0.36.3 (the proxy answers 403): its replace line is kept for
+// completeness and never used, since nothing built here imports it.
 module gpupools.dev/sim/cp
 
 go 1.26.0

@@ -207,14 +207,19 @@ def required_versions(module_root: Path) -> dict[str, str]:
 
 
 def cache_key(module_root: Path, go: str) -> str:
-    """A hash of everything that changes the output: Go version, platform, recipe, module files."""
+    """A hash of everything that changes the output: Go version, platform, recipe, module files
+    (``go.mod`` without its comments)."""
     digest = hashlib.sha256()
     digest.update(f"{go}\n{sys.platform}\n{platform.machine()}\nrecipe {RECIPE}\n".encode())
     for name in MODULE_DIRS:
         for file in ("go.mod", "go.sum"):
             path = module_root / name / file
             digest.update(f"{name}/{file}\n".encode())
-            digest.update(path.read_bytes() if path.exists() else b"")
+            text = path.read_text() if path.exists() else ""
+            if file == "go.mod":
+                # Comments (the notes on why each pin) change nothing that is built.
+                text = "\n".join(line.split("//", 1)[0].rstrip() for line in text.splitlines() if line.split("//", 1)[0].strip())
+            digest.update(text.encode())
     return digest.hexdigest()[:12]
 
 
