@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Sequence
 
+from gpupools import _cli
 from gpupools.sim import layout
 
 RECIPE = "1"
@@ -400,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--force", action="store_true", help="rebuild even when the cached build exists")
     parser.add_argument("--print-dir", action="store_true", help="print the build directory for the pinned versions and exit")
-    args = parser.parse_args(argv)
+    args = _cli.parse_args(parser, argv)
     try:
         if args.print_dir:
             print(build_dir())
