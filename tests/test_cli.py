@@ -41,7 +41,9 @@ PYTHON_SCRIPTS = {
         "tests/consumer/run_consumer.py",
     )
 }
-SHELL_SCRIPTS = {name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots", "scripts/build-sim", "scripts/test-sim")}
+SHELL_SCRIPTS = {
+    name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots", "scripts/build-sim", "scripts/test-sim")
+}
 COMMANDS = {**MODULES, **PYTHON_SCRIPTS, **SHELL_SCRIPTS}
 
 
