@@ -108,11 +108,13 @@ def ensure_namespace(deployed: Deployed) -> None:
     deployed.client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
 
 
-def scheduled_node(client: Client, namespace: str, job: str) -> list[str]:
-    pods = pods_of(client, namespace, "Job", job)
-    if not pods or not all(p["spec"].get("nodeName") for p in pods):
+def scheduled_nodes(client: Client, namespace: str, job: str, pods: int) -> list[str]:
+    """The nodes of the Job's pods once it has ``pods`` of them, all bound (the Job controller creates
+    them in slow-start batches, so fewer may exist for a moment); else []."""
+    found = pods_of(client, namespace, "Job", job)
+    if len(found) < pods or not all(p["spec"].get("nodeName") for p in found):
         return []
-    return [p["spec"]["nodeName"] for p in pods]
+    return [p["spec"]["nodeName"] for p in found]
 
 
 def test_every_object_is_accepted_by_the_api_server(deployed: Deployed) -> None:
@@ -164,7 +166,7 @@ def test_a_gpu_job_lands_on_its_pool(deployed: Deployed) -> None:
         deployed.extra.append(job)
         deployed.client.apply(job)
         nodes = wait_for(
-            lambda job=job: scheduled_node(deployed.client, WORKLOADS, job["metadata"]["name"]),
+            lambda job=job: scheduled_nodes(deployed.client, WORKLOADS, job["metadata"]["name"], 1),
             timeout=60,
             what=f"{job['metadata']['name']} scheduled",
         )
@@ -228,7 +230,7 @@ def test_a_gang_job_lands_on_its_pool(deployed: Deployed) -> None:
         deployed.extra.append(manifest)
         deployed.client.apply(manifest)
     nodes = wait_for(
-        lambda: scheduled_node(deployed.client, WORKLOADS, "sim-gang"), timeout=60, what="the gang job's pods scheduled"
+        lambda: scheduled_nodes(deployed.client, WORKLOADS, "sim-gang", 2), timeout=60, what="the gang job's pods scheduled"
     )
     assert len(nodes) == 2 and len(set(nodes)) == 2
     assert {deployed.nodes.get(n) for n in nodes} == {pool.name}
