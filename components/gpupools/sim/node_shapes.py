@@ -135,9 +135,9 @@ class NodeGroup:
     zones: tuple[str, ...]
     region: str
     instance_type: str
+    resources: Resources
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
-    resources: Resources = Resources(cpu=4, memory_mib=16384)
 
 
 def _taint(text: str) -> Taint:
@@ -257,7 +257,9 @@ def eks_groups(run: Run, spec: StackSpec, region: str) -> list[NodeGroup]:
         cloud_labels = {
             "eks.amazonaws.com/nodegroup": name,
             "eks.amazonaws.com/capacityType": capacity_type,
-            "eks.amazonaws.com/nodegroup-image": "ami-0sim",
+            # The AMI ID EKS resolves at deploy time (from amiType and the release version): no
+            # fact the stack holds; a placeholder of the right form.
+            "eks.amazonaws.com/nodegroup-image": "ami-0000000000000000",
             "node.kubernetes.io/instance-type": types[0],
             "beta.kubernetes.io/instance-type": types[0],
             "topology.kubernetes.io/region": region,
