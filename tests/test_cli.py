@@ -27,6 +27,8 @@ MODULES = {
     "gpupools.pricing refresh": [PY, "-m", "gpupools.pricing", "refresh"],
     "gpupools.aws.deployer_policy": [PY, "-m", "gpupools.aws.deployer_policy"],
     "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
+    "gpupools.sim": [PY, "-m", "gpupools.sim"],
+    "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],
 }
 PYTHON_SCRIPTS = {
     name: [PY, str(ROOT / name)]
@@ -39,7 +41,9 @@ PYTHON_SCRIPTS = {
         "tests/consumer/run_consumer.py",
     )
 }
-SHELL_SCRIPTS = {name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots")}
+SHELL_SCRIPTS = {
+    name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots", "scripts/build-sim", "scripts/test-sim")
+}
 COMMANDS = {**MODULES, **PYTHON_SCRIPTS, **SHELL_SCRIPTS}
 
 

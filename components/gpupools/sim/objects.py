@@ -1,0 +1,211 @@
+"""A stack's Kubernetes half, as the sim applies it: the objects the stack program registers, the
+CRDs they need, and the server-side apply (dry run first) onto the sim's API server.
+
+The objects come from running the stack program itself on the recording runtime
+(``gpupools.synth.synthesize``: the same ``__main__.py``, components and config as ``pulumi up``),
+taking every ``kubernetes:<group>/<version>:<Kind>`` registration with its real (unredacted) inputs.
+
+What cannot be applied here, and is reported instead of silently dropped:
+
+* ``kubernetes:helm.sh/v3:Release`` (cluster-autoscaler, Karpenter, Kueue charts): the charts are
+  fetched from OCI/HTTP registries this machine cannot reach. Issue 32 runs those controllers as
+  local processes instead.
+* ``kubernetes:yaml/v2:ConfigFile`` of the ProvisioningRequest CRD (fetched from GitHub by URL): the
+  sim installs the same CRD from the Go module zip (``build.CRD_FILES``).
+
+The CRDs: every CRD of each upstream family that defines a kind the stack creates (Kueue's chart
+installs all of Kueue's, Karpenter's chart or NAP all of their provider's), the provider matching
+the stack's cloud (the AWS and Azure providers each ship their own ``karpenter.sh`` NodePool CRD),
+plus the ProvisioningRequest CRD when the stack installs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from gpupools.sim.kube import Client, KubeError, wait_for
+from gpupools.specs import StackSpec
+from gpupools.testing import Run
+
+NOT_APPLIED = ("kubernetes:helm.sh/", "kubernetes:yaml/")
+"""Registrations that are no single Kubernetes object (Helm releases, YAML groups)."""
+
+PROVISIONING_REQUEST_CRD_DIR = "apis"
+"""``build.CRD_FILES``' directory of the ProvisioningRequest CRD (``k8s.io/autoscaler/cluster-autoscaler/apis``)."""
+
+KARPENTER_CRD_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure"}
+
+
+@dataclass(frozen=True)
+class StackObjects:
+    """Everything the sim needs from one run of the stack program."""
+
+    stack: str
+    spec: StackSpec
+    region: str
+    run: Run
+    manifests: list[dict[str, Any]]
+    skipped: list[str]
+    """``type name`` of every registration not applied (Helm releases, YAML groups), with why."""
+
+
+def load(stack: str, root: Path | None = None, overrides: Mapping[str, Any] | None = None) -> StackObjects:
+    """Run ``stack``'s program on the recording runtime; ConfigError / FileNotFoundError as synth raises them."""
+    from gpupools import config
+    from gpupools.synth import default_root, stack_targets, synthesize
+    from gpupools.testing import stack_config
+    from gpupools.testing.manifests import to_manifest
+
+    root = root or default_root()
+    synthesis = synthesize(stack, root, overrides)
+    run = synthesis.run
+    values = {**stack_config(stack, root), **(overrides or {})}
+    region = next((t["region"] for t in stack_targets(root) if t["stack"] == stack), "")
+    spec = config.parse(values, region=region or None)
+    manifests = [to_manifest(r, redact=False) for r in run.kubernetes_objects()]
+    skipped = []
+    for registration in run.registrations:
+        if registration.type.startswith("kubernetes:helm.sh/"):
+            skipped.append(f"{registration.type} {registration.name}: its chart cannot be fetched on this machine")
+        elif registration.type.startswith("kubernetes:yaml/"):
+            skipped.append(
+                f"{registration.type} {registration.name}: fetched by URL; the sim installs its CRDs from the Go module zips"
+            )
+    return StackObjects(stack=stack, spec=spec, region=region, run=run, manifests=order(manifests), skipped=skipped)
+
+
+def order(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Namespaces first, then RBAC and service accounts, then the rest (each by kind, namespace, name)."""
+    first = {"Namespace": 0, "ServiceAccount": 1, "ClusterRole": 1, "Role": 1, "ClusterRoleBinding": 2, "RoleBinding": 2}
+
+    def key(m: Mapping[str, Any]) -> tuple[int, str, str, str]:
+        metadata = m.get("metadata") or {}
+        return (first.get(str(m["kind"]), 3), str(m["kind"]), str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+
+    return [dict(m) for m in sorted(manifests, key=key)]
+
+
+def describe(manifest: Mapping[str, Any]) -> str:
+    metadata = manifest.get("metadata") or {}
+    where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+    return f"{manifest['kind']} {where}{metadata.get('name', '?')}"
+
+
+@dataclass(frozen=True)
+class Crd:
+    path: Path
+    family: str
+    group: str
+    kind: str
+    name: str
+    document: dict[str, Any] = field(repr=False, compare=False)
+
+
+def crd_index(crd_dir: Path) -> list[Crd]:
+    """Every CRD the build extracted (``<build>/crds/<family>/*.yaml``)."""
+    crds = []
+    for path in sorted(crd_dir.glob("*/*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            if isinstance(document, dict) and document.get("kind") == "CustomResourceDefinition":
+                spec = document["spec"]
+                crds.append(
+                    Crd(path, path.parent.name, spec["group"], spec["names"]["kind"], document["metadata"]["name"], document)
+                )
+    return crds
+
+
+def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
+    """The CRDs to install before ``objects`` (see the module docstring); KeyError naming a kind no
+    extracted CRD defines."""
+    index = crd_index(crd_dir)
+    karpenter_family = KARPENTER_CRD_DIRS[objects.spec.cloud.value]
+    builtin_groups = {
+        "",
+        "apps",
+        "rbac.authorization.k8s.io",
+        "batch",
+        "policy",
+        "scheduling.k8s.io",
+        "networking.k8s.io",
+        "storage.k8s.io",
+    }
+    families: set[str] = set()
+    for manifest in objects.manifests:
+        group = str(manifest["apiVersion"]).rpartition("/")[0]
+        if group in builtin_groups:
+            continue
+        candidates = [c for c in index if c.group == group and c.kind == manifest["kind"]]
+        preferred = [c for c in candidates if c.family == karpenter_family] or [
+            c for c in candidates if not c.family.startswith("karpenter-provider")
+        ]
+        if not preferred:
+            raise KeyError(f"no CRD for {manifest['apiVersion']} {manifest['kind']} among the extracted ones ({crd_dir})")
+        families.add(preferred[0].family)
+    if any("provisioningrequests" in str(r.inputs) for r in objects.run.registrations if r.type.startswith("kubernetes:yaml/")):
+        families.add(PROVISIONING_REQUEST_CRD_DIR)
+    return [c for c in index if c.family in families]
+
+
+class ApplyError(RuntimeError):
+    """The API server rejected objects; the message lists each with the server's reason."""
+
+
+def _apply_all(client: Client, manifests: Sequence[Mapping[str, Any]]) -> None:
+    """Dry-run every manifest (``dryRun=All``: admission, schema, CEL, all of it), and only if all
+    pass, apply them for real."""
+    rejected = []
+    for manifest in manifests:
+        try:
+            client.apply(manifest, dry_run=True)
+        except KubeError as error:
+            rejected.append(f"  {describe(manifest)}: {error}")
+    if rejected:
+        raise ApplyError("the API server rejected (server-side apply, dry run):\n" + "\n".join(rejected))
+    for manifest in manifests:
+        try:
+            client.apply(manifest)
+        except KubeError as error:
+            raise ApplyError(f"the API server rejected {describe(manifest)} (server-side apply): {error}") from None
+
+
+def install_crds(client: Client, crds: Sequence[Crd], *, timeout: float = 60.0) -> None:
+    """Apply the CRDs and wait until each is Established (its API is served)."""
+    _apply_all(client, [c.document for c in crds])
+    for crd in crds:
+
+        def established(crd: Crd = crd) -> bool:
+            live = client.get(crd.document) or {}
+            return any(
+                c.get("type") == "Established" and c.get("status") == "True"
+                for c in (live.get("status") or {}).get("conditions") or []
+            )
+
+        wait_for(established, timeout=timeout, what=f"CRD {crd.name} to be established")
+
+
+def apply(client: Client, manifests: Sequence[Mapping[str, Any]]) -> None:
+    """Apply the stack's objects: namespaces first (the others' dry run needs them), then the rest."""
+    namespaces = [m for m in manifests if m["kind"] == "Namespace"]
+    _apply_all(client, namespaces)
+    _apply_all(client, [m for m in manifests if m["kind"] != "Namespace"])
+
+
+def delete(client: Client, manifests: Sequence[Mapping[str, Any]], *, timeout: float = 120.0) -> None:
+    """Delete the objects (reverse order) and wait until every one is gone (finalizers and
+    namespace termination included); TimeoutError naming what is left."""
+    for manifest in reversed(list(manifests)):
+        client.delete(manifest, propagation="Foreground" if manifest["kind"] != "Namespace" else "Background")
+
+    def gone() -> bool:
+        left = [describe(m) for m in manifests if client.get(m) is not None]
+        gone.left = left  # type: ignore[attr-defined]
+        return not left
+
+    try:
+        wait_for(gone, timeout=timeout, interval=1.0, what="the stack's objects to be deleted")
+    except TimeoutError as error:
+        raise TimeoutError(f"{error}; still there: {', '.join(getattr(gone, 'left', []))}") from None
