@@ -73,7 +73,7 @@ EKS_NODE_LABELS = ("eks.amazonaws.com/nodegroup", "eks.amazonaws.com/capacityTyp
 """Labels EKS puts on every managed node group node (EKS user guide ``managed-node-groups.adoc``
 and cluster-autoscaler's AWS provider, which adds them to templates from DescribeNodegroup,
 ``cloudprovider/aws/aws_manager.go``): the node group's name, ``SPOT``/``ON_DEMAND``/``CAPACITY_BLOCK``,
-the AMI."""
+the AMI (the last is not simulated: its value exists only once EKS resolves the AMI)."""
 
 AZURE_NAP_LABELS = ("kubernetes.azure.com/mode", "kubernetes.azure.com/scalesetpriority", "karpenter.azure.com/aksnodeclass")
 """Labels Node Auto Provisioning (karpenter-provider-azure v1.14.2, ``pkg/apis/v1beta1/labels.go``)
@@ -257,9 +257,9 @@ def eks_groups(run: Run, spec: StackSpec, region: str) -> list[NodeGroup]:
         cloud_labels = {
             "eks.amazonaws.com/nodegroup": name,
             "eks.amazonaws.com/capacityType": capacity_type,
-            # The AMI ID EKS resolves at deploy time (from amiType and the release version): no
-            # fact the stack holds; a placeholder of the right form.
-            "eks.amazonaws.com/nodegroup-image": "ami-0000000000000000",
+            # eks.amazonaws.com/nodegroup-image (the AMI ID) is left off: EKS resolves it at deploy
+            # time from amiType and the release version, the stack holds no such fact, and nothing
+            # gpupools registers selects on it.
             "node.kubernetes.io/instance-type": types[0],
             "beta.kubernetes.io/instance-type": types[0],
             "topology.kubernetes.io/region": region,
