@@ -152,6 +152,11 @@ class GroupPlan:
         return naming.EKS_CAPACITY_TYPE[self.capacity]
 
     @property
+    def capacity_block(self) -> bool:
+        """A Capacity Block's group: its instance type goes in its launch template, not on the group."""
+        return self.reservation_kind is ReservationKind.CAPACITY_BLOCK
+
+    @property
     def gpu_slots_per_node(self) -> int:
         """``nvidia.com/gpu`` one node advertises: what the scale-from-zero tags say."""
         return self.gpus_per_node * self.slots_per_gpu
@@ -426,6 +431,7 @@ def create_managed_node_group(
     depends_on: Sequence[pulumi.Resource] = (),
     eks_capacity_type: str | None = None,
     node_repair: bool = False,
+    instance_types_in_template: bool = False,
 ) -> aws.eks.NodeGroup:
     """One managed node group with gpupools' fixed choices (launch template by latest version,
     ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size; with
@@ -456,7 +462,9 @@ def create_managed_node_group(
     ever replaces a group.
 
     ``eks_capacity_type`` overrides the API spelling of ``capacity`` (``CAPACITY_BLOCK`` for a
-    Capacity Block's group; ``GroupPlan.eks_capacity_type``).
+    Capacity Block's group; ``GroupPlan.eks_capacity_type``). ``instance_types_in_template``: the
+    launch template names the instance type, so the group sends none (a Capacity Block's group:
+    ``launch_template`` module docstring); ``instance_types`` then only describes the group.
     """
     live = live_desired_size is not None
     desired = desired_size_on_update(live_desired_size, min_size, max_size) if live_desired_size is not None else min_size
@@ -468,7 +476,7 @@ def create_managed_node_group(
         subnet_ids=list(subnet_ids),
         capacity_type=eks_capacity_type or naming.EKS_CAPACITY_TYPE[capacity],
         ami_type=ami_type,
-        instance_types=list(instance_types),
+        instance_types=None if instance_types_in_template else list(instance_types),
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=desired),
         labels=dict(labels),
         taints=eks_taints(taints),
@@ -679,7 +687,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     tags={"Name": f"{cluster_name}-{spec.name}-{plan.reservation_id}", POOL_LABEL: spec.name},
                     parent=self,
                     capacity_reservation_id=plan.reservation_id,
-                    capacity_block=plan.reservation_kind is ReservationKind.CAPACITY_BLOCK,
+                    capacity_block=plan.capacity_block,
+                    # A Capacity Block's type is in its template, not on its group (launch_template docstring).
+                    instance_type=plan.instance_types[0] if plan.capacity_block else None,
                     # An EFA pool's reserved nodes get the same EFA interfaces, but not the pool's
                     # placement group: a launch into a reservation lands where the reservation is (a
                     # Capacity Block is co-located already; an ODCR may be in a placement group of its own).
@@ -714,6 +724,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 live_desired_size=sizes.desired(plan.name),
                 depends_on=deps,
                 eks_capacity_type=plan.eks_capacity_type,
+                instance_types_in_template=plan.capacity_block,
                 node_repair=spec.is_gpu if node_repair is None else node_repair,
             )
             self.node_groups[plan.name] = node_group
