@@ -110,8 +110,10 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         reserved_capacity=any(pool.reservations for pool in spec.pools),
         # gpupools:nodeRepair (off by default here: the gate is alpha); the agent add-on below reports GPU health.
         node_repair=spec.node_repair.enabled,
-        # The controller's pods need the system node group to schedule on.
-        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
+        # The controller's pods need the system node group to schedule on, and egress (EC2, IAM, SQS)
+        # until its NodeClaims and EC2NodeClasses are gone: destroy deletes the NAT gateway and the
+        # private routes only after the release and everything that depends on it (network module).
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group, *cluster.egress]),
     )
     node_pools = KarpenterNodePools(
         "nodepools",
@@ -177,8 +179,9 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
                 vpc_id=cluster.vpc_id,
                 # gpupools:nodeRepair: nodeRepairConfig on GPU groups only (CPU pools keep EKS's default, off).
                 node_repair=spec.node_repair.enabled and component is GpuNodeGroup,
-                # Destroy the groups before the node role's policies (iam.NodeRole).
-                opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
+                # Destroy the groups before the node role's policies (iam.NodeRole) and the egress
+                # their nodes join through (network module).
+                opts=pulumi.ResourceOptions(depends_on=[*cluster.node_role_policy_attachments, *cluster.egress]),
             )
             for pool in entries
         ]

@@ -169,6 +169,9 @@ class EksCluster(pulumi.ComponentResource):
         live_sizes: the reader of this cluster's node groups' live desired sizes (pass it to
             ``GpuNodeGroup(live_sizes=...)`` to share its listing).
         vpc_id: the VPC.
+        egress: a created VPC's NAT gateways, private route tables and associations (empty for a
+            brought VPC): ``depends_on`` of everything that needs egress until it is deleted
+            (``network`` module docstring). The system node group depends on it.
         private_subnet_ids_by_zone: zone to private subnet ID (for ``GpuNodeGroup``).
         node_role: the node IAM role.
         node_role_arn: its ARN, read from the access entry (see the module docstring).
@@ -253,6 +256,7 @@ class EksCluster(pulumi.ComponentResource):
         self.zones = tuple(zones)
         self.live_sizes = NodeGroupSizes(cluster_name, parent=self)
 
+        self.egress: list[pulumi.Resource] = []
         if network_spec.bring_your_own:
             self.vpc_id = pulumi.Output.from_input(network_spec.vpc_id or "")
             private_ids: list[pulumi.Output[str]] = [pulumi.Output.from_input(s) for s in network_spec.private_subnet_ids]
@@ -262,6 +266,7 @@ class EksCluster(pulumi.ComponentResource):
             )
             self.vpc_id = created.vpc_id
             private_ids = created.private_subnet_ids
+            self.egress = created.egress
         self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
 
         node_role = create_node_role(name, parent=self)
@@ -329,7 +334,8 @@ class EksCluster(pulumi.ComponentResource):
             tags={POOL_LABEL: SYSTEM_POOL},
             parent=self,
             live_desired_size=self.live_sizes.desired(system_name),
-            depends_on=self.node_role_policy_attachments,
+            # Nodes join and pull images through NAT; destroy keeps egress until the group is gone.
+            depends_on=[*self.node_role_policy_attachments, *self.egress],
         )
         self.coredns = create_coredns_addon(
             name, cluster_name, cluster_spec.kubernetes_version, self.system_node_group, parent=self
