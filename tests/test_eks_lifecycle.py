@@ -7,8 +7,15 @@ upstream source it rests on; each fails on the code before the fix.
 from __future__ import annotations
 
 import functools
+import re
 
-from gpupools.testing import Registration, Run, run_stack
+import pytest
+from gpupools import config, rules
+from gpupools.errors import ConfigError
+from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
+
+from tests.test_aws_contracts import check_request, operation_input
 
 NAT = "aws:ec2/natGateway:NatGateway"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
@@ -90,3 +97,138 @@ def test_every_node_group_is_deleted_before_the_egress_its_nodes_joined_through(
     for needed in egress(result):
         missing = [g.name for g in groups if g.urn not in order[needed.urn]]
         assert missing == [], f"{needed.name} before {missing}"
+
+
+# --- M5: the endpoint's allow-list and more than one admin ------------------------------------------
+
+ADMINS = ["arn:aws:iam::123456789012:role/ci-deployer", "arn:aws:iam::123456789012:user/alice"]
+CIDRS = ["203.0.113.0/24", "198.51.100.7/32"]
+CLUSTER_TYPE = "eks:index:Cluster"
+ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
+ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+PROVIDER = "pulumi:providers:kubernetes"
+
+
+@functools.cache
+def with_access(stack: str = "aws-dev") -> Run:
+    cluster = dict(stack_config(stack)["gpupools:cluster"])
+    return run_stack(stack, overrides={"gpupools:cluster": {**cluster, "admins": ADMINS, "apiAllowedCidrs": CIDRS}})
+
+
+def test_api_allowed_cidrs_reach_the_endpoint() -> None:
+    """``vpcConfig.publicAccessCidrs`` (botocore ``eks`` ``VpcConfigRequest``) from
+    ``gpupools:cluster.apiAllowedCidrs``; main never passed any, so the endpoint was open to 0.0.0.0/0."""
+    [cluster] = with_access().of_type(CLUSTER_TYPE)
+    assert cluster.inputs["publicAccessCidrs"] == CIDRS
+    assert cluster.inputs["endpointPublicAccess"] is True and cluster.inputs["endpointPrivateAccess"] is True
+    vpc_config = operation_input("eks", "CreateCluster").members["resourcesVpcConfig"]
+    check_request({"publicAccessCidrs": CIDRS, "endpointPublicAccess": True}, vpc_config, "resourcesVpcConfig")
+    [default] = run("aws-dev").of_type(CLUSTER_TYPE)
+    assert "publicAccessCidrs" not in default.inputs  # empty: EKS's default (anywhere); the preflight warns
+
+
+def test_more_than_forty_cidrs_is_one_error_before_anything_is_registered() -> None:
+    cluster = dict(stack_config("aws-dev")["gpupools:cluster"])
+    cidrs = [f"203.0.{i}.0/24" for i in range(41)]
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-dev"), "gpupools:cluster": {**cluster, "apiAllowedCidrs": cidrs}})
+    assert error.value.path == "gpupools:cluster.apiAllowedCidrs" and "at most 40" in error.value.rule
+
+
+def test_every_admin_gets_an_access_entry_and_the_cluster_admin_policy() -> None:
+    """EKS access entries (``CreateAccessEntry`` type ``STANDARD``) with ``AmazonEKSClusterAdminPolicy``
+    on the whole cluster (``AssociateAccessPolicy`` ``accessScope.type`` ``cluster``), checked against
+    botocore; the Kubernetes provider waits for the associations, so an admin running the next ``up``
+    is let in before any object is sent. main created none: only the cluster's creator could."""
+    result = with_access()
+    entries = {e.inputs["principalArn"]: e for e in result.of_type(ACCESS_ENTRY) if e.inputs.get("type") == "STANDARD"}
+    assert sorted(entries) == sorted(ADMINS)
+    associations = {a.inputs["principalArn"]: a for a in result.of_type(ASSOCIATION_TYPE)}
+    assert sorted(associations) == sorted(ADMINS)
+    create_entry = operation_input("eks", "CreateAccessEntry")
+    associate = operation_input("eks", "AssociateAccessPolicy")
+    for arn in ADMINS:
+        entry, association = entries[arn], associations[arn]
+        check_request({"clusterName": entry.inputs["clusterName"], "principalArn": arn, "type": "STANDARD"}, create_entry, arn)
+        request = {
+            "clusterName": association.inputs["clusterName"],
+            "principalArn": arn,
+            "policyArn": association.inputs["policyArn"],
+            "accessScope": association.inputs["accessScope"],
+        }
+        check_request(request, associate, arn)
+        assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+        assert association.inputs["accessScope"] == {"type": "cluster"}
+    [provider] = [p for p in result.registrations if p.type == PROVIDER and p.name.endswith("-k8s")]
+    assert {a.urn for a in associations.values()} <= set(provider.dependencies)
+
+
+def test_admin_resource_names_do_not_move_when_the_list_is_reordered() -> None:
+    from gpupools.aws.cluster import admin_resource_name
+
+    names = [admin_resource_name("ml", arn) for arn in ADMINS]
+    assert len(set(names)) == 2 and all(n.startswith("ml-admin-") for n in names)
+    assert admin_resource_name("ml", ADMINS[1]) == names[1]  # a function of the ARN, not the position
+
+
+# --- M6: kube-proxy, VPC CNI and CoreDNS pinned ------------------------------------------------------
+
+
+def test_the_three_core_addons_are_pinned_for_the_minor() -> None:
+    """pulumi-eks resolves kube-proxy and the VPC CNI with ``mostRecent: true`` unless a version is
+    given (pulumi/pulumi-eks ``nodejs/eks/cluster/cluster.ts``, ``addons/cni-addon.ts``: v4.3.0 and
+    HEAD), and main's CoreDNS took EKS's default build from ``getAddonVersion``: a "no change" ``up``
+    rolled them whenever AWS published a build. Now all three are the minor's pins, and the program
+    asks EKS nothing at run time: its inputs cannot move without a commit."""
+    for stack in ("aws-dev", "aws-karpenter-dev", "aws-training-dev"):
+        result = run(stack)
+        minor = stack_config(stack)["gpupools:cluster"].get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)
+        pins = EKS_CORE_ADDONS[minor]
+        [cluster] = result.of_type(CLUSTER_TYPE)
+        assert cluster.inputs["vpcCniOptions"]["addonVersion"] == pins.vpc_cni
+        assert cluster.inputs["kubeProxyAddonOptions"]["version"] == pins.kube_proxy
+        [coredns] = [a for a in result.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns"]
+        assert coredns.inputs["addonVersion"] == pins.coredns
+        assert not [token for token, _ in result.invokes if "getAddonVersion" in token]
+
+
+def test_every_eks_minor_has_core_addon_pins_in_eks_format() -> None:
+    assert set(EKS_VERSIONS.supported(EKS_VERSIONS.checked)) <= set(EKS_CORE_ADDONS)
+    for minor, pins in EKS_CORE_ADDONS.items():
+        assert pins.kube_proxy.startswith(f"v{minor}."), minor  # kube-proxy follows the minor
+        for version in (pins.kube_proxy, pins.vpc_cni, pins.coredns):
+            assert re.fullmatch(r"v\d+\.\d+\.\d+-eksbuild\.\d+", version), version
+
+
+# --- m13: control plane logs and the upgrade policy --------------------------------------------------
+
+
+def test_control_plane_logs_and_support_type_defaults_are_valid_eks_values() -> None:
+    """Defaults: ``api``, ``audit``, ``authenticator`` logs and ``supportType: STANDARD``, each in
+    botocore's ``eks`` enums (``LogType``, ``SupportType``); main left logging off and the support type
+    to EKS (extended support, billed, after the minor's standard support ends)."""
+    [cluster] = run("aws-dev").of_type(CLUSTER_TYPE)
+    assert cluster.inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator"]
+    assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}
+    logging = operation_input("eks", "CreateCluster").members["logging"]
+    log_type = logging.members["clusterLogging"].member.members["types"].member
+    assert set(rules.EKS_LOG_TYPES) == set(log_type.enum)
+    support = operation_input("eks", "CreateCluster").members["upgradePolicy"].members["supportType"]
+    assert set(config.SUPPORT_TYPES) == set(support.enum)
+    custom = dict(stack_config("aws-dev")["gpupools:cluster"], controlPlaneLogs=["audit"], supportType="EXTENDED")
+    [changed] = run_stack("aws-dev", overrides={"gpupools:cluster": custom}).of_type(CLUSTER_TYPE)
+    assert changed.inputs["enabledClusterLogTypes"] == ["audit"] and changed.inputs["upgradePolicy"] == {"supportType": "EXTENDED"}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "path"),
+    [
+        ("controlPlaneLogs", ["audit", "kubelet"], "gpupools:cluster.controlPlaneLogs[1]"),
+        ("supportType", "extended", "gpupools:cluster.supportType"),
+    ],
+)
+def test_bad_log_type_or_support_type_is_one_error(key: str, value: object, path: str) -> None:
+    cluster = dict(stack_config("aws-dev")["gpupools:cluster"], **{key: value})
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-dev"), "gpupools:cluster": cluster})
+    assert error.value.path == path

@@ -69,7 +69,17 @@ TOP_LEVEL_KEYS = (
     "gpuMetrics",
     "queueing",
 )
-CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds", "apiAllowedCidrs", "admins")
+CLUSTER_KEYS = (
+    "name",
+    "kubernetesVersion",
+    "zones",
+    "allowLocalAccounts",
+    "adminGroupObjectIds",
+    "apiAllowedCidrs",
+    "admins",
+    "controlPlaneLogs",
+    "supportType",
+)
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
 GPU_POOL_KEYS = (
@@ -120,7 +130,10 @@ AZURE_ONLY_KEYS = {
     "network": ("subnetId", "dataplane"),
     "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
 }
-AWS_ONLY_KEYS = {"cluster": ("admins",), "network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
+AWS_ONLY_KEYS = {"cluster": ("admins", "controlPlaneLogs", "supportType"), "network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
+SUPPORT_TYPES = ("STANDARD", "EXTENDED")
+"""``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
+``eks`` ``SupportType``; a test keeps the two equal)."""
 RESERVATION_KEYS = ("id", "zone", "kind")
 RESERVATION_KINDS = ("odcr", "capacityBlock")
 """``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
@@ -277,6 +290,8 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
         admin_group_object_ids=_str_list(raw, "adminGroupObjectIds", path),
         api_allowed_cidrs=_str_list(raw, "apiAllowedCidrs", path),
         admins=_str_list(raw, "admins", path),
+        control_plane_logs=_str_list(raw, "controlPlaneLogs", path, ClusterSpec.control_plane_logs),
+        support_type=_enum(raw, "supportType", path, str, SUPPORT_TYPES, ClusterSpec.support_type),
     )
 
 

@@ -233,7 +233,29 @@ def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | N
                 arn,
             )
     check_unique(cluster.admins, f"{path}.admins", "ARNs")
+    if cloud is Cloud.AWS and len(cluster.api_allowed_cidrs) > EKS_MAX_PUBLIC_ACCESS_CIDRS:
+        fail(
+            f"{path}.apiAllowedCidrs",
+            f"EKS takes at most {EKS_MAX_PUBLIC_ACCESS_CIDRS} public access CIDRs (service quota L-93A74D60, not adjustable)",
+            len(cluster.api_allowed_cidrs),
+        )
+    if cloud is Cloud.AWS and not version_problem and versions.minor(cluster.kubernetes_version) not in versions.EKS_CORE_ADDONS:
+        fail(
+            f"{path}.kubernetesVersion",
+            "has no pinned kube-proxy, VPC CNI and CoreDNS add-on versions (gpupools.versions.EKS_CORE_ADDONS)",
+            cluster.kubernetes_version,
+        )
+    for index, log_type in enumerate(cluster.control_plane_logs):
+        if log_type not in EKS_LOG_TYPES:
+            fail(f"{path}.controlPlaneLogs[{index}]", "must be one of " + ", ".join(EKS_LOG_TYPES), log_type)
+    check_unique(cluster.control_plane_logs, f"{path}.controlPlaneLogs", "log types")
 
+
+EKS_MAX_PUBLIC_ACCESS_CIDRS = 40
+"""EKS service quota "Public endpoint access CIDR ranges per cluster" (``L-93A74D60``): 40, not adjustable."""
+
+EKS_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+"""EKS control plane log types (botocore ``eks`` ``LogType`` enum; a test keeps the two equal)."""
 
 IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
 """An IAM role or user ARN, as EKS access entries take them (``CreateAccessEntry.principalArn``)."""
