@@ -12,10 +12,11 @@ import re
 import pytest
 from gpupools import config, rules
 from gpupools.errors import ConfigError
-from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
 
-from tests.test_aws_contracts import check_request, operation_input
+from tests.test_aws_contracts import asg_name, check_request, operation_input
 
 NAT = "aws:ec2/natGateway:NatGateway"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
@@ -25,6 +26,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 @functools.cache
@@ -232,3 +234,80 @@ def test_bad_log_type_or_support_type_is_one_error(key: str, value: object, path
     with pytest.raises(ConfigError) as error:
         config.parse({**stack_config("aws-dev"), "gpupools:cluster": cluster})
     assert error.value.path == path
+
+
+# --- M3: scale from zero for pods that request ephemeral storage or huge pages -----------------------
+
+ASG_TAG = "aws:autoscaling/tag:Tag"
+RESOURCE_TAG = "k8s.io/cluster-autoscaler/node-template/resources/"
+BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def quantity(value: str) -> int:
+    """A Kubernetes quantity with a binary suffix (or none) in bytes/units."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)?", value)
+    assert match, value
+    return int(match.group(1)) * BINARY.get(match.group(2) or "", 1)
+
+
+def template_allocatable(result: Run, group: Registration) -> dict[str, int]:
+    """cluster-autoscaler's template node for an empty group (kubernetes/autoscaler 1.35
+    ``cloudprovider/aws/aws_manager.go``, ``buildNodeFromTemplate``): pods 110, CPU and memory of the
+    instance type, then every ``node-template/resources/<name>`` tag of the ASG, then those of the
+    node group's own tags, which win. Nothing else: a resource without a tag is absent (zero)."""
+    facts = INSTANCE_TYPES[group.inputs.get("instanceTypes", [None])[0] or template_type(result, group)]
+    allocatable = {"pods": 110, "cpu": facts.vcpus, "memory": facts.memory_mib * 2**20}
+    asg = asg_name(result, group)
+    for tag in result.of_type(ASG_TAG):
+        key = tag.inputs["tag"]["key"]
+        if tag.inputs["autoscalingGroupName"] == asg and key.startswith(RESOURCE_TAG):
+            allocatable[key[len(RESOURCE_TAG) :]] = quantity(tag.inputs["tag"]["value"])
+    for key, value in group.inputs.get("tags", {}).items():
+        if key.startswith(RESOURCE_TAG):
+            allocatable[key[len(RESOURCE_TAG) :]] = quantity(value)
+    return allocatable
+
+
+def template_type(result: Run, group: Registration) -> str:
+    templates = {fakes.OUTPUTS[LAUNCH_TEMPLATE](r.name, r.inputs)["__id"]: r for r in result.of_type(LAUNCH_TEMPLATE)}
+    return str(templates[group.inputs["launchTemplate"]["id"]].inputs["instanceType"])
+
+
+def fits(requests: dict[str, str], allocatable: dict[str, int]) -> bool:
+    """The scheduler's ``NodeResourcesFit`` on an empty node: every request within allocatable."""
+    return all(quantity(v) <= allocatable.get(k, 0) for k, v in requests.items())
+
+
+def test_a_pod_requesting_ephemeral_storage_scales_every_empty_group_up() -> None:
+    """A GPU pod with an ``ephemeral-storage`` request (a LimitRange default, Argo and KServe set
+    one) fits the template node of every GPU group, reserved and EFA groups included; on main the
+    template had no ``ephemeral-storage`` at all, so the autoscaler never scaled an empty group for it.
+    The advertised size stays under what the node reports: ``diskSizeGb`` less the filesystem margin,
+    the 10% hard eviction threshold and the 1 GiB kube-reserved of the EKS AL2023 AMI
+    (awslabs/amazon-eks-ami ``nodeadm/internal/kubelet/config.go``)."""
+    pod = {"nvidia.com/gpu": "1", "ephemeral-storage": "20Gi", "cpu": "1", "memory": "1Gi"}
+    for stack in ("aws-dev", "aws-training-dev"):
+        result = run(stack)
+        pools = {p["name"]: p for p in stack_config(stack)["gpupools:gpuPools"]}
+        gpu = [g for g in result.of_type(NODE_GROUP) if g.inputs["labels"]["gpupools.io/role"] == "gpu"]
+        assert gpu
+        for group in gpu:
+            allocatable = template_allocatable(result, group)
+            assert fits(pod, allocatable), group.name
+            disk = pools[group.inputs["labels"]["gpupools.io/pool"]].get("diskSizeGb", 100)
+            assert allocatable["ephemeral-storage"] <= (disk * 0.9 - 1) * 2**30, group.name
+            without = {k: v for k, v in allocatable.items() if k != "ephemeral-storage"}
+            assert not fits(pod, without)  # main's template
+
+
+def test_an_efa_pod_requesting_huge_pages_scales_an_empty_efa_group_up() -> None:
+    """The EKS user guide's NCCL job on EFA (``ml/node-efa.adoc``) requests ``hugepages-2Mi: 5120Mi``
+    of the 5128 2 MiB pages the EFA driver pre-allocates; every EFA group's template now offers them."""
+    result = run("aws-training-dev")
+    efa = [g for g in result.of_type(NODE_GROUP) if g.inputs["labels"].get("vpc.amazonaws.com/efa.present") == "true"]
+    assert efa
+    pod = {"nvidia.com/gpu": "8", "hugepages-2Mi": "5120Mi", "vpc.amazonaws.com/efa": "1", "memory": "8000Mi"}
+    for group in efa:
+        allocatable = template_allocatable(result, group)
+        assert allocatable["hugepages-2Mi"] == 5128 * 2 * 2**20
+        assert fits(pod, allocatable), group.name

@@ -907,8 +907,9 @@ def check_gpu_pool(
                 + (", one is the GPU taint)" if own_taints else ")"),
                 len(pool.taints),
             )
-        efa_resource = 1 if pool.efa else 0  # the vpc.amazonaws.com/efa resource tag
-        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + efa_resource + EKS_ASG_OWN_TAGS
+        # Resource tags: vpc.amazonaws.com/efa and hugepages-2Mi on EFA pools, ephemeral-storage on every group.
+        resource_tags = (2 if pool.efa else 0) + 1
+        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + resource_tags + EKS_ASG_OWN_TAGS
         if tags > ASG_MAX_TAGS and not karpenter:
             fail(
                 f"{path}.labels",

@@ -59,7 +59,7 @@ import pulumi_kubernetes as k8s
 
 from gpupools import config, rules
 from gpupools.aws import naming
-from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
+from gpupools.aws.asg_tags import create_asg_tags, node_template_tags, resource_tags
 from gpupools.aws.iam import create_node_role
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes
@@ -441,7 +441,7 @@ class EksCluster(pulumi.ComponentResource):
             create_asg_tags(
                 f"{name}-system",
                 autoscaling_group_name(self.system_node_group, f"{name}-system"),
-                node_template_tags(labels, (), 0),
+                node_template_tags(labels, (), 0) + resource_tags(system_spec.disk_size_gb),
                 parent=self,
             )
         self.system_pool = NodePoolInfo(

@@ -75,7 +75,7 @@ import pulumi_aws as aws
 
 from gpupools import config, rules, sharing
 from gpupools.aws import naming
-from gpupools.aws.asg_tags import NodeTemplateTag, create_asg_tags, node_template_tags
+from gpupools.aws.asg_tags import NodeTemplateTag, create_asg_tags, node_template_tags, resource_tags
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
 from gpupools.aws.node_repair import node_repair_config
@@ -323,16 +323,16 @@ def plan_gpu_groups(
     return [*reserved, *plans]
 
 
-def group_template_tags(plan: GroupPlan) -> list[NodeTemplateTag]:
-    """The scale-from-zero tags of one group: labels, taints, ``nvidia.com/gpu`` and, on an EFA pool,
-    ``vpc.amazonaws.com/efa`` (cluster-autoscaler reads any ``node-template/resources/<name>`` tag
-    as that resource's allocatable on the template node, ``aws_manager.go``
-    ``extractAllocatableResourcesFromAsg``), so a pending pod requesting EFA interfaces can scale
-    an EFA group up from zero."""
+def group_template_tags(plan: GroupPlan, disk_size_gb: int) -> list[NodeTemplateTag]:
+    """The scale-from-zero tags of one group: labels, taints, ``nvidia.com/gpu``, ``ephemeral-storage``
+    from ``disk_size_gb`` and, on an EFA pool, ``vpc.amazonaws.com/efa`` and ``hugepages-2Mi``
+    (cluster-autoscaler reads any ``node-template/resources/<name>`` tag as that resource's
+    allocatable on the template node, ``aws_manager.go`` ``extractAllocatableResourcesFromAsg``), so
+    a pending pod requesting any of them can scale the group up from zero (``asg_tags.resource_tags``)."""
     tags = node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node)
     if plan.efa_interfaces:
         tags.append(NodeTemplateTag("resource", EFA_RESOURCE, str(plan.efa_interfaces)))
-    return tags
+    return tags + resource_tags(disk_size_gb, efa=bool(plan.efa_interfaces))
 
 
 PLACEMENT_STRATEGY = "cluster"
@@ -731,7 +731,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.asg_tags[plan.name] = create_asg_tags(
                 resource_name,
                 autoscaling_group_name(node_group, resource_name),
-                group_template_tags(plan),
+                group_template_tags(plan, spec.disk_size_gb),
                 parent=self,
             )
             self.groups.append(plan.info(spec))
