@@ -311,3 +311,63 @@ def test_an_efa_pod_requesting_huge_pages_scales_an_empty_efa_group_up() -> None
         allocatable = template_allocatable(result, group)
         assert allocatable["hugepages-2Mi"] == 5128 * 2 * 2**20
         assert fits(pod, allocatable), group.name
+
+
+# --- issue 29: the Karpenter bugs found outside the project -----------------------------------------
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def karpenter_pools(**changes: object) -> list[dict[str, object]]:
+    return [dict(p, **changes) if p["name"] == "gpu1" else p for p in stack_config("aws-karpenter-dev")["gpupools:gpuPools"]]
+
+
+def nodepool_zones(result: Run, pool: str) -> list[str]:
+    [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == pool]
+    [zone] = [r for r in nodepool.inputs["spec"]["template"]["spec"]["requirements"] if r["key"] == ZONE_LABEL]
+    return list(zone["values"])
+
+
+def test_a_reserved_karpenter_pool_in_one_zone_synthesizes_and_its_nodepool_stays_there() -> None:
+    """A reservation lives in one zone, so a reserved pool names it (``zones: [us-west-2b]``). main's
+    ``KarpenterNodePools`` validated its pools without the cluster's zones and rejected this with
+    "needs gpupools:cluster.zones set" although ``cluster.zones`` was set; the pool's zone is now
+    checked against the cluster's and narrows its NodePool's zone requirement."""
+    pools = karpenter_pools(zones=["us-west-2b"], reservations=[{"id": "cr-0123456789abcdef0"}])
+    result = run_stack("aws-karpenter-dev", overrides={"gpupools:gpuPools": pools})
+    assert result.error is None
+    assert nodepool_zones(result, "gpu1") == ["us-west-2b"]
+    assert sorted(nodepool_zones(result, "gpu4")) == ["us-west-2a", "us-west-2b", "us-west-2c"]
+
+
+def test_a_karpenter_pool_zone_outside_the_cluster_is_one_error() -> None:
+    from gpupools.aws.karpenter_nodes import KarpenterNodePools
+    from gpupools.testing import run_program
+
+    pool = {"name": "g1", "instanceTypes": ["g6.xlarge"], "maxSize": 2, "zones": ["us-west-2d"]}
+    with pytest.raises(ConfigError) as error:
+        run_program(
+            lambda: KarpenterNodePools("np", [pool], cluster_name="ml", node_role_name="nodes", zones=["us-west-2a", "us-west-2b"]),
+            raise_errors=True,
+        )
+    assert error.value.path == "KarpenterNodePools(np).pools[0].zones[0]" and "cluster's zones" in error.value.rule
+
+
+def test_karpenter_pools_may_mix_sizes_and_autoscaler_pools_may_not() -> None:
+    """Karpenter picks a type per launch from the pods and each type's own facts, so ``[g6.xlarge,
+    g6.2xlarge]`` is fine there; cluster-autoscaler's same-shape rule (its scale-from-zero template
+    is the first type) stays for node groups. The GPU count still has to match under Karpenter."""
+    mixed = ["g6.xlarge", "g6.2xlarge"]
+    result = run_stack("aws-karpenter-dev", overrides={"gpupools:gpuPools": karpenter_pools(instanceTypes=mixed)})
+    assert result.error is None
+    [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == "gpu1"]
+    [types] = [r for r in nodepool.inputs["spec"]["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"]
+    assert sorted(types["values"]) == sorted(mixed)
+    autoscaler = [dict(p, instanceTypes=mixed) if p["name"] == "gpu1" else p for p in stack_config("aws-dev")["gpupools:gpuPools"]]
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-dev"), "gpupools:gpuPools": autoscaler})
+    assert error.value.path.endswith(".instanceTypes[1]") and "shape" in error.value.rule
+    different_gpus = karpenter_pools(instanceTypes=["g6.xlarge", "g6.12xlarge"])
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-karpenter-dev"), "gpupools:gpuPools": different_gpus})
+    assert "GPU count" in error.value.rule

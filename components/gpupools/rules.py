@@ -440,7 +440,11 @@ def check_azure_cpu_size(size: str, path: str) -> None:
         )
 
 
-def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> None:
+def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str, karpenter: bool = False) -> None:
+    """A CPU pool's EC2 types. Under cluster-autoscaler they share one shape (the scale-from-zero
+    template is built from the first); under Karpenter only the architecture (one AMI boots them
+    all): Karpenter sizes each node from the pending pods and the type's own facts
+    (aws/karpenter-provider-aws ``pkg/providers/instancetype``), so ``[m6i.xlarge, m6i.2xlarge]`` is fine."""
     if len(types) > EKS_MAX_INSTANCE_TYPES:
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
     first = None
@@ -458,7 +462,13 @@ def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> N
             fail(f"{path}[{index}]", "must not be a GPU type in cpuPools: GPU nodes belong in gpuPools", name)
         if first is None:
             first = facts
-        elif facts.shape != first.shape:
+        elif karpenter and facts.arch != first.arch:
+            fail(
+                f"{path}[{index}]",
+                f"must have the architecture of {first.name} ({first.arch}): one AMI boots every type of the pool",
+                f"{name} ({facts.arch})",
+            )
+        elif not karpenter and facts.shape != first.shape:
             fail(
                 f"{path}[{index}]",
                 f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, {first.arch}): "
@@ -475,7 +485,12 @@ def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> N
         )
 
 
-def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
+def check_aws_gpu_types(types: Sequence[str], path: str, karpenter: bool = False) -> None:
+    """A GPU pool's EC2 types. Under cluster-autoscaler they share one shape (vCPU, memory, GPUs:
+    the scale-from-zero template is built from the first). Under Karpenter sizes may differ
+    (``[g6.xlarge, g6.2xlarge]``: Karpenter picks a type per launch from the pods and each type's own
+    facts), but not the GPU count: the NodePool's GPU limit and a shared pool's NodeOverlay count GPUs
+    per node (``gpupools.kubernetes.karpenter``), so one count keeps both exact."""
     if len(types) > EKS_MAX_INSTANCE_TYPES:
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
     first = None
@@ -498,7 +513,14 @@ def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
             )
         if first is None:
             first = facts
-        elif facts.shape != first.shape:
+        elif karpenter and (facts.gpus, facts.arch) != (first.gpus, first.arch):
+            fail(
+                f"{path}[{index}]",
+                f"must have the GPU count and architecture of {first.name} ({first.gpus} GPU, {first.arch}): "
+                "the NodePool's GPU limit and a shared pool's NodeOverlay count GPUs per node",
+                f"{name} ({facts.gpus} GPU, {facts.arch})",
+            )
+        elif not karpenter and facts.shape != first.shape:
             fail(
                 f"{path}[{index}]",
                 f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, "
@@ -810,7 +832,7 @@ def check_gpu_pool(
                 "must be an NVIDIA AMI type in gpuPools (AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA)",
                 pool.ami_type.value,
             )
-        check_aws_gpu_types(types, f"{path}.instanceTypes")
+        check_aws_gpu_types(types, f"{path}.instanceTypes", karpenter)
     else:
         if pool.ami_type.is_gpu:
             fail(
@@ -819,7 +841,7 @@ def check_gpu_pool(
                 "BOTTLEROCKET_x86_64 or BOTTLEROCKET_ARM_64)",
                 pool.ami_type.value,
             )
-        check_aws_cpu_types(types, pool.ami_type, f"{path}.instanceTypes")
+        check_aws_cpu_types(types, pool.ami_type, f"{path}.instanceTypes", karpenter)
 
     zones = pool.zones or tuple(cluster_zones)
     for index, zone in enumerate(pool.zones):
