@@ -329,16 +329,24 @@ class StubbedAws:
     def caller(self, arn: str) -> None:
         self.stubs["sts"].add_response("get_caller_identity", {"Account": ACCOUNT, "Arn": arn, "UserId": "AIDA"}, {})
 
-    def simulate(self, principal: str, actions: tuple[str, ...], denied: tuple[str, ...] = ()) -> None:
-        results = [
-            {"EvalActionName": a, "EvalResourceName": "*", "EvalDecision": "implicitDeny" if a in denied else "allowed"}
-            for a in actions
-        ]
-        self.stubs["iam"].add_response(
-            "simulate_principal_policy",
-            {"EvaluationResults": results, "IsTruncated": False},
-            {"PolicySourceArn": principal, "ActionNames": list(actions)},
-        )
+    def simulate(self, principal: str, actions: tuple[str, ...], spec: Any, denied: tuple[str, ...] = ()) -> None:
+        """One ``SimulatePrincipalPolicy`` per resource group, as ``AwsPreflight.simulate`` asks: the
+        role- and policy-scoped IAM actions on an ARN of the stack's (``simulation_resources``)."""
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for action in actions:
+            groups.setdefault(preflight_aws.simulation_resources(action, spec, ACCOUNT, "aws"), []).append(action)
+        for resources, group in groups.items():
+            results = [
+                {"EvalActionName": a, "EvalResourceName": "*", "EvalDecision": "implicitDeny" if a in denied else "allowed"}
+                for a in group
+            ]
+            expected: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": group}
+            if resources:
+                expected["ResourceArns"] = list(resources)
+                expected["ContextEntries"] = preflight_aws.simulation_context("aws", ACCOUNT)
+            self.stubs["iam"].add_response(
+                "simulate_principal_policy", {"EvaluationResults": results, "IsTruncated": False}, expected
+            )
 
 
 def needs_of(target: Target) -> dict[str, int]:
@@ -362,7 +370,7 @@ def good_account(aws: StubbedAws, target: Target, quota: dict[str, int] | None =
         aws.addon_versions(target.spec.cluster.kubernetes_version, NODE_MONITORING_AGENT_ADDON_VERSION)
     aws.caller(f"arn:aws:sts::{ACCOUNT}:assumed-role/deployer/ci-session")
     aws.stubs["iam"].add_response("get_role", {"Role": role_body(role)}, {"RoleName": "deployer"})
-    aws.simulate(role, required_actions(target.spec))
+    aws.simulate(role, required_actions(target.spec), target.spec)
 
 
 def role_body(arn: str) -> dict[str, Any]:
@@ -526,7 +534,7 @@ def test_a_denied_action_fails_its_service_row_only() -> None:
     actions = required_actions(target.spec)
     with StubbedAws() as aws:
         aws.caller(user)
-        aws.simulate(user, actions, denied=("iam:CreateOpenIDConnectProvider",))
+        aws.simulate(user, actions, target.spec, denied=("iam:CreateOpenIDConnectProvider",))
         checks = AwsPreflight(target, clients=aws).permissions()
     by_service = {c.needed.split(":")[0]: c for c in checks}
     assert by_service["iam"].status is Status.FAILED

@@ -169,7 +169,6 @@ DEPLOY_ACTIONS = (
     "eks:CreateAddon",
     "iam:CreateRole",
     "iam:AttachRolePolicy",
-    "iam:PutRolePolicy",
     "iam:PassRole",
     "iam:CreateOpenIDConnectProvider",
 )
@@ -178,8 +177,9 @@ launch templates, the cluster (pulumi-eks, with its OIDC provider for IRSA and i
 system node group, the node role's access entry, the IAM roles and policies. ``iam:PassRole``
 because CreateCluster and CreateNodegroup hand roles to EKS."""
 
-AUTOSCALER_ACTIONS = ("autoscaling:CreateOrUpdateTags",)
-"""``gpupools:provisioner: cluster-autoscaler``: the node-template tags on the groups' ASGs."""
+AUTOSCALER_ACTIONS = ("autoscaling:CreateOrUpdateTags", "iam:PutRolePolicy")
+"""``gpupools:provisioner: cluster-autoscaler``: the node-template tags on the groups' ASGs and the
+autoscaler role's inline policy."""
 
 KARPENTER_ACTIONS = (
     "ec2:CreateTags",
@@ -204,6 +204,37 @@ def required_actions(spec: StackSpec) -> tuple[str, ...]:
     provisioner = KARPENTER_ACTIONS if spec.provisioner is Provisioner.KARPENTER else AUTOSCALER_ACTIONS
     reservations = RESERVATION_ACTIONS if any(p.reservations for p in spec.pools) else ()
     return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner, *reservations)
+
+
+def simulation_resources(action: str, spec: StackSpec, account: str, partition: str) -> tuple[str, ...]:
+    """The resource ARN an IAM action is simulated on: one of the stack's own roles or policies, or
+    an EKS OIDC issuer, as ``pulumi up`` would touch them (the deployer policy scopes these actions to
+    them: ``gpupools.aws.deployer_policy``); empty (``*``) for every other action."""
+    from gpupools.aws import deployer_policy
+
+    if action in ("iam:CreateRole", "iam:AttachRolePolicy", "iam:PassRole"):
+        return (f"arn:{partition}:iam::{account}:role/{spec.cluster.name}-node-role-0000000",)
+    if action == "iam:PutRolePolicy":
+        return (f"arn:{partition}:iam::{account}:role/{deployer_policy.AUTOSCALER_COMPONENT}-role-0000000",)
+    if action == "iam:CreatePolicy":
+        return (f"arn:{partition}:iam::{account}:policy/{deployer_policy.KARPENTER_COMPONENT}-node-lifecycle-0000000",)
+    if action == "iam:CreateOpenIDConnectProvider":
+        return (f"arn:{partition}:iam::{account}:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/0",)
+    return ()
+
+
+def simulation_context(partition: str, account: str) -> list[dict[str, Any]]:
+    """The condition values of the scoped IAM calls: the node role passed to EKS, a node policy
+    attached, and the caller's account (the policy's ``${aws:PrincipalAccount}`` variable)."""
+    return [
+        {"ContextKeyName": "aws:PrincipalAccount", "ContextKeyValues": [account], "ContextKeyType": "string"},
+        {"ContextKeyName": "iam:PassedToService", "ContextKeyValues": ["eks.amazonaws.com"], "ContextKeyType": "string"},
+        {
+            "ContextKeyName": "iam:PolicyARN",
+            "ContextKeyValues": [f"arn:{partition}:iam::aws:policy/AmazonEKSWorkerNodePolicy"],
+            "ContextKeyType": "string",
+        },
+    ]
 
 
 # --- capacity reservations -----------------------------------------------------------------------
@@ -545,12 +576,29 @@ class AwsPreflight:
             return None
 
     def simulate(self, principal: str, actions: Sequence[str]) -> dict[str, str]:
-        """``action -> EvalDecision`` (``allowed``, ``implicitDeny``, ``explicitDeny``)."""
+        """``action -> EvalDecision`` (``allowed``, ``implicitDeny``, ``explicitDeny``). The IAM
+        actions the deployer policy scopes to the stack's own roles and policies are simulated on an
+        ARN of that shape with the condition values ``pulumi up`` sends (``simulation_request``);
+        ``*`` would match none of the scoped statements."""
+        decisions: dict[str, str] = {}
+        account = principal.split(":")[4]
+        partition = principal.split(":")[1]
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for action in actions:
+            groups.setdefault(simulation_resources(action, self.target.spec, account, partition), []).append(action)
+        for resources, group in groups.items():
+            decisions.update(self._simulate(principal, group, resources, partition))
+        return decisions
+
+    def _simulate(self, principal: str, actions: Sequence[str], resources: tuple[str, ...], partition: str) -> dict[str, str]:
         client = self.clients("iam")
         decisions: dict[str, str] = {}
         marker: str | None = None
         while True:
             kwargs: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": list(actions)}
+            if resources:
+                kwargs["ResourceArns"] = list(resources)
+                kwargs["ContextEntries"] = simulation_context(partition, principal.split(":")[4])
             if marker:
                 kwargs["Marker"] = marker
             response = client.simulate_principal_policy(**kwargs)
