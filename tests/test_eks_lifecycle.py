@@ -371,3 +371,22 @@ def test_karpenter_pools_may_mix_sizes_and_autoscaler_pools_may_not() -> None:
     with pytest.raises(ConfigError) as error:
         config.parse({**stack_config("aws-karpenter-dev"), "gpupools:gpuPools": different_gpus})
     assert "GPU count" in error.value.rule
+
+
+# --- m7: maxNodeProvisionTime for large GPU types ------------------------------------------------------
+
+
+def test_large_gpu_pools_default_to_fifteen_minutes_and_an_explicit_value_wins() -> None:
+    """The training example (p5.48xlarge and g5.48xlarge with EFA) gets cluster-autoscaler's own 15m
+    default (``config.LARGE_GPU_PROVISION_TIME``, sources there) in its ``--max-node-provision-time``;
+    the 1-GPU example keeps 10m; a value set in the config is kept; AKS is untouched."""
+    from gpupools.aws.autoscaler import extra_args
+
+    training = config.parse(stack_config("aws-training-dev"))
+    assert training.autoscaler.max_node_provision_time == "15m"
+    assert extra_args(training.autoscaler)["max-node-provision-time"] == "15m"
+    assert config.parse(stack_config("aws-dev")).autoscaler.max_node_provision_time == "10m"
+    explicit = {**stack_config("aws-training-dev"), "gpupools:autoscaler": {"maxNodeProvisionTime": "12m"}}
+    assert config.parse(explicit).autoscaler.max_node_provision_time == "12m"
+    assert config.is_large_gpu_type("p5.48xlarge") and not config.is_large_gpu_type("g6.xlarge")
+    assert config.parse(stack_config("azure-dev")).autoscaler.max_node_provision_time == "10m"
