@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
-from gpupools import config
+from gpupools import config, rules
 from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
 from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
@@ -60,6 +60,10 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 
 def main() -> None:
     spec = config.load()
+    # Past EKS's default node group quota: said before anything is registered (the preflight reads the real quota).
+    quota_warning = rules.node_group_quota_warning(spec)
+    if quota_warning:
+        pulumi.log.warn(quota_warning)
     region = pulumi.Config("aws").get("region") or aws.get_region().region
     karpenter = spec.provisioner is Provisioner.KARPENTER
 

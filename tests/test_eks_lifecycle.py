@@ -390,3 +390,108 @@ def test_large_gpu_pools_default_to_fifteen_minutes_and_an_explicit_value_wins()
     assert config.parse(explicit).autoscaler.max_node_provision_time == "12m"
     assert config.is_large_gpu_type("p5.48xlarge") and not config.is_large_gpu_type("g6.xlarge")
     assert config.parse(stack_config("azure-dev")).autoscaler.max_node_provision_time == "10m"
+
+
+# --- m6: EKS's managed node group quota ---------------------------------------------------------------
+
+
+def many_zones_and_pools() -> dict[str, object]:
+    """aws-dev with every GPU pool copied twice more: 3 x 3 pools x 3 zones x 2 groups + system > 30."""
+    pools = stack_config("aws-dev")["gpupools:gpuPools"]
+    copies = [dict(p, name=f"{p['name']}{suffix}") for suffix in ("", "b", "c") for p in pools]
+    return {**stack_config("aws-dev"), "gpupools:gpuPools": copies}
+
+
+def test_node_group_count_follows_the_plan_and_past_thirty_is_said_before_registering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """EKS's "Managed node groups per cluster" quota (``L-6D54EA21``, default 30) was not checked on
+    main. The count is the node groups the stack registers; past 30 the stack warns before its first
+    registration (the quota is adjustable, so a warning; the preflight checks the real value)."""
+    import pulumi
+
+    result = run("aws-dev")
+    assert rules.eks_node_group_count(config.parse(stack_config("aws-dev"))) == len(result.of_type(NODE_GROUP))
+    assert rules.node_group_quota_warning(config.parse(stack_config("aws-dev"))) is None
+    big = config.parse(many_zones_and_pools())
+    count = rules.eks_node_group_count(big)
+    assert count > rules.EKS_MANAGED_NODE_GROUPS_QUOTA
+    warnings: list[str] = []
+
+    class Stop(Exception):
+        pass
+
+    def warn(message: str, *args: object, **kwargs: object) -> None:
+        warnings.append(message)
+        if "managed node groups" in message:
+            raise Stop  # stop the program at the warning: what was registered by then?
+
+    monkeypatch.setattr(pulumi.log, "warn", warn)
+    overrides = {"gpupools:gpuPools": many_zones_and_pools()["gpupools:gpuPools"]}
+    stopped = run_stack("aws-dev", overrides=overrides, raise_errors=False)
+    assert isinstance(stopped.error, Stop) and stopped.registrations == []  # said before anything was registered
+    [message] = [w for w in warnings if "managed node groups" in w]
+    assert f"creates {count} EKS managed node groups" in message and "quota of 30" in message and "L-6D54EA21" in message
+    monkeypatch.setattr(pulumi.log, "warn", lambda *a, **k: None)
+    assert len(run_stack("aws-dev", overrides=overrides).of_type(NODE_GROUP)) == count
+    assert rules.eks_node_group_count(config.parse(stack_config("aws-karpenter-dev"))) == 1
+
+
+# --- the preflight: pinned add-ons offered, the node group quota, who has access ----------------------
+
+
+def test_preflight_fails_a_core_addon_pin_eks_does_not_offer_and_names_the_newest() -> None:
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import StubbedAws, aws_dev
+
+    target = aws_dev()
+    minor = target.spec.cluster.kubernetes_version
+    pins = EKS_CORE_ADDONS[minor]
+    with StubbedAws() as aws:
+        aws.addon_versions(minor, "v1.35.9-eksbuild.1", "v1.35.10-eksbuild.1", addon="kube-proxy")
+        aws.addon_versions(minor, pins.vpc_cni, addon="vpc-cni")
+        aws.addon_versions(minor, pins.coredns, addon="coredns")
+        rows = AwsPreflight(target, clients=aws).core_addons()
+        aws.done()
+    assert [r.status for r in rows] == [Status.FAILED, Status.OK, Status.OK]
+    assert "newest: v1.35.10-eksbuild.1, v1.35.9-eksbuild.1" in rows[0].found and "EKS_CORE_ADDONS" in rows[0].found
+
+
+def test_preflight_reads_the_real_node_group_quota() -> None:
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import StubbedAws, aws_dev
+
+    target = aws_dev()
+    count = rules.eks_node_group_count(target.spec)
+    for value, status in ((float(count), Status.OK), (float(count - 1), Status.FAILED)):
+        with StubbedAws() as aws:
+            aws.stubs["service-quotas"].add_response(
+                "get_service_quota",
+                {"Quota": {"QuotaCode": "L-6D54EA21", "QuotaName": "Managed node groups per cluster", "Value": value}},
+                {"ServiceCode": "eks", "QuotaCode": "L-6D54EA21"},
+            )
+            [row] = AwsPreflight(target, clients=aws).node_group_quota()
+            aws.done()
+        assert row.status is status and row.needed == f"{count} managed node groups"
+
+
+def test_preflight_says_who_has_access() -> None:
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import ACCOUNT, StubbedAws, aws_karpenter_dev
+
+    cluster = dict(stack_config("aws-karpenter-dev")["gpupools:cluster"])
+    caller = f"arn:aws:iam::{ACCOUNT}:user/alice"
+    for extra, status, text in (
+        ({"apiAllowedCidrs": CIDRS, "admins": [ADMINS[0]]}, Status.OK, "203.0.113.0/24"),
+        ({"admins": [ADMINS[0]]}, Status.UNKNOWN, "0.0.0.0/0"),
+        ({"apiAllowedCidrs": CIDRS, "admins": [caller]}, Status.UNKNOWN, "remove it"),
+    ):
+        target = aws_karpenter_dev(**{"gpupools:cluster": {**cluster, **extra}})
+        with StubbedAws() as aws:
+            aws.caller(caller)
+            [row] = AwsPreflight(target, clients=aws).access()
+        assert row.status is status and text in row.found, row.found

@@ -54,6 +54,47 @@ AKS_MAX_NODES_PER_POOL = 1000
 EKS_MAX_NODES_PER_GROUP = 450
 """EKS service quota "Nodes per managed node group" (default 450)."""
 
+EKS_MANAGED_NODE_GROUPS_QUOTA = 30
+"""EKS service quota "Managed node groups per cluster" (``L-6D54EA21``), default 30, adjustable
+(Service Quotas, service code ``eks``). The preflight reads the account's applied value."""
+
+EKS_DEFAULT_ZONES = 3
+"""Zones a pool spreads over when neither it nor ``cluster.zones`` names any (``EksCluster``'s default)."""
+
+
+def eks_node_group_count(spec: StackSpec) -> int:
+    """The EKS managed node groups a cluster-autoscaler stack creates (0 under Karpenter, which
+    creates only the system group's 1): the system group, and per pool one group per reservation
+    plus, per zone, a Spot group and its on-demand fallback (or one on-demand group)
+    (``gpupools.aws.node_group.plan_gpu_groups``). A replacement creates the new group before the
+    old one is deleted, so a stack at the quota cannot replace a pool."""
+    if spec.cloud is not Cloud.AWS:
+        return 0
+    if spec.provisioner is Provisioner.KARPENTER:
+        return 1
+    count = 1
+    for pool in spec.pools:
+        zones = len(pool.zones or spec.cluster.zones) or EKS_DEFAULT_ZONES
+        tiers = 2 if pool.spot and pool.on_demand_fallback else 1
+        count += len(pool.reservations) + zones * tiers
+    return count
+
+
+def node_group_quota_warning(spec: StackSpec, quota: int = EKS_MANAGED_NODE_GROUPS_QUOTA) -> str | None:
+    """The warning for a stack past ``quota`` managed node groups, or None. A warning, not an error:
+    the quota is adjustable, and the preflight checks the account's real value."""
+    count = eks_node_group_count(spec)
+    if count <= quota:
+        return None
+    return (
+        f"gpupools:gpuPools: this stack creates {count} EKS managed node groups (the system group, per pool a "
+        f"group per reservation and per zone a Spot and an on-demand group), more than EKS's default quota of "
+        f"{quota} per cluster (L-6D54EA21, 'Managed node groups per cluster'): CreateNodegroup fails past the "
+        "account's quota. Raise the quota (Service Quotas, service code eks) and check it with "
+        "`python -m gpupools.preflight`, or use fewer zones, reservations or fallback groups"
+    )
+
+
 EKS_MAX_INSTANCE_TYPES = 20
 """EKS ``CreateNodegroup``: at most 20 instance types."""
 
