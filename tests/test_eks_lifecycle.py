@@ -495,3 +495,43 @@ def test_preflight_says_who_has_access() -> None:
             aws.caller(caller)
             [row] = AwsPreflight(target, clients=aws).access()
         assert row.status is status and text in row.found, row.found
+
+
+# --- M7: reserved groups roll only at zero -----------------------------------------------------------
+
+
+def reserved_group_run(live_size: int, minor_change: bool) -> tuple[Run, Registration]:
+    """aws-training-dev after its reserved (Capacity Block) group reached ``live_size`` nodes, updated
+    with a changed disk size (a new launch template version) and, with ``minor_change``, a new minor."""
+    from tests.test_capacity_updates import aws_world
+
+    created = run("aws-training-dev")
+    live = {r.inputs["nodeGroupName"]: 1 for r in created.of_type(NODE_GROUP)}
+    [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    live[reserved.inputs["nodeGroupName"]] = live_size
+    pools = [dict(p, diskSizeGb=p.get("diskSizeGb", 100) + 50) for p in stack_config("aws-training-dev")["gpupools:gpuPools"]]
+    overrides: dict[str, object] = {"gpupools:gpuPools": pools}
+    if minor_change:
+        overrides["gpupools:cluster"] = dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion="1.34")
+    updated = run_stack("aws-training-dev", overrides=overrides, calls=aws_world(created, live))
+    [group] = [g for g in updated.of_type(NODE_GROUP) if g.inputs["nodeGroupName"] == reserved.inputs["nodeGroupName"]]
+    return updated, group
+
+
+def test_a_running_reserved_group_holds_its_roll_and_an_idle_one_rolls() -> None:
+    """EKS rolls a managed node group by launching replacements first (user guide
+    ``nodes/managed-node-update-behavior.adoc``, "Scale up phase"), which a Capacity Block or a full
+    ODCR has no room for: main sent the update anyway and it failed with ``NodeCreationFailure``.
+    Now the reserved group's ``version`` and launch template version are held (``ignore_changes``:
+    Pulumi sends the stored values, so ``UpdateNodegroupVersion`` is not called) while it runs nodes,
+    and sent once it is at zero; the Spot and on-demand groups roll as before."""
+    from gpupools.aws.node_group import ROLL_AT_ZERO_PATHS
+
+    _, running = reserved_group_run(live_size=2, minor_change=True)
+    assert set(ROLL_AT_ZERO_PATHS) <= set(running.ignore_changes)
+    assert running.inputs["scalingConfig"]["desiredSize"] == 2  # its live size, untouched
+    updated, idle = reserved_group_run(live_size=0, minor_change=True)
+    assert not set(ROLL_AT_ZERO_PATHS) & set(idle.ignore_changes)
+    assert idle.inputs["version"] == "1.34"
+    others = [g for g in updated.of_type(NODE_GROUP) if g.inputs["capacityType"] != "CAPACITY_BLOCK"]
+    assert others and all(not set(ROLL_AT_ZERO_PATHS) & set(g.ignore_changes) for g in others)

@@ -104,6 +104,21 @@ TYPE = "gpupools:index:GpuNodeGroup"
 IGNORE_CHANGES = ["scalingConfig.desiredSize"]
 """Engine (camelCase) path of the autoscaler-owned desired size, ignored when its live value is unknown."""
 
+ROLL_AT_ZERO_PATHS = ("version", "releaseVersion", "launchTemplate.version")
+"""What a reserved group (ODCR or Capacity Block) holds while it runs nodes: EKS updates a managed
+node group by launching replacements first ("It increments the Auto Scaling Group's maximum size and
+desired size by the larger of either: Up to twice the number of Availability Zones ... The maximum
+unavailable of upgrade", EKS user guide ``nodes/managed-node-update-behavior.adoc``, "Scale up
+phase"), and a reservation in use has no spare instance for them: the launches fail and the update
+ends in ``NodeCreationFailure`` after its timeout. At zero nodes there is nothing to replace and the
+update is immediate, so gpupools sends a reserved group's new Kubernetes version or launch template
+only when the group is at zero (the autoscaler takes an idle group there within
+``scaleDownUnneededTime``), and holds it, with a warning, while it runs. The provider sends these
+through ``UpdateNodegroupVersion`` (terraform-provider-aws ``internal/service/eks/node_group.go``,
+``resourceNodeGroupUpdate``: ``if d.HasChanges("launch_template", "release_version", "version")``).
+Held, the nodes keep their kubelet one minor behind the control plane, which Kubernetes' version skew
+policy allows (kubelet up to three minors older than kube-apiserver)."""
+
 MAX_UNAVAILABLE = 1
 """``update_config``: drain one node at a time when EKS rolls a group to a new launch template or AMI."""
 
@@ -432,6 +447,7 @@ def create_managed_node_group(
     eks_capacity_type: str | None = None,
     node_repair: bool = False,
     instance_types_in_template: bool = False,
+    roll_only_at_zero: bool = False,
 ) -> aws.eks.NodeGroup:
     """One managed node group with gpupools' fixed choices (launch template by latest version,
     ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size; with
@@ -465,9 +481,22 @@ def create_managed_node_group(
     Capacity Block's group; ``GroupPlan.eks_capacity_type``). ``instance_types_in_template``: the
     launch template names the instance type, so the group sends none (a Capacity Block's group:
     ``launch_template`` module docstring); ``instance_types`` then only describes the group.
+
+    ``roll_only_at_zero`` (reserved groups, ``ROLL_AT_ZERO_PATHS``): while the group runs nodes
+    (live size above 0), its Kubernetes version and launch template version are held
+    (``ignore_changes``) and a warning says what waits; once it is at zero, the next ``up`` sends them.
     """
     live = live_desired_size is not None
     desired = desired_size_on_update(live_desired_size, min_size, max_size) if live_desired_size is not None else min_size
+    held = roll_only_at_zero and live_desired_size is not None and live_desired_size > 0
+    if held:
+        pulumi.log.warn(
+            f"EKS node group {node_group_name} (a capacity reservation's) runs {live_desired_size} node(s): a change of "
+            "its Kubernetes version or launch template waits until it is at 0 nodes, because EKS rolls a group by "
+            "launching replacements first and a reservation has no room for them. Let the autoscaler scale it down "
+            "(or drain its nodes), then run `pulumi up` again",
+            resource=parent,
+        )
     return aws.eks.NodeGroup(
         resource_name,
         cluster_name=cluster_name,
@@ -488,7 +517,9 @@ def create_managed_node_group(
         version=kubernetes_version,
         tags=dict(tags),
         opts=pulumi.ResourceOptions(
-            parent=parent, ignore_changes=None if live else list(IGNORE_CHANGES), depends_on=list(depends_on)
+            parent=parent,
+            ignore_changes=([] if live else list(IGNORE_CHANGES)) + (list(ROLL_AT_ZERO_PATHS) if held else []) or None,
+            depends_on=list(depends_on),
         ),
     )
 
@@ -725,6 +756,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 depends_on=deps,
                 eks_capacity_type=plan.eks_capacity_type,
                 instance_types_in_template=plan.capacity_block,
+                # A reservation has no room for EKS's surge: roll its group only at zero (ROLL_AT_ZERO_PATHS).
+                roll_only_at_zero=plan.reservation_id is not None,
                 node_repair=spec.is_gpu if node_repair is None else node_repair,
             )
             self.node_groups[plan.name] = node_group
