@@ -141,7 +141,10 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         if served
         else None
     )
-    dcgm_exporter.for_stack(spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster)
+    # With node repair the agent's dcgm-server already runs a host engine on every GPU node: share it.
+    dcgm_exporter.for_stack(
+        spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster, remote_hostengine=spec.node_repair.enabled
+    )
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
         for info in node_pools.pools:
@@ -219,7 +222,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     if any(g.efa_interfaces for g in gpu_groups):
         EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
     all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
-    dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster)
+    dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster, remote_hostengine=spec.node_repair.enabled)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
     # Kueue starts after the ProvisioningRequest CRD (the autoscaler component) and orders its

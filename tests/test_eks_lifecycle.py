@@ -535,3 +535,29 @@ def test_a_running_reserved_group_holds_its_roll_and_an_idle_one_rolls() -> None
     assert idle.inputs["version"] == "1.34"
     others = [g for g in updated.of_type(NODE_GROUP) if g.inputs["capacityType"] != "CAPACITY_BLOCK"]
     assert others and all(not set(ROLL_AT_ZERO_PATHS) & set(g.ignore_changes) for g in others)
+
+
+# --- m10: one DCGM host engine per node ----------------------------------------------------------------
+
+
+def exporter_env(result: Run) -> list[list[dict[str, object]]]:
+    daemon_sets = [d for d in result.of_type("kubernetes:apps/v1:DaemonSet") if "dcgm-exporter" in d.inputs["metadata"]["name"]]
+    assert daemon_sets
+    return [d.inputs["spec"]["template"]["spec"]["containers"][0]["env"] for d in daemon_sets]
+
+
+def test_with_the_monitoring_agent_the_exporter_uses_its_host_engine() -> None:
+    """The EKS node monitoring agent's ``dcgm-server`` DaemonSet runs ``nv-hostengine`` on every GPU
+    node, published on host port 5555 (aws/eks-node-monitoring-agent v1.7.0 chart,
+    ``templates/dcgm-daemonset.yaml``); main's exporter started a second, embedded one. With node
+    repair on (aws-dev's default) the exporter connects to the node's engine
+    (``DCGM_REMOTE_HOSTENGINE_INFO``, NVIDIA/dcgm-exporter's ``--remote-hostengine-info``); without the
+    agent it keeps its embedded engine."""
+    for env in exporter_env(run("aws-dev")):
+        values = {e["name"]: e for e in env}
+        assert values["DCGM_REMOTE_HOSTENGINE_INFO"]["value"] == "$(NODE_IP):5555"
+        assert values["NODE_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.hostIP"}}
+        names = [e["name"] for e in env]
+        assert names.index("NODE_IP") < names.index("DCGM_REMOTE_HOSTENGINE_INFO")  # $(VAR) needs it first
+    off = run_stack("aws-dev", overrides={"gpupools:nodeRepair": {"enabled": False}})
+    assert all("DCGM_REMOTE_HOSTENGINE_INFO" not in {e["name"] for e in env} for env in exporter_env(off))
