@@ -309,7 +309,9 @@ def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: s
     [cluster] = run.of_type("eks:index:Cluster")
     service_role = f"arn:aws:iam::{ACCOUNT_ID}:role/{cluster.name}-eksRole-role-1a2b3c4"
     cluster_policy = {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"}
-    assert allows(document, "iam:CreateRole", service_role) and allows(document, "iam:AttachRolePolicy", service_role, cluster_policy)
+    assert allows(document, "iam:CreateRole", service_role) and allows(
+        document, "iam:AttachRolePolicy", service_role, cluster_policy
+    )
 
 
 def test_karpenter_policy_updates_and_node_role_deletes_are_granted() -> None:

@@ -11,8 +11,8 @@ import re
 
 import pytest
 from gpupools import config, rules
-from gpupools.errors import ConfigError
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.errors import ConfigError
 from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
 
@@ -219,7 +219,9 @@ def test_control_plane_logs_and_support_type_defaults_are_valid_eks_values() -> 
     assert set(config.SUPPORT_TYPES) == set(support.enum)
     custom = dict(stack_config("aws-dev")["gpupools:cluster"], controlPlaneLogs=["audit"], supportType="EXTENDED")
     [changed] = run_stack("aws-dev", overrides={"gpupools:cluster": custom}).of_type(CLUSTER_TYPE)
-    assert changed.inputs["enabledClusterLogTypes"] == ["audit"] and changed.inputs["upgradePolicy"] == {"supportType": "EXTENDED"}
+    assert changed.inputs["enabledClusterLogTypes"] == ["audit"] and changed.inputs["upgradePolicy"] == {
+        "supportType": "EXTENDED"
+    }
 
 
 @pytest.mark.parametrize(
@@ -347,7 +349,9 @@ def test_a_karpenter_pool_zone_outside_the_cluster_is_one_error() -> None:
     pool = {"name": "g1", "instanceTypes": ["g6.xlarge"], "maxSize": 2, "zones": ["us-west-2d"]}
     with pytest.raises(ConfigError) as error:
         run_program(
-            lambda: KarpenterNodePools("np", [pool], cluster_name="ml", node_role_name="nodes", zones=["us-west-2a", "us-west-2b"]),
+            lambda: KarpenterNodePools(
+                "np", [pool], cluster_name="ml", node_role_name="nodes", zones=["us-west-2a", "us-west-2b"]
+            ),
             raise_errors=True,
         )
     assert error.value.path == "KarpenterNodePools(np).pools[0].zones[0]" and "cluster's zones" in error.value.rule
@@ -361,9 +365,13 @@ def test_karpenter_pools_may_mix_sizes_and_autoscaler_pools_may_not() -> None:
     result = run_stack("aws-karpenter-dev", overrides={"gpupools:gpuPools": karpenter_pools(instanceTypes=mixed)})
     assert result.error is None
     [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == "gpu1"]
-    [types] = [r for r in nodepool.inputs["spec"]["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"]
+    [types] = [
+        r for r in nodepool.inputs["spec"]["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"
+    ]
     assert sorted(types["values"]) == sorted(mixed)
-    autoscaler = [dict(p, instanceTypes=mixed) if p["name"] == "gpu1" else p for p in stack_config("aws-dev")["gpupools:gpuPools"]]
+    autoscaler = [
+        dict(p, instanceTypes=mixed) if p["name"] == "gpu1" else p for p in stack_config("aws-dev")["gpupools:gpuPools"]
+    ]
     with pytest.raises(ConfigError) as error:
         config.parse({**stack_config("aws-dev"), "gpupools:gpuPools": autoscaler})
     assert error.value.path.endswith(".instanceTypes[1]") and "shape" in error.value.rule
@@ -416,18 +424,18 @@ def test_node_group_count_follows_the_plan_and_past_thirty_is_said_before_regist
     assert count > rules.EKS_MANAGED_NODE_GROUPS_QUOTA
     warnings: list[str] = []
 
-    class Stop(Exception):
+    class StopError(Exception):
         pass
 
     def warn(message: str, *args: object, **kwargs: object) -> None:
         warnings.append(message)
         if "managed node groups" in message:
-            raise Stop  # stop the program at the warning: what was registered by then?
+            raise StopError  # stop the program at the warning: what was registered by then?
 
     monkeypatch.setattr(pulumi.log, "warn", warn)
     overrides = {"gpupools:gpuPools": many_zones_and_pools()["gpupools:gpuPools"]}
     stopped = run_stack("aws-dev", overrides=overrides, raise_errors=False)
-    assert isinstance(stopped.error, Stop) and stopped.registrations == []  # said before anything was registered
+    assert isinstance(stopped.error, StopError) and stopped.registrations == []  # said before anything was registered
     [message] = [w for w in warnings if "managed node groups" in w]
     assert f"creates {count} EKS managed node groups" in message and "quota of 30" in message and "L-6D54EA21" in message
     monkeypatch.setattr(pulumi.log, "warn", lambda *a, **k: None)

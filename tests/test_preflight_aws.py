@@ -376,7 +376,14 @@ def good_account(aws: StubbedAws, target: Target, quota: dict[str, int] | None =
         aws.addon_versions(minor, version, addon=addon)
     aws.stubs["service-quotas"].add_response(
         "get_service_quota",
-        {"Quota": {"QuotaCode": "L-6D54EA21", "QuotaName": "Managed node groups per cluster", "Value": 30.0, "ServiceCode": "eks"}},
+        {
+            "Quota": {
+                "QuotaCode": "L-6D54EA21",
+                "QuotaName": "Managed node groups per cluster",
+                "Value": 30.0,
+                "ServiceCode": "eks",
+            }
+        },
         {"ServiceCode": "eks", "QuotaCode": "L-6D54EA21"},
     )
     aws.caller(f"arn:aws:sts::{ACCOUNT}:assumed-role/deployer/ci-session")

@@ -144,6 +144,8 @@ def default_max_node_provision_time(gpu_pools: Sequence[GpuPoolSpec], cloud: Clo
     autoscaler profile is the AKS component's."""
     large = cloud is Cloud.AWS and any(is_large_gpu_type(t) for pool in gpu_pools for t in pool.instance_types)
     return LARGE_GPU_PROVISION_TIME if large else AutoscalerSpec.max_node_provision_time
+
+
 SMOKE_TEST_KEYS = ("enabled",)
 GPU_METRICS_KEYS = ("enabled", "serviceMonitor", "serviceMonitorLabels")
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
@@ -159,7 +161,11 @@ AZURE_ONLY_KEYS = {
     "network": ("subnetId", "dataplane"),
     "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
 }
-AWS_ONLY_KEYS = {"cluster": ("admins", "controlPlaneLogs", "supportType"), "network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
+AWS_ONLY_KEYS = {
+    "cluster": ("admins", "controlPlaneLogs", "supportType"),
+    "network": ("vpcId", "privateSubnetIds"),
+    "gpuPool": ("amiType", "efa"),
+}
 SUPPORT_TYPES = ("STANDARD", "EXTENDED")
 """``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
 ``eks`` ``SupportType``; a test keeps the two equal)."""

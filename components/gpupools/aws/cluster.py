@@ -181,7 +181,11 @@ def admin_resource_name(name: str, principal_arn: str) -> str:
 
 
 def create_admin_access(
-    name: str, cluster_name: pulumi.Input[str], admins: Sequence[str], parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
+    name: str,
+    cluster_name: pulumi.Input[str],
+    admins: Sequence[str],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource],
 ) -> list[aws.eks.AccessPolicyAssociation]:
     """An access entry and a cluster-wide ``AmazonEKSClusterAdminPolicy`` association per admin
     ARN (``gpupools:cluster.admins``). The cluster's authentication mode is ``API``, so these are
@@ -337,7 +341,6 @@ class EksCluster(pulumi.ComponentResource):
         )
 
         super().__init__(TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         self.cluster_name = cluster_name
         self.kubernetes_version = cluster_spec.kubernetes_version
         self.zones = tuple(zones)

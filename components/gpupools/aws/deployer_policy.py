@@ -357,7 +357,7 @@ ESCALATION_ACTIONS = frozenset(
     }
 )
 """IAM actions that let a principal grant itself more than it has (the privilege-escalation methods
-of Rhino Security Labs' "AWS IAM Privilege Escalation – Methods and Mitigations", which
+of Rhino Security Labs' "AWS IAM Privilege Escalation - Methods and Mitigations", which
 ``pmapper`` and Cloudsplaining also flag). The policy grants none of them on ``Resource: "*"``
 without a condition (``tests/test_deployer_policy.py``)."""
 
