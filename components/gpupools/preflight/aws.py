@@ -638,8 +638,10 @@ class AwsPreflight:
         who = f"admins: the identity that creates the cluster + {len(cluster.admins)} ({admins})"
         try:
             _, principal = self.caller()
-        except self.errors:
-            principal = None
+        except self.errors as error:
+            # The caller is unknown: say why, with what the config alone tells.
+            cidrs = ", ".join(cluster.api_allowed_cidrs) or "0.0.0.0/0 (set gpupools:cluster.apiAllowedCidrs)"
+            return [unknown(CheckKind.ACCESS, NO_POOL, NO_ZONE, needed, f"{reason(error)}; public endpoint: {cidrs}; {who}")]
         if principal and principal in cluster.admins:
             found = f"{principal} is in gpupools:cluster.admins; remove it if it creates the cluster (it gets an entry already)"
             return [Check(CheckKind.ACCESS, NO_POOL, NO_ZONE, found, needed, Status.UNKNOWN)]
