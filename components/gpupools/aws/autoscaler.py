@@ -110,9 +110,12 @@ PROVISIONING_REQUEST_CRD_NAME = "provisioningrequests.autoscaling.x-k8s.io"
 the autoscaler image (``gpupools.kubernetes.crds``), not fetched at preview time."""
 
 LEGACY_CRD_CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
-"""Before the CRD was vendored it was a ``yaml.v2.ConfigFile`` child named after the CRD (pulumi-kubernetes
-``yaml/v2`` names cluster-scoped objects by ``metadata.name``); the alias adopts that object, so the
-upgrade neither deletes the CRD (and every ProvisioningRequest with it) nor fails to create it twice."""
+"""Before the CRD was vendored it was the child of a ``yaml.v2.ConfigFile`` named
+``<autoscaler>-provisioningrequest-crd``, itself named ``<ConfigFile name>-<metadata.name>``
+(pulumi/pulumi-kubernetes ``provider/pkg/provider/yaml/v2/configfile.go``: the resource prefix defaults
+to the ConfigFile's name; ``yaml.go``, ``parseUnstructured``: ``fmt.Sprintf("%s-%s", resourcePrefix,
+resourceName)``). The alias (that name, under that parent) adopts the object, so the upgrade neither
+deletes the CRD (and every ProvisioningRequest with it) nor fails creating it a second time."""
 
 
 def create_provisioning_request_crd(
@@ -121,13 +124,15 @@ def create_provisioning_request_crd(
     """The ProvisioningRequest CRD of ``image_tag`` from the vendored file
     (``gpupools.kubernetes.crds.provisioning_request_crd``), as one visible resource."""
     manifest = provisioning_request_crd(image_tag)
-    legacy_parent = pulumi.create_urn(f"{name}-provisioningrequest-crd", LEGACY_CRD_CONFIG_FILE, parent=parent)
+    legacy = f"{name}-provisioningrequest-crd"
+    legacy_parent = pulumi.create_urn(legacy, LEGACY_CRD_CONFIG_FILE, parent=parent)
     return k8s.apiextensions.v1.CustomResourceDefinition(
         PROVISIONING_REQUEST_CRD_NAME,
         metadata=manifest["metadata"],
         spec=manifest["spec"],
         opts=pulumi.ResourceOptions(
-            parent=parent, aliases=[pulumi.Alias(name=PROVISIONING_REQUEST_CRD_NAME, parent=legacy_parent)]
+            parent=parent,
+            aliases=[pulumi.Alias(name=f"{legacy}-{PROVISIONING_REQUEST_CRD_NAME}", parent=legacy_parent)],
         ),
     )
 
