@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
-from gpupools import config
+from gpupools import config, rules
 from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
 from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
@@ -60,6 +60,10 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 
 def main() -> None:
     spec = config.load()
+    # Past EKS's default node group quota: said before anything is registered (the preflight reads the real quota).
+    quota_warning = rules.node_group_quota_warning(spec)
+    if quota_warning:
+        pulumi.log.warn(quota_warning)
     region = pulumi.Config("aws").get("region") or aws.get_region().region
     karpenter = spec.provisioner is Provisioner.KARPENTER
 
@@ -110,8 +114,10 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         reserved_capacity=any(pool.reservations for pool in spec.pools),
         # gpupools:nodeRepair (off by default here: the gate is alpha); the agent add-on below reports GPU health.
         node_repair=spec.node_repair.enabled,
-        # The controller's pods need the system node group to schedule on.
-        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
+        # The controller's pods need the system node group to schedule on, and egress (EC2, IAM, SQS)
+        # until its NodeClaims and EC2NodeClasses are gone: destroy deletes the NAT gateway and the
+        # private routes only after the release and everything that depends on it (network module).
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group, *cluster.egress]),
     )
     node_pools = KarpenterNodePools(
         "nodepools",
@@ -135,7 +141,10 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         if served
         else None
     )
-    dcgm_exporter.for_stack(spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster)
+    # With node repair the agent's dcgm-server already runs a host engine on every GPU node: share it.
+    dcgm_exporter.for_stack(
+        spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster, remote_hostengine=spec.node_repair.enabled
+    )
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
         for info in node_pools.pools:
@@ -177,8 +186,9 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
                 vpc_id=cluster.vpc_id,
                 # gpupools:nodeRepair: nodeRepairConfig on GPU groups only (CPU pools keep EKS's default, off).
                 node_repair=spec.node_repair.enabled and component is GpuNodeGroup,
-                # Destroy the groups before the node role's policies (iam.NodeRole).
-                opts=pulumi.ResourceOptions(depends_on=cluster.node_role_policy_attachments),
+                # Destroy the groups before the node role's policies (iam.NodeRole) and the egress
+                # their nodes join through (network module).
+                opts=pulumi.ResourceOptions(depends_on=[*cluster.node_role_policy_attachments, *cluster.egress]),
             )
             for pool in entries
         ]
@@ -212,7 +222,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     if any(g.efa_interfaces for g in gpu_groups):
         EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
     all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
-    dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster)
+    dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster, remote_hostengine=spec.node_repair.enabled)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
     # Kueue starts after the ProvisioningRequest CRD (the autoscaler component) and orders its

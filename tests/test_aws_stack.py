@@ -21,6 +21,7 @@ from gpupools.errors import ConfigError
 from gpupools.kubernetes.priority_expander import CONFIG_MAP_NAME
 from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_program, run_stack, stack_config
 from gpupools.testing.manifests import to_manifest
+from gpupools.versions import EKS_CORE_ADDONS
 
 from tests.k8s_schema import untolerated, validate_manifest
 
@@ -167,15 +168,15 @@ def test_node_groups_depend_on_every_node_role_policy_attachment():
         assert {a.urn for a in attachments} <= set(group.dependencies), group.name
 
 
-def test_coredns_is_a_managed_addon_at_the_default_version_after_the_system_group():
+def test_coredns_is_a_managed_addon_at_the_pinned_version_after_the_system_group():
     """pulumi-eks creates no CoreDNS add-on without its default node group (``cluster.ts``); the
-    stack manages it, at EKS's default version for the cluster's minor, once nodes exist."""
+    stack manages it, at the version pinned for the cluster's minor (issue 29, M6: not EKS's moving
+    default, which needed a ``getAddonVersion`` lookup at every preview), once nodes exist."""
     run = aws_dev()
     [addon] = [a for a in run.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns"]
     assert addon.inputs["clusterName"] == CONFIG["gpupools:cluster"]["name"]
-    lookups = [args for token, args in run.invokes if token == "aws:eks/getAddonVersion:getAddonVersion"]
-    assert lookups == [{"addonName": "coredns", "kubernetesVersion": K8S_VERSION, "mostRecent": False}]
-    assert addon.inputs["addonVersion"] == fakes.COREDNS_DEFAULT_VERSIONS[K8S_VERSION]
+    assert [token for token, _ in run.invokes if token == "aws:eks/getAddonVersion:getAddonVersion"] == []
+    assert addon.inputs["addonVersion"] == EKS_CORE_ADDONS[K8S_VERSION].coredns
     assert addon.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
     [system] = [g for g in run.of_type(NODE_GROUP) if g.inputs["labels"]["gpupools.io/role"] == "system"]
     assert system.urn in addon.dependencies

@@ -46,6 +46,7 @@ CREATE_ACTIONS = {
     "aws:eks/cluster:Cluster": ["eks:CreateCluster", "iam:PassRole"],
     "aws:eks/nodeGroup:NodeGroup": ["eks:CreateNodegroup", "iam:PassRole"],
     "aws:eks/accessEntry:AccessEntry": ["eks:CreateAccessEntry"],
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": ["eks:AssociateAccessPolicy"],
     "aws:eks/addon:Addon": ["eks:CreateAddon"],
     "aws:iam/role:Role": ["iam:CreateRole"],
     "aws:iam/rolePolicy:RolePolicy": ["iam:PutRolePolicy"],
@@ -166,7 +167,7 @@ def test_existing_vpc_policy_drops_only_the_network_actions(provisioner: Provisi
 
 def test_pass_role_and_service_linked_roles_are_conditioned() -> None:
     statements = {s["Sid"]: s for s in policy.deployer_policy()["Statement"]}
-    assert statements["PassRolesToEksAndEc2"]["Condition"]["StringEquals"]["iam:PassedToService"] == [
+    assert statements["PassStackRolesToEksAndEc2"]["Condition"]["StringEquals"]["iam:PassedToService"] == [
         "eks.amazonaws.com",
         "ec2.amazonaws.com",
     ]
@@ -177,7 +178,7 @@ def test_pass_role_and_service_linked_roles_are_conditioned() -> None:
 def test_cli_prints_the_policy_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert policy.main([]) == 0
     assert json.loads(capsys.readouterr().out) == policy.deployer_policy()
-    assert policy.main(["--provisioner", "karpenter", "--existing-vpc"]) == 0
+    assert policy.main(["--provisioner", "karpenter", "--existing-vpc", "--cluster-name", "ml-karp"]) == 0
     assert json.loads(capsys.readouterr().out) == policy.policy_for(
         spec_of("aws-karpenter-dev", **{"gpupools:network": BROUGHT_NETWORK})
     )
@@ -214,3 +215,113 @@ def test_an_efa_stack_is_covered_and_only_it_gets_the_efa_actions() -> None:
         assert set(CREATE_ACTIONS[resource_type]) <= granted, resource_type
         assert set(DELETE_ACTIONS.get(resource_type, [])) <= granted, resource_type
     assert not set(policy.EFA_ACTIONS) & policy.all_actions(policy.policy_for(spec_of("aws-dev")))
+
+
+# --- issue 29 (M1, M2): least privilege that really is ------------------------------------------------
+
+ACCOUNT_ID = "123456789012"
+
+
+def allows(document: dict[str, Any], action: str, resource: str, context: dict[str, str] | None = None) -> bool:
+    """IAM's evaluation of Allow statements for one request (IAM user guide, "Policy evaluation
+    logic"; no Deny statements here): some statement matches the action (``*`` wildcards), the
+    resource (``${aws:PrincipalAccount}`` resolved to the caller's account) and every condition
+    (``StringEquals``: the value is one of the listed; ``ArnLike``: it matches one of the patterns)."""
+    context = context or {}
+
+    def like(value: str, pattern: str) -> bool:
+        pattern = pattern.replace("${aws:PrincipalAccount}", ACCOUNT_ID)
+        return re.fullmatch(re.escape(pattern).replace(r"\*", ".*"), value) is not None
+
+    for statement in document["Statement"]:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if statement["Effect"] != "Allow" or not any(like(action, a) for a in actions):
+            continue
+        if not any(like(resource, r) for r in resources):
+            continue
+        conditions = statement.get("Condition", {})
+        ok = True
+        for operator, keys in conditions.items():
+            for key, values in keys.items():
+                got = context.get(key)
+                if got is None:
+                    ok = False
+                elif operator == "StringEquals":
+                    ok = ok and got in values
+                elif operator == "ArnLike":
+                    ok = ok and any(like(got, v) for v in values)
+                else:
+                    raise AssertionError(f"condition operator {operator} not modelled")
+        if ok:
+            return True
+    return False
+
+
+def test_no_escalation_action_is_granted_on_every_resource_without_a_condition() -> None:
+    """Issue 29 (M1): main allowed ``iam:AttachRolePolicy``, ``PutRolePolicy``,
+    ``UpdateAssumeRolePolicy`` (and ``CreatePolicyVersion`` under Karpenter) on ``*`` with no
+    condition: the deployer could attach ``AdministratorAccess`` to itself. For both provisioners,
+    with and without a VPC and EFA: no escalation action is on ``*`` unless a condition narrows it."""
+    for document in [*all_policies(), *(policy.policy_for(spec_of(s)) for s in STACKS)]:
+        for statement in document["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            risky = set(actions) & policy.ESCALATION_ACTIONS
+            if risky and "*" in resources:
+                assert statement.get("Condition"), f"{statement['Sid']}: {sorted(risky)} on * without a condition"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: str) -> None:
+    """Requests the deployer could use to escalate are denied; every IAM request the stack itself
+    makes (its roles, their attachments and inline policy, PassRole to EKS) is allowed."""
+    spec = spec_of(stack)
+    document = policy.policy_for(spec)
+    own_role = f"arn:aws:iam::{ACCOUNT_ID}:role/{spec.cluster.name}-node-role-1a2b3c4"
+    admin = {"iam:PolicyARN": "arn:aws:iam::aws:policy/AdministratorAccess"}
+    assert not allows(document, "iam:AttachRolePolicy", own_role, admin)
+    assert not allows(document, "iam:AttachRolePolicy", f"arn:aws:iam::{ACCOUNT_ID}:role/deployer", admin)
+    for action in ("iam:PutRolePolicy", "iam:UpdateAssumeRolePolicy", "iam:CreateRole"):
+        assert not allows(document, action, f"arn:aws:iam::{ACCOUNT_ID}:role/deployer"), action
+    assert not allows(document, "iam:PassRole", own_role, {"iam:PassedToService": "lambda.amazonaws.com"})
+    assert not allows(document, "iam:CreatePolicyVersion", f"arn:aws:iam::{ACCOUNT_ID}:policy/any-other-policy")
+
+    run = run_stack(stack)
+    roles = {r.name: r for r in run.registrations if r.type == "aws:iam/role:Role"}
+    for registration in roles.values():
+        assert "name" not in registration.inputs, "auto-named roles: the scope matches the logical name prefix"
+        arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{registration.name}-1a2b3c4"
+        for action in ("iam:CreateRole", "iam:DeleteRole", "iam:TagRole", "iam:UpdateAssumeRolePolicy"):
+            assert allows(document, action, arn), (action, arn)
+        assert allows(document, "iam:PassRole", arn, {"iam:PassedToService": "eks.amazonaws.com"})
+    for attachment in (r for r in run.registrations if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"):
+        arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{attachment.inputs['role']}-1a2b3c4"
+        assert allows(document, "iam:AttachRolePolicy", arn, {"iam:PolicyARN": attachment.inputs["policyArn"]}), attachment.name
+    for inline in (r for r in run.registrations if r.type == "aws:iam/rolePolicy:RolePolicy"):
+        assert allows(document, "iam:PutRolePolicy", f"arn:aws:iam::{ACCOUNT_ID}:role/{inline.inputs['role']}-1a2b3c4")
+    for managed in (r for r in run.registrations if r.type == "aws:iam/policy:Policy"):
+        arn = f"arn:aws:iam::{ACCOUNT_ID}:policy/{managed.name}-1a2b3c4"
+        for action in policy.KARPENTER_POLICY_ACTIONS:
+            assert allows(document, action, arn), (action, arn)
+    # pulumi-eks's service role (`${name}-eksRole`, nodejs/eks/cluster/cluster.ts) is named after the
+    # eks.Cluster component, whose name starts with the cluster name; it gets AmazonEKSClusterPolicy.
+    [cluster] = run.of_type("eks:index:Cluster")
+    service_role = f"arn:aws:iam::{ACCOUNT_ID}:role/{cluster.name}-eksRole-role-1a2b3c4"
+    cluster_policy = {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"}
+    assert allows(document, "iam:CreateRole", service_role) and allows(
+        document, "iam:AttachRolePolicy", service_role, cluster_policy
+    )
+
+
+def test_karpenter_policy_updates_and_node_role_deletes_are_granted() -> None:
+    """Issue 29 (M2): a Karpenter policy update makes a new default version
+    (terraform-provider-aws ``internal/service/iam/policy.go``), so ``iam:SetDefaultPolicyVersion``; a
+    role delete first removes it from its instance profiles (``iam/role.go``
+    ``deleteRoleInstanceProfiles``), and under Karpenter the node role is in the profiles Karpenter
+    made, so ``iam:RemoveRoleFromInstanceProfile``. main had neither."""
+    karpenter = policy.policy_for(spec_of("aws-karpenter-dev"))
+    node_role = f"arn:aws:iam::{ACCOUNT_ID}:role/ml-karp-node-role-1a2b3c4"
+    assert allows(karpenter, "iam:SetDefaultPolicyVersion", f"arn:aws:iam::{ACCOUNT_ID}:policy/karpenter-node-lifecycle-1a2b3c4")
+    assert allows(karpenter, "iam:RemoveRoleFromInstanceProfile", node_role)
+    assert "iam:RemoveRoleFromInstanceProfile" in policy.all_actions(policy.policy_for(spec_of("aws-dev")))

@@ -411,3 +411,35 @@ def test_a_capacity_block_named_in_the_stack_config_gets_a_capacity_block_group(
     assert template_of(run, block).inputs["instanceMarketOptions"]["marketType"] == "capacity-block"
     [odcr] = reserved_groups(reserved()).values()
     assert odcr.inputs["capacityType"] == "ON_DEMAND"
+
+
+# --- issue 29 (B1): a Capacity Block group EKS accepts ---------------------------------------------
+
+
+def test_a_capacity_block_group_names_its_instance_type_in_the_launch_template_only() -> None:
+    """EKS user guide ``ml/capacity-blocks-mng.adoc`` ("Create a managed node group with Capacity
+    Blocks for ML"): the launch template must carry ``InstanceMarketOptions``,
+    ``CapacityReservationSpecification`` *and* ``InstanceType``, and "If the capacity type isn't set
+    to CAPACITY_BLOCK or any of the other above required launch template values are missing, then the
+    create request will be rejected"; ``nodes/launch-templates.adoc`` forbids an instance type in
+    both the template and ``CreateNodegroup``. terraform-aws-eks commit ae3379e9 moves the type to
+    the template for the same reason. main put it on the node group and left the template without one.
+    Checked on the training example (its Capacity Block) and against botocore's ``CreateNodegroup``
+    and ``CreateLaunchTemplate`` shapes; an ODCR group keeps its type on the group."""
+    run = run_stack("aws-training-dev")
+    blocks = [g for g in run.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    assert blocks, "the training example has a Capacity Block group"
+    eks = operation_input("eks", "CreateNodegroup")
+    data = operation_input("ec2", "CreateLaunchTemplate").members["LaunchTemplateData"]
+    pools = {p["name"]: p for p in stack_config("aws-training-dev")["gpupools:gpuPools"]}
+    for block in blocks:
+        template = template_of(run, block)
+        assert "instanceTypes" not in block.inputs, block.name
+        pool = pools[block.inputs["labels"]["gpupools.io/pool"]]
+        assert template.inputs["instanceType"] == pool["instanceTypes"][0]
+        request = launch_template_data(template) | {"InstanceType": template.inputs["instanceType"]}
+        assert {"InstanceMarketOptions", "CapacityReservationSpecification", "InstanceType"} <= set(request)
+        check_request(request, data, template.name)
+        check_request(create_nodegroup_request(block), eks, block.name)
+    [odcr] = reserved_groups(reserved()).values()
+    assert odcr.inputs["instanceTypes"] and "instanceType" not in template_of(reserved(), odcr).inputs

@@ -103,7 +103,7 @@ def test_every_gpu_node_group_has_node_repair_and_no_other_group_does() -> None:
     capacities = {g.inputs["capacityType"] for g in groups if role(g) == "gpu"}
     assert {"SPOT", "ON_DEMAND"} <= capacities
     for group in groups:
-        expected = {"enabled": True} if role(group) == "gpu" else None
+        expected = {"enabled": role(group) == "gpu"}
         assert group.inputs.get("nodeRepairConfig") == expected, group.name
 
 
@@ -125,10 +125,37 @@ def test_node_repair_config_is_valid_on_create_and_on_update() -> None:
     assert update.members["nodeRepairConfig"].name == create.members["nodeRepairConfig"].name
 
 
-def test_disabled_means_no_repair_config_and_no_agent() -> None:
+def test_disabled_means_repair_config_false_and_no_agent() -> None:
+    """Off is sent as ``{enabled: false}``, never left out (``node_repair.node_repair_config``)."""
     result = run("aws-dev", False)
-    assert all("nodeRepairConfig" not in g.inputs for g in result.of_type(NODE_GROUP))
+    assert all(g.inputs["nodeRepairConfig"] == {"enabled": False} for g in result.of_type(NODE_GROUP))
     assert addons(result) == []
+
+
+def test_turning_node_repair_off_reaches_existing_groups() -> None:
+    """Issue 29 (M4): a group created with repair on, then ``gpupools:nodeRepair: {enabled: false}``.
+    ``node_repair_config`` is Optional+Computed in terraform-provider-aws
+    (``internal/service/eks/node_group.go``: ``Optional: true, Computed: true``), so a program that
+    leaves the block out sends nothing and EKS keeps repairing (what main did); the explicit
+    ``{enabled: false}`` is an ``UpdateNodegroupConfig`` change. Checked with the update model."""
+    from gpupools.testing.update_model import Stored, eks_node_group_config_update
+
+    before = {g.inputs["nodeGroupName"]: g for g in run("aws-dev", True).of_type(NODE_GROUP)}
+    after = {g.inputs["nodeGroupName"]: g for g in run("aws-dev", False).of_type(NODE_GROUP)}
+    gpu = [name for name, g in before.items() if role(g) == "gpu"]
+    assert gpu
+    for name in gpu:
+        # What DescribeNodegroup returns for a group created with repair on (botocore NodeRepairConfig).
+        stored = Stored(inputs=before[name].inputs, outputs={**before[name].inputs, "nodeRepairConfig": {"enabled": True}})
+        sent = eks_node_group_config_update(stored, after[name].inputs)
+        assert sent == {"nodeRepairConfig": {"enabled": False}}, name
+        # main's program: the block left out, so the provider plans the stored value and sends nothing.
+        omitted = {k: v for k, v in after[name].inputs.items() if k != "nodeRepairConfig"}
+        assert eks_node_group_config_update(stored, omitted) == {}
+    shape = operation_input("eks", "UpdateNodegroupConfig")
+    check_request(
+        {"clusterName": "ml", "nodegroupName": gpu[0], "nodeRepairConfig": {"enabled": False}}, shape, "UpdateNodegroupConfig"
+    )
 
 
 # --- the node monitoring agent add-on --------------------------------------------------------------
@@ -263,13 +290,13 @@ ROLE_ARN = "arn:aws:iam::123456789012:role/nodes"
     ("component", "pool", "node_repair", "expected"),
     [
         ("gpu", {"name": "g1", "instanceTypes": ["g4dn.xlarge"], "maxSize": 4}, None, {"enabled": True}),
-        ("gpu", {"name": "g1", "instanceTypes": ["g4dn.xlarge"], "maxSize": 4}, False, None),
-        ("cpu", {"name": "c1", "instanceTypes": ["m6i.xlarge"], "maxSize": 4}, None, None),
+        ("gpu", {"name": "g1", "instanceTypes": ["g4dn.xlarge"], "maxSize": 4}, False, {"enabled": False}),
+        ("cpu", {"name": "c1", "instanceTypes": ["m6i.xlarge"], "maxSize": 4}, None, {"enabled": False}),
         ("cpu", {"name": "c1", "instanceTypes": ["m6i.xlarge"], "maxSize": 4}, True, {"enabled": True}),
     ],
 )
 def test_node_group_components_default_to_repair_on_gpu_pools_only(
-    component: str, pool: dict[str, Any], node_repair: bool | None, expected: dict[str, bool] | None
+    component: str, pool: dict[str, Any], node_repair: bool | None, expected: dict[str, bool]
 ) -> None:
     from gpupools.aws import CpuNodeGroup, GpuNodeGroup
     from gpupools.testing import run_program

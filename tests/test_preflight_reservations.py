@@ -335,7 +335,7 @@ def test_no_reservations_no_azure_rows() -> None:
 def test_a_stack_with_a_reservation_runs_every_check_and_its_row_is_green() -> None:
     """The whole AWS preflight of aws-dev with a reservation on gpu1: the permission rows simulate
     ``ec2:DescribeCapacityReservations`` too, and the reservation row comes last."""
-    from tests.test_preflight_aws import good_account
+    from tests.test_preflight_aws import good_account, green_but_open
 
     target = aws_target()
     with StubbedAws() as aws:
@@ -345,7 +345,7 @@ def test_a_stack_with_a_reservation_runs_every_check_and_its_row_is_green() -> N
         )
         checks = AwsPreflight(target, clients=aws).run()
         aws.done()
-    assert all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
+    assert green_but_open(checks), [c for c in checks if c.status is not Status.OK]
     assert checks[-1].check is CheckKind.RESERVATION and checks[-1].pool == "gpu1"
 
 

@@ -33,7 +33,7 @@ from gpupools.pricing.estimate import groups_of_spec
 from gpupools.queueing import kueue as kueue_component
 from gpupools.queueing.quotas import ceiling_nodes, memory_mib
 from gpupools.queueing.workloads import gang_job
-from gpupools.testing import Run, run_stack, stack_config
+from gpupools.testing import Registration, Run, run_stack, stack_config
 from gpupools.testing.manifests import to_manifest
 from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS, KUEUE_CHART, KUEUE_VERSION
 from hypothesis import given
@@ -81,6 +81,15 @@ def parse_aks_taint(text: str) -> Taint:
     return Taint(key, value, TaintEffect(effect))
 
 
+def launch_template_types(result: Run, group: Registration) -> list[str]:
+    """The instance type of a node group's launch template (``fakes`` gives each template its ID)."""
+    from gpupools.testing import fakes
+
+    template = "aws:ec2/launchTemplate:LaunchTemplate"
+    by_id = {fakes.OUTPUTS[template](r.name, r.inputs)["__id"]: r for r in result.of_type(template)}
+    return [by_id[group.inputs["launchTemplate"]["id"]].inputs["instanceType"]]
+
+
 def groups(result: Run, stack: str) -> list[dict[str, Any]]:
     """Every non-system node group (EKS), agent pool (AKS) or NodePool (Karpenter/NAP) as registered:
     name the autoscaler sees, node labels, taints, max size, instance types, pool."""
@@ -94,7 +103,8 @@ def groups(result: Run, stack: str) -> list[dict[str, Any]]:
                     "labels": i["labels"],
                     "taints": [Taint(t["key"], t["value"], EKS_EFFECTS[t["effect"]]) for t in i.get("taints", [])],
                     "max": i["scalingConfig"]["maxSize"],
-                    "types": i["instanceTypes"],
+                    # A Capacity Block group names its type in its launch template only (issue 29).
+                    "types": i.get("instanceTypes") or launch_template_types(result, reg),
                 }
             )
         elif reg.type == "azure-native:containerservice:AgentPool":
@@ -311,10 +321,11 @@ def test_cluster_autoscaler_stacks_wire_the_provisioning_request_check(stack: st
         ]
         args = autoscaler.inputs["values"]["extraArgs"]
         assert args["enable-provisioning-requests"] is True and args["kube-api-content-type"] == "application/json"
-        [crd] = [r for r in result.registrations if r.type == "kubernetes:yaml/v2:ConfigFile"]
-        tag = CLUSTER_AUTOSCALER_IMAGE_TAGS[spec(stack).cluster.kubernetes_version].removeprefix("v")
-        assert f"/kubernetes/autoscaler/cluster-autoscaler-{tag}/" in crd.inputs["file"]
-        assert crd.inputs["file"].endswith("/autoscaling.x-k8s.io_provisioningrequests.yaml")
+        from gpupools.kubernetes.crds import provisioning_request_crd
+
+        [crd] = [r for r in result.registrations if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+        tag = CLUSTER_AUTOSCALER_IMAGE_TAGS[spec(stack).cluster.kubernetes_version]
+        assert crd.inputs["spec"] == provisioning_request_crd(tag)["spec"]  # vendored at the image's tag
         assert crd.urn in autoscaler.dependencies  # the autoscaler starts with the API served
         [kueue] = [r for r in result.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "kueue"]
         # And so does Kueue (a dependency on the autoscaler component is one on each of its children).
@@ -326,7 +337,7 @@ def test_karpenter_stacks_have_no_provisioning_request(stack: str) -> None:
     result = run(stack)
     assert objects(result, "ProvisioningRequestConfig") == [] and objects(result, "AdmissionCheck") == []
     assert "admissionChecksStrategy" not in cluster_queue(result)["spec"]
-    assert [r for r in result.registrations if r.type == "kubernetes:yaml/v2:ConfigFile"] == []
+    assert [r for r in result.registrations if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"] == []
 
 
 def test_without_queueing_nothing_changes_and_atomic_off_drops_the_check() -> None:
@@ -336,7 +347,7 @@ def test_without_queueing_nothing_changes_and_atomic_off_drops_the_check() -> No
     assert "enable-provisioning-requests" not in autoscaler.inputs["values"]["extraArgs"]
     off = run_stack("aws-dev", overrides={"gpupools:queueing": {**ON, "atomicScaleUp": False}})
     assert objects(off, "AdmissionCheck") == [] and "admissionChecksStrategy" not in cluster_queue(off)["spec"]
-    assert [r for r in off.registrations if r.type == "kubernetes:yaml/v2:ConfigFile"] == []
+    assert [r for r in off.registrations if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"] == []
 
 
 # --- AKS access gate -------------------------------------------------------------------------------
@@ -430,15 +441,12 @@ def test_gang_job_refuses_a_one_node_gang_and_a_long_name() -> None:
 def test_eks_autoscaler_flags_for_provisioning_requests_render_as_the_faq_asks() -> None:
     """cluster-autoscaler FAQ, "Enabling ProvisioningRequest Support": the two flags, as the pinned
     chart renders ``extraArgs`` (``rendered_flags``); nothing of it without queueing."""
-    from gpupools.aws.autoscaler import extra_args, provisioning_request_crd_url, rendered_flags
+    from gpupools.aws.autoscaler import extra_args, rendered_flags
     from gpupools.specs import AutoscalerSpec
 
     on = rendered_flags({"extraArgs": extra_args(AutoscalerSpec(), provisioning_requests=True)})
     off = rendered_flags({"extraArgs": extra_args(AutoscalerSpec())})
     assert set(on) - set(off) == {"--enable-provisioning-requests=true", "--kube-api-content-type=application/json"}
-    assert provisioning_request_crd_url("v1.35.2").startswith(
-        "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-1.35.2/cluster-autoscaler/"
-    )
 
 
 # --- the teams' split, as a property ----------------------------------------------------------------

@@ -69,7 +69,17 @@ TOP_LEVEL_KEYS = (
     "gpuMetrics",
     "queueing",
 )
-CLUSTER_KEYS = ("name", "kubernetesVersion", "zones", "allowLocalAccounts", "adminGroupObjectIds", "apiAllowedCidrs", "admins")
+CLUSTER_KEYS = (
+    "name",
+    "kubernetesVersion",
+    "zones",
+    "allowLocalAccounts",
+    "adminGroupObjectIds",
+    "apiAllowedCidrs",
+    "admins",
+    "controlPlaneLogs",
+    "supportType",
+)
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
 GPU_POOL_KEYS = (
@@ -105,6 +115,37 @@ MIG_KEYS = ("profile",)
 TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
 AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
+
+LARGE_GPU_PROVISION_TIME = "15m"
+"""``gpupools:autoscaler.maxNodeProvisionTime`` default on EKS when a GPU pool has a large GPU type
+(``is_large_gpu_type``): cluster-autoscaler's own default (``--max-node-provision-time``, 15m,
+kubernetes/autoscaler ``cluster-autoscaler/FAQ.md``). The timeout only covers an instance that
+launched and has not registered yet (a failed Spot launch is seen from the group's scaling
+activities within a loop or two, whatever the timeout: ``cloudprovider/aws/auto_scaling_groups.go``),
+and an 8-GPU NVSwitch node with EFA spends longer there than a 1-GPU node: EC2 boot of a metal-sized
+instance ("GPU instance types often take much longer to boot within EC2", awslabs/amazon-eks-ami
+issue 1099, where a c5.xlarge registers in about 40 s), the NVIDIA driver and Fabric Manager start
+(required before any GPU of an NVSwitch system is usable: NVIDIA Fabric Manager user guide), the EFA
+driver, then the device plugins. Giving up at 10m on a node that registers at 11m buys a second
+p5.48xlarge; waiting 5 more minutes on a truly broken one costs only time."""
+
+
+def is_large_gpu_type(instance_type: str) -> bool:
+    """8 GPUs or more per node, or more than one EFA interface (p4d, p5, g5.48xlarge, g6e.48xlarge...)."""
+    from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+
+    facts = INSTANCE_TYPES.get(instance_type)
+    return facts is not None and (facts.gpus >= 8 or facts.efa_interfaces > 1)
+
+
+def default_max_node_provision_time(gpu_pools: Sequence[GpuPoolSpec], cloud: Cloud) -> str:
+    """``LARGE_GPU_PROVISION_TIME`` on EKS when a GPU pool lists a large GPU type, else ``10m``
+    (``AutoscalerSpec``); an explicit ``maxNodeProvisionTime`` always wins. AKS keeps ``10m``: its
+    autoscaler profile is the AKS component's."""
+    large = cloud is Cloud.AWS and any(is_large_gpu_type(t) for pool in gpu_pools for t in pool.instance_types)
+    return LARGE_GPU_PROVISION_TIME if large else AutoscalerSpec.max_node_provision_time
+
+
 SMOKE_TEST_KEYS = ("enabled",)
 GPU_METRICS_KEYS = ("enabled", "serviceMonitor", "serviceMonitorLabels")
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
@@ -120,7 +161,14 @@ AZURE_ONLY_KEYS = {
     "network": ("subnetId", "dataplane"),
     "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
 }
-AWS_ONLY_KEYS = {"cluster": ("admins",), "network": ("vpcId", "privateSubnetIds"), "gpuPool": ("amiType", "efa")}
+AWS_ONLY_KEYS = {
+    "cluster": ("admins", "controlPlaneLogs", "supportType"),
+    "network": ("vpcId", "privateSubnetIds"),
+    "gpuPool": ("amiType", "efa"),
+}
+SUPPORT_TYPES = ("STANDARD", "EXTENDED")
+"""``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
+``eks`` ``SupportType``; a test keeps the two equal)."""
 RESERVATION_KEYS = ("id", "zone", "kind")
 RESERVATION_KINDS = ("odcr", "capacityBlock")
 """``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
@@ -277,6 +325,8 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
         admin_group_object_ids=_str_list(raw, "adminGroupObjectIds", path),
         api_allowed_cidrs=_str_list(raw, "apiAllowedCidrs", path),
         admins=_str_list(raw, "admins", path),
+        control_plane_logs=_str_list(raw, "controlPlaneLogs", path, ClusterSpec.control_plane_logs),
+        support_type=_enum(raw, "supportType", path, str, SUPPORT_TYPES, ClusterSpec.support_type),
     )
 
 
@@ -626,17 +676,18 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         # recommends unless one is chosen.
         system_pool = dataclasses.replace(system_pool, max_size=system_pool.min_size)
         network = dataclasses.replace(network, dataplane=network.dataplane or NAP_DATAPLANE)
+    gpu_pools = parse_gpu_pools(ours.get("gpuPools"), cloud)
     spec = StackSpec(
         cloud=cloud,
         cluster=parse_cluster(ours.get("cluster"), cloud),
         network=network,
         system_pool=system_pool,
-        gpu_pools=parse_gpu_pools(ours.get("gpuPools"), cloud),
+        gpu_pools=gpu_pools,
         cpu_pools=parse_cpu_pools(ours.get("cpuPools"), cloud),
         device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),
         autoscaler=AutoscalerSpec(
             max_node_provision_time=_str(
-                autoscaler, "maxNodeProvisionTime", p + "autoscaler", AutoscalerSpec.max_node_provision_time
+                autoscaler, "maxNodeProvisionTime", p + "autoscaler", default_max_node_provision_time(gpu_pools, cloud)
             ),
             scale_down_unneeded_time=_str(
                 autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time

@@ -184,6 +184,19 @@ def _cluster(d: Defaults) -> dict[str, Entry]:
             code(list(d.aws.cluster.admins)),
             "AWS only; IAM role or user ARNs that get cluster-admin through EKS access entries (CI roles, engineers)",
         ),
+        "controlPlaneLogs": lambda d: Row(
+            "gpupools:cluster.controlPlaneLogs",
+            "list of " + ", ".join(f"`{t}`" for t in rules.EKS_LOG_TYPES),
+            code(list(d.aws.cluster.control_plane_logs)),
+            "AWS only; EKS control plane logs sent to CloudWatch Logs (billed per GB); `[]` turns them off",
+        ),
+        "supportType": lambda d: Row(
+            "gpupools:cluster.supportType",
+            " or ".join(f"`{t}`" for t in config.SUPPORT_TYPES),
+            code(d.aws.cluster.support_type),
+            "AWS only; the cluster's `upgradePolicy.supportType`: `STANDARD` lets EKS upgrade a minor that leaves "
+            "standard support, `EXTENDED` keeps it and bills extended support",
+        ),
     }
 
 
@@ -476,7 +489,8 @@ def _autoscaler(d: Defaults) -> dict[str, Entry]:
         "maxNodeProvisionTime": lambda d: Row(
             "gpupools:autoscaler.maxNodeProvisionTime",
             "`<n>m`",
-            code(d.azure.autoscaler.max_node_provision_time),
+            code(d.azure.autoscaler.max_node_provision_time)
+            + f"; {code(config.LARGE_GPU_PROVISION_TIME)} on EKS with an 8-GPU or multi-EFA type",
             f"how long a Spot node may take before fallback (cluster-autoscaler only); {limit}",
         ),
         "scaleDownUnneededTime": lambda d: Row(

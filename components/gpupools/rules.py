@@ -54,6 +54,47 @@ AKS_MAX_NODES_PER_POOL = 1000
 EKS_MAX_NODES_PER_GROUP = 450
 """EKS service quota "Nodes per managed node group" (default 450)."""
 
+EKS_MANAGED_NODE_GROUPS_QUOTA = 30
+"""EKS service quota "Managed node groups per cluster" (``L-6D54EA21``), default 30, adjustable
+(Service Quotas, service code ``eks``). The preflight reads the account's applied value."""
+
+EKS_DEFAULT_ZONES = 3
+"""Zones a pool spreads over when neither it nor ``cluster.zones`` names any (``EksCluster``'s default)."""
+
+
+def eks_node_group_count(spec: StackSpec) -> int:
+    """The EKS managed node groups a cluster-autoscaler stack creates (0 under Karpenter, which
+    creates only the system group's 1): the system group, and per pool one group per reservation
+    plus, per zone, a Spot group and its on-demand fallback (or one on-demand group)
+    (``gpupools.aws.node_group.plan_gpu_groups``). A replacement creates the new group before the
+    old one is deleted, so a stack at the quota cannot replace a pool."""
+    if spec.cloud is not Cloud.AWS:
+        return 0
+    if spec.provisioner is Provisioner.KARPENTER:
+        return 1
+    count = 1
+    for pool in spec.pools:
+        zones = len(pool.zones or spec.cluster.zones) or EKS_DEFAULT_ZONES
+        tiers = 2 if pool.spot and pool.on_demand_fallback else 1
+        count += len(pool.reservations) + zones * tiers
+    return count
+
+
+def node_group_quota_warning(spec: StackSpec, quota: int = EKS_MANAGED_NODE_GROUPS_QUOTA) -> str | None:
+    """The warning for a stack past ``quota`` managed node groups, or None. A warning, not an error:
+    the quota is adjustable, and the preflight checks the account's real value."""
+    count = eks_node_group_count(spec)
+    if count <= quota:
+        return None
+    return (
+        f"gpupools:gpuPools: this stack creates {count} EKS managed node groups (the system group, per pool a "
+        f"group per reservation and per zone a Spot and an on-demand group), more than EKS's default quota of "
+        f"{quota} per cluster (L-6D54EA21, 'Managed node groups per cluster'): CreateNodegroup fails past the "
+        "account's quota. Raise the quota (Service Quotas, service code eks) and check it with "
+        "`python -m gpupools.preflight`, or use fewer zones, reservations or fallback groups"
+    )
+
+
 EKS_MAX_INSTANCE_TYPES = 20
 """EKS ``CreateNodegroup``: at most 20 instance types."""
 
@@ -233,7 +274,29 @@ def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | N
                 arn,
             )
     check_unique(cluster.admins, f"{path}.admins", "ARNs")
+    if cloud is Cloud.AWS and len(cluster.api_allowed_cidrs) > EKS_MAX_PUBLIC_ACCESS_CIDRS:
+        fail(
+            f"{path}.apiAllowedCidrs",
+            f"EKS takes at most {EKS_MAX_PUBLIC_ACCESS_CIDRS} public access CIDRs (service quota L-93A74D60, not adjustable)",
+            len(cluster.api_allowed_cidrs),
+        )
+    if cloud is Cloud.AWS and not version_problem and versions.minor(cluster.kubernetes_version) not in versions.EKS_CORE_ADDONS:
+        fail(
+            f"{path}.kubernetesVersion",
+            "has no pinned kube-proxy, VPC CNI and CoreDNS add-on versions (gpupools.versions.EKS_CORE_ADDONS)",
+            cluster.kubernetes_version,
+        )
+    for index, log_type in enumerate(cluster.control_plane_logs):
+        if log_type not in EKS_LOG_TYPES:
+            fail(f"{path}.controlPlaneLogs[{index}]", "must be one of " + ", ".join(EKS_LOG_TYPES), log_type)
+    check_unique(cluster.control_plane_logs, f"{path}.controlPlaneLogs", "log types")
 
+
+EKS_MAX_PUBLIC_ACCESS_CIDRS = 40
+"""EKS service quota "Public endpoint access CIDR ranges per cluster" (``L-93A74D60``): 40, not adjustable."""
+
+EKS_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+"""EKS control plane log types (botocore ``eks`` ``LogType`` enum; a test keeps the two equal)."""
 
 IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
 """An IAM role or user ARN, as EKS access entries take them (``CreateAccessEntry.principalArn``)."""
@@ -418,7 +481,11 @@ def check_azure_cpu_size(size: str, path: str) -> None:
         )
 
 
-def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> None:
+def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str, karpenter: bool = False) -> None:
+    """A CPU pool's EC2 types. Under cluster-autoscaler they share one shape (the scale-from-zero
+    template is built from the first); under Karpenter only the architecture (one AMI boots them
+    all): Karpenter sizes each node from the pending pods and the type's own facts
+    (aws/karpenter-provider-aws ``pkg/providers/instancetype``), so ``[m6i.xlarge, m6i.2xlarge]`` is fine."""
     if len(types) > EKS_MAX_INSTANCE_TYPES:
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
     first = None
@@ -436,7 +503,13 @@ def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> N
             fail(f"{path}[{index}]", "must not be a GPU type in cpuPools: GPU nodes belong in gpuPools", name)
         if first is None:
             first = facts
-        elif facts.shape != first.shape:
+        elif karpenter and facts.arch != first.arch:
+            fail(
+                f"{path}[{index}]",
+                f"must have the architecture of {first.name} ({first.arch}): one AMI boots every type of the pool",
+                f"{name} ({facts.arch})",
+            )
+        elif not karpenter and facts.shape != first.shape:
             fail(
                 f"{path}[{index}]",
                 f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, {first.arch}): "
@@ -453,7 +526,12 @@ def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str) -> N
         )
 
 
-def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
+def check_aws_gpu_types(types: Sequence[str], path: str, karpenter: bool = False) -> None:
+    """A GPU pool's EC2 types. Under cluster-autoscaler they share one shape (vCPU, memory, GPUs:
+    the scale-from-zero template is built from the first). Under Karpenter sizes may differ
+    (``[g6.xlarge, g6.2xlarge]``: Karpenter picks a type per launch from the pods and each type's own
+    facts), but not the GPU count: the NodePool's GPU limit and a shared pool's NodeOverlay count GPUs
+    per node (``gpupools.kubernetes.karpenter``), so one count keeps both exact."""
     if len(types) > EKS_MAX_INSTANCE_TYPES:
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
     first = None
@@ -476,7 +554,14 @@ def check_aws_gpu_types(types: Sequence[str], path: str) -> None:
             )
         if first is None:
             first = facts
-        elif facts.shape != first.shape:
+        elif karpenter and (facts.gpus, facts.arch) != (first.gpus, first.arch):
+            fail(
+                f"{path}[{index}]",
+                f"must have the GPU count and architecture of {first.name} ({first.gpus} GPU, {first.arch}): "
+                "the NodePool's GPU limit and a shared pool's NodeOverlay count GPUs per node",
+                f"{name} ({facts.gpus} GPU, {facts.arch})",
+            )
+        elif not karpenter and facts.shape != first.shape:
             fail(
                 f"{path}[{index}]",
                 f"must have the shape of {first.name} ({first.vcpus} vCPU, {first.memory_mib} MiB, "
@@ -788,7 +873,7 @@ def check_gpu_pool(
                 "must be an NVIDIA AMI type in gpuPools (AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA)",
                 pool.ami_type.value,
             )
-        check_aws_gpu_types(types, f"{path}.instanceTypes")
+        check_aws_gpu_types(types, f"{path}.instanceTypes", karpenter)
     else:
         if pool.ami_type.is_gpu:
             fail(
@@ -797,7 +882,7 @@ def check_gpu_pool(
                 "BOTTLEROCKET_x86_64 or BOTTLEROCKET_ARM_64)",
                 pool.ami_type.value,
             )
-        check_aws_cpu_types(types, pool.ami_type, f"{path}.instanceTypes")
+        check_aws_cpu_types(types, pool.ami_type, f"{path}.instanceTypes", karpenter)
 
     zones = pool.zones or tuple(cluster_zones)
     for index, zone in enumerate(pool.zones):
@@ -885,8 +970,9 @@ def check_gpu_pool(
                 + (", one is the GPU taint)" if own_taints else ")"),
                 len(pool.taints),
             )
-        efa_resource = 1 if pool.efa else 0  # the vpc.amazonaws.com/efa resource tag
-        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + efa_resource + EKS_ASG_OWN_TAGS
+        # Resource tags: vpc.amazonaws.com/efa and hugepages-2Mi on EFA pools, ephemeral-storage on every group.
+        resource_tags = (2 if pool.efa else 0) + 1
+        tags = gpu_pool_label_count(pool) + len(pool.taints) + own_taints + own_taints + resource_tags + EKS_ASG_OWN_TAGS
         if tags > ASG_MAX_TAGS and not karpenter:
             fail(
                 f"{path}.labels",

@@ -163,6 +163,15 @@ class ClusterSpec:
         admins: AWS only. IAM role or user ARNs granted cluster-admin through EKS access entries, in
             addition to the identity that runs ``pulumi up``, so a CI role and engineers can all run
             the next one. Default empty.
+        control_plane_logs: AWS only. EKS control plane log types sent to CloudWatch Logs
+            (``api``, ``audit``, ``authenticator``, ``controllerManager``, ``scheduler``). Default
+            ``api``, ``audit``, ``authenticator``: who called the API and what it changed, the logs an
+            incident needs (terraform-aws-eks's default too); the other two are verbose and rarely read.
+            CloudWatch bills ingestion and storage; an empty list turns logging off.
+        support_type: AWS only. The cluster's ``upgradePolicy.supportType``: ``STANDARD`` (default)
+            or ``EXTENDED``. With ``STANDARD`` EKS upgrades the control plane itself when its minor
+            leaves standard support instead of billing extended support (six times the hourly
+            cluster price); ``EXTENDED`` keeps the minor and pays.
     """
 
     name: str
@@ -172,6 +181,8 @@ class ClusterSpec:
     admin_group_object_ids: tuple[str, ...] = ()
     api_allowed_cidrs: tuple[str, ...] = ()
     admins: tuple[str, ...] = ()
+    control_plane_logs: tuple[str, ...] = ("api", "audit", "authenticator")
+    support_type: str = "STANDARD"
 
 
 @dataclass(frozen=True)

@@ -241,3 +241,38 @@ controller). The schemas of the kinds gpupools creates are pinned under ``tests/
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 """The official OCI chart (Kueue ``charts/kueue/README.md`` at v0.19.2: ``helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version="0.19.2" --create-namespace --namespace=kueue-system``; the AKS article's
 ``helm install kueue oci://registry.k8s.io/kueue/charts/kueue``)."""
+
+
+@dataclass(frozen=True)
+class EksCoreAddons:
+    """The EKS managed add-on versions of one Kubernetes minor that every EKS cluster runs.
+
+    Attributes:
+        kube_proxy: ``kube-proxy``, whose version follows the minor (``v1.35.x-eksbuild.n``).
+        vpc_cni: ``vpc-cni`` (the Amazon VPC CNI, ``aws-node``).
+        coredns: ``coredns``.
+    """
+
+    kube_proxy: str
+    vpc_cni: str
+    coredns: str
+
+
+EKS_CORE_ADDONS: dict[str, EksCoreAddons] = {
+    "1.33": EksCoreAddons(kube_proxy="v1.33.0-eksbuild.2", vpc_cni="v1.19.5-eksbuild.1", coredns="v1.12.1-eksbuild.2"),
+    "1.34": EksCoreAddons(kube_proxy="v1.34.0-eksbuild.2", vpc_cni="v1.20.4-eksbuild.2", coredns="v1.12.3-eksbuild.1"),
+    "1.35": EksCoreAddons(kube_proxy="v1.35.0-eksbuild.2", vpc_cni="v1.21.1-eksbuild.3", coredns="v1.13.2-eksbuild.1"),
+}
+"""kube-proxy, VPC CNI and CoreDNS add-on versions per EKS minor, pinned: a ``pulumi up`` without a
+config change never moves them. Before the pin, pulumi-eks resolved kube-proxy and the VPC CNI with
+``mostRecent: true`` (pulumi/pulumi-eks ``nodejs/eks/cluster/cluster.ts`` and
+``nodejs/eks/addons/cni-addon.ts``, v4.3.0 and HEAD) and CoreDNS followed EKS's default build, so every
+build AWS published rolled ``aws-node``, ``kube-proxy`` and CoreDNS on the next unrelated ``up``.
+A Kubernetes minor change moves all three, in the same ``up`` as the control plane.
+
+Where the versions come from: builds seen deployed together with clusters of that minor (EKS add-on
+versions are not in a public repository; the EKS user guide's version tables stop at 1.31). They are
+not taken on trust: the preflight asks EKS (``DescribeAddonVersions``) whether each is offered for
+the stack's minor, and its ✗ row names the newest offered builds to bump to
+(``gpupools.preflight.aws``, ``core_addons``). Every EKS minor in ``EKS_VERSIONS`` needs a row (a test
+checks). Bump: ``aws eks describe-addon-versions --kubernetes-version <minor> --addon-name <name>``."""

@@ -26,6 +26,9 @@ import pulumi_aws as aws
 
 from gpupools.conventions import CA_TAG_PREFIX, GPU_RESOURCE, Taint
 
+EPHEMERAL_STORAGE_RESOURCE = "ephemeral-storage"
+HUGEPAGES_2MI_RESOURCE = "hugepages-2Mi"
+
 LABEL_PREFIX = f"{CA_TAG_PREFIX}/label/"
 TAINT_PREFIX = f"{CA_TAG_PREFIX}/taint/"
 RESOURCE_PREFIX = f"{CA_TAG_PREFIX}/resources/"
@@ -64,6 +67,53 @@ def node_template_tags(labels: Mapping[str, str], taints: Sequence[Taint], gpu_s
     tags += [NodeTemplateTag("taint", taint.key, f"{taint.value}:{taint.effect.value}") for taint in sorted(taints)]
     if gpu_slots_per_node:
         tags.append(NodeTemplateTag("resource", GPU_RESOURCE, str(gpu_slots_per_node)))
+    return tags
+
+
+KUBE_RESERVED_EPHEMERAL_GIB = 1
+"""``kubeReserved["ephemeral-storage"]`` of the EKS AL2023 AMIs: ``1Gi`` (awslabs/amazon-eks-ami
+``nodeadm/internal/kubelet/config.go``, ``withDefaultReservedResources``)."""
+
+EVICTION_NODEFS_AVAILABLE = 0.10
+"""``evictionHard["nodefs.available"]`` of the same kubelet configuration: ``10%`` (``defaultKubeletSubConfig``;
+also the upstream kubelet's default, which Bottlerocket keeps)."""
+
+FILESYSTEM_MARGIN_GIB = 1
+"""What the root filesystem's own metadata takes from the volume (the kubelet's capacity is the
+filesystem's size, a little under the volume's), rounded up to a whole GiB: the template must never
+promise more than a node reports, or the autoscaler buys a node the pod then does not fit on."""
+
+EFA_HUGEPAGES_2MI = 5128
+"""2 MiB huge pages the EFA driver pre-allocates on every EFA instance (EKS user guide
+``ml/node-efa.adoc``: "Amazon EC2 instances with the EFA driver installed pre-allocate 5128 2MiB Huge
+Pages, which you can request as resources"; its NCCL example requests ``hugepages-2Mi: 5120Mi``)."""
+
+
+def ephemeral_storage_gib(disk_size_gb: int) -> int:
+    """The ``ephemeral-storage`` a node of ``disk_size_gb`` advertises, in whole GiB, rounded down:
+    the filesystem (the volume less ``FILESYSTEM_MARGIN_GIB``) less the eviction threshold
+    (``EVICTION_NODEFS_AVAILABLE``) less kube-reserved (``KUBE_RESERVED_EPHEMERAL_GIB``), the
+    kubelet's allocatable formula (capacity - reserved - hard eviction threshold). The disk is the
+    AL2023 root volume or the Bottlerocket data volume, both ``diskSizeGb`` (``launch_template``).
+
+    >>> ephemeral_storage_gib(100), ephemeral_storage_gib(128)
+    (88, 113)
+    """
+    filesystem = disk_size_gb - FILESYSTEM_MARGIN_GIB
+    return int(filesystem * (1 - EVICTION_NODEFS_AVAILABLE)) - KUBE_RESERVED_EPHEMERAL_GIB
+
+
+def resource_tags(disk_size_gb: int, efa: bool = False) -> list[NodeTemplateTag]:
+    """The scale-from-zero resources every group needs besides GPUs: ``ephemeral-storage`` from
+    ``disk_size_gb`` and, on an EFA group, ``hugepages-2Mi``. cluster-autoscaler's AWS template node
+    has neither unless a ``node-template/resources/<name>`` tag says so (kubernetes/autoscaler
+    ``cluster-autoscaler/cloudprovider/aws/README.md``, whose example tag is exactly
+    ``k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage``; ``aws_manager.go``
+    ``buildNodeFromTemplate``), so a pending pod requesting either (a LimitRange default, an EFA
+    job) never scales an empty group up."""
+    tags = [NodeTemplateTag("resource", EPHEMERAL_STORAGE_RESOURCE, f"{ephemeral_storage_gib(disk_size_gb)}Gi")]
+    if efa:
+        tags.append(NodeTemplateTag("resource", HUGEPAGES_2MI_RESOURCE, f"{EFA_HUGEPAGES_2MI * 2}Mi"))
     return tags
 
 

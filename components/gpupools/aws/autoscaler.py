@@ -49,8 +49,9 @@
   ``--kube-api-content-type=application/json``, RBAC for ``provisioningrequests`` and
   ``provisioningrequests/status`` (the pinned chart's ``templates/clusterrole.yaml`` grants both,
   and ``podtemplates``, unconditionally), and the ProvisioningRequest CRD, which the chart does not
-  install: a ``yaml.v2.ConfigFile`` of ``cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml``
-  at the tag of the pinned image (``PROVISIONING_REQUEST_CRD``), created before the release so the
+  install: ``cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml`` at the
+  tag of the pinned image, vendored in the package (``gpupools.kubernetes.crds``: no download at
+  preview or ``up``) and registered as one ``CustomResourceDefinition``, created before the release so the
   autoscaler finds the API when it starts. The AWS provider has no atomic scale-up
   (``AtomicIncreaseSize`` returns ``ErrNotImplemented``, ``cloudprovider/aws/aws_cloud_provider.go``),
   so ``best-effort-atomic-scale-up`` requests are served by an ordinary scale-up there
@@ -76,6 +77,7 @@ from gpupools.aws.iam import AUTOSCALER_SERVICE_ACCOUNT, autoscaler_policy, crea
 from gpupools.aws.node_group import check_cluster_name, depends_on_of
 from gpupools.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from gpupools.errors import ConfigError
+from gpupools.kubernetes.crds import provisioning_request_crd
 from gpupools.specs import AutoscalerSpec
 from gpupools.versions import (
     CLUSTER_AUTOSCALER_CHART,
@@ -103,18 +105,36 @@ the CPU limit: throttling the autoscaler only slows scale-ups."""
 
 PRIORITY_CLASS = "system-cluster-critical"
 
-PROVISIONING_REQUEST_CRD = (
-    "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{version}/"
-    "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
-)
-"""The ProvisioningRequest CRD (``autoscaling.x-k8s.io`` ``v1``, the storage version, and ``v1beta1``)
-at the release tag of the autoscaler image (``{version}`` without the ``v``): the API the pinned
-autoscaler was built against."""
+PROVISIONING_REQUEST_CRD_NAME = "provisioningrequests.autoscaling.x-k8s.io"
+"""The ProvisioningRequest CRD's name. Its manifest is vendored in the package at the release tag of
+the autoscaler image (``gpupools.kubernetes.crds``), not fetched at preview time."""
+
+LEGACY_CRD_CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+"""Before the CRD was vendored it was the child of a ``yaml.v2.ConfigFile`` named
+``<autoscaler>-provisioningrequest-crd``, itself named ``<ConfigFile name>-<metadata.name>``
+(pulumi/pulumi-kubernetes ``provider/pkg/provider/yaml/v2/configfile.go``: the resource prefix defaults
+to the ConfigFile's name; ``yaml.go``, ``parseUnstructured``: ``fmt.Sprintf("%s-%s", resourcePrefix,
+resourceName)``). The alias (that name, under that parent) adopts the object, so the upgrade neither
+deletes the CRD (and every ProvisioningRequest with it) nor fails creating it a second time."""
 
 
-def provisioning_request_crd_url(image_tag: str) -> str:
-    """``PROVISIONING_REQUEST_CRD`` at the tag of ``image_tag`` (``v1.35.2`` -> ``cluster-autoscaler-1.35.2``)."""
-    return PROVISIONING_REQUEST_CRD.format(version=image_tag.removeprefix("v"))
+def create_provisioning_request_crd(
+    name: str, image_tag: str, parent: pulumi.Resource
+) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    """The ProvisioningRequest CRD of ``image_tag`` from the vendored file
+    (``gpupools.kubernetes.crds.provisioning_request_crd``), as one visible resource."""
+    manifest = provisioning_request_crd(image_tag)
+    legacy = f"{name}-provisioningrequest-crd"
+    legacy_parent = pulumi.create_urn(legacy, LEGACY_CRD_CONFIG_FILE, parent=parent)
+    return k8s.apiextensions.v1.CustomResourceDefinition(
+        PROVISIONING_REQUEST_CRD_NAME,
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            aliases=[pulumi.Alias(name=f"{legacy}-{PROVISIONING_REQUEST_CRD_NAME}", parent=legacy_parent)],
+        ),
+    )
 
 
 def extra_args(autoscaler: AutoscalerSpec, provisioning_requests: bool = False) -> dict[str, Any]:
@@ -208,7 +228,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     Attributes:
         role: the IRSA role. policy: the policy document (a dict). values: the Helm values.
         image_tag: the image tag. release: the ``helm.v3.Release``.
-        provisioning_request_crd: the CRD's ``yaml.v2.ConfigFile`` with ``provisioning_requests``, else None.
+        provisioning_request_crd: the ProvisioningRequest ``CustomResourceDefinition`` with ``provisioning_requests``, else None.
 
     Raises:
         ConfigError: naming the argument, before anything is registered.
@@ -219,7 +239,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     values: dict[str, Any]
     image_tag: str
     release: k8s.helm.v3.Release
-    provisioning_request_crd: k8s.yaml.v2.ConfigFile | None
+    provisioning_request_crd: k8s.apiextensions.v1.CustomResourceDefinition | None
 
     def __init__(
         self,
@@ -263,13 +283,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         self.values = helm_values(cluster_name, region, self.image_tag, self.role.arn, spec, provisioning_requests)
         self.provisioning_request_crd = (
-            k8s.yaml.v2.ConfigFile(
-                f"{name}-provisioningrequest-crd",
-                file=provisioning_request_crd_url(self.image_tag),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            if provisioning_requests
-            else None
+            create_provisioning_request_crd(name, self.image_tag, parent=self) if provisioning_requests else None
         )
         crd = [self.provisioning_request_crd] if self.provisioning_request_crd else []
         self.release = k8s.helm.v3.Release(

@@ -15,8 +15,19 @@ What it creates, and why:
   network), and the control plane's ENIs in the private subnets.
 * **Endpoint: private and public.** Private so node and pod traffic to the API server stays in the
   VPC; public so ``pulumi up`` (running wherever CI or an engineer runs it) can reach the API to
-  install the autoscaler and device plugin. Access is still authenticated by IAM; restrict the
-  public endpoint with ``public_access_cidrs`` (default: EKS's default, anywhere).
+  install the autoscaler and device plugin. Access is still authenticated by IAM; the public
+  endpoint takes ``gpupools:cluster.apiAllowedCidrs`` (``vpcConfig.publicAccessCidrs``; default
+  empty: EKS's default, anywhere, which the preflight warns about).
+* **Who is admin.** The identity that creates the cluster (pulumi-eks sets
+  ``bootstrapClusterCreatorAdminPermissions``), and every ARN in ``gpupools:cluster.admins``: an
+  access entry and the ``AmazonEKSClusterAdminPolicy`` association each (``create_admin_access``),
+  so a CI role and the engineers can all run the next ``up``.
+* **Control plane logs** (``gpupools:cluster.controlPlaneLogs``, default ``api``, ``audit``,
+  ``authenticator``) and the **upgrade policy** (``gpupools:cluster.supportType``, default
+  ``STANDARD``: no extended-support billing; EKS upgrades a minor that leaves standard support).
+* **Add-ons pinned**: kube-proxy and the VPC CNI (through pulumi-eks) and CoreDNS at the versions
+  ``gpupools.versions.EKS_CORE_ADDONS`` pins for the minor, so an ``up`` without a config change
+  never rolls them.
 * **Node role** with the worker, CNI, ECR read-only and SSM managed policies (every node group
   depends on the attachments, so ``pulumi destroy`` removes the groups first), and its **access
   entry** (type ``EC2_LINUX``), created before any node group so EKS finds it rather than creating
@@ -27,8 +38,8 @@ What it creates, and why:
   with the same launch template rules as GPU groups (IMDSv2 only, encrypted gp3, no SSH), created
   at ``minSize`` and updated with its live size afterwards (``node_group.create_managed_node_group``),
   and scale-from-zero tags on its ASG like every group.
-* **CoreDNS** as an EKS managed add-on after the system node group, at EKS's default version for
-  the cluster's minor (``create_coredns_addon``), so a Kubernetes upgrade upgrades it too.
+* **CoreDNS** as an EKS managed add-on after the system node group, at the version pinned for the
+  cluster's minor (``create_coredns_addon``), so a Kubernetes upgrade upgrades it too.
 * **Kubeconfig** (``aws eks get-token``; the AWS CLI must be installed where Pulumi runs) as a
   secret output, and a ``kubernetes.Provider`` built from it with ``cluster_identifier`` set to the
   cluster's OIDC issuer URL: the provider is replaced only when the cluster itself is (a replaced
@@ -38,6 +49,7 @@ What it creates, and why:
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Mapping, Sequence
 
 import pulumi
@@ -47,7 +59,7 @@ import pulumi_kubernetes as k8s
 
 from gpupools import config, rules
 from gpupools.aws import naming
-from gpupools.aws.asg_tags import create_asg_tags, node_template_tags
+from gpupools.aws.asg_tags import create_asg_tags, node_template_tags, resource_tags
 from gpupools.aws.iam import create_node_role
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes
@@ -57,6 +69,7 @@ from gpupools.conventions import POOL_LABEL, CapacityType, Role, pool_labels
 from gpupools.errors import ConfigError
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import Cloud, ClusterSpec, NetworkSpec, SystemPoolSpec, frozen_map
+from gpupools.versions import EKS_CORE_ADDONS, EksCoreAddons, minor
 
 TYPE = "gpupools:index:EksCluster"
 
@@ -92,8 +105,8 @@ def create_coredns_addon(
     system_node_group: aws.eks.NodeGroup,
     parent: pulumi.Resource,
 ) -> aws.eks.Addon:
-    """CoreDNS as an EKS managed add-on, at EKS's default add-on version for ``kubernetes_version``,
-    created after the system node group.
+    """CoreDNS as an EKS managed add-on, at the version pinned for ``kubernetes_version``
+    (``gpupools.versions.EKS_CORE_ADDONS``), created after the system node group.
 
     Why gpupools manages it: pulumi-eks creates its CoreDNS add-on only for a cluster with its
     default node group, Fargate or Auto Mode (``nodejs/eks/cluster/cluster.ts``: "We can only
@@ -107,26 +120,98 @@ def create_coredns_addon(
     on (every GPU group is tainted and starts at zero). Passing pulumi-eks's ``corednsAddonOptions``
     instead would create it inside ``eks.Cluster``, before any node group exists.
 
-    Version: ``aws.eks.get_addon_version`` with ``most_recent=False``, the version EKS installs by
-    default on a new cluster of that minor (EKS ``DescribeAddonVersions``, ``defaultVersion``), not
-    the newest build, so a later ``pulumi up`` does not move CoreDNS just because a build was
-    published; a Kubernetes minor change moves it.
+    Version: pinned per minor, not EKS's default (``DescribeAddonVersions``' ``defaultVersion``,
+    which EKS moves when it publishes a build), so a later ``pulumi up`` without a config change
+    never rolls CoreDNS; the preflight checks that EKS offers the pin.
     """
-    version = aws.eks.get_addon_version_output(
-        addon_name=COREDNS_ADDON,
-        kubernetes_version=kubernetes_version,
-        most_recent=False,
-        opts=pulumi.InvokeOutputOptions(parent=parent),
-    )
     return aws.eks.Addon(
         f"{name}-coredns",
         cluster_name=cluster_name,
         addon_name=COREDNS_ADDON,
-        addon_version=version.version,
+        addon_version=core_addons(kubernetes_version).coredns,
         resolve_conflicts_on_create=COREDNS_RESOLVE_CONFLICTS,
         resolve_conflicts_on_update=COREDNS_RESOLVE_CONFLICTS,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_node_group]),
     )
+
+
+def core_addons(kubernetes_version: str) -> EksCoreAddons:
+    """The pinned kube-proxy, VPC CNI and CoreDNS versions of ``kubernetes_version``'s minor.
+
+    Raises:
+        ConfigError: a minor without pins (``check_cluster`` accepts only minors that have them).
+    """
+    pins = EKS_CORE_ADDONS.get(minor(kubernetes_version))
+    if pins is None:
+        raise ConfigError(
+            "gpupools:cluster.kubernetesVersion",
+            "has no pinned kube-proxy, VPC CNI and CoreDNS add-on versions (gpupools.versions.EKS_CORE_ADDONS has "
+            + ", ".join(EKS_CORE_ADDONS)
+            + ")",
+            kubernetes_version,
+        )
+    return pins
+
+
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+"""The EKS access policy every ``gpupools:cluster.admins`` entry gets: ``cluster-admin`` on the whole
+cluster (EKS user guide, "Review access policy permissions": ``AmazonEKSClusterAdminPolicy``), the
+same access pulumi-eks gives the identity that creates the cluster
+(``bootstrapClusterCreatorAdminPermissions``), so whoever is listed can run the next ``pulumi up``."""
+
+ADMIN_ACCESS_ENTRY_TYPE = "STANDARD"
+"""``CreateAccessEntry.type`` of an IAM role or user that is not a node (botocore ``eks``)."""
+
+
+def admin_policy_arn(principal_arn: str) -> str:
+    """``arn:<partition>:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy`` in the
+    principal's own partition (``aws``, ``aws-cn``, ``aws-us-gov``: taken from its ARN, no API call).
+
+    >>> admin_policy_arn("arn:aws:iam::123456789012:role/ci")
+    'arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy'
+    """
+    partition = principal_arn.split(":")[1]
+    return f"arn:{partition}:eks::aws:cluster-access-policy/{CLUSTER_ADMIN_POLICY}"
+
+
+def admin_resource_name(name: str, principal_arn: str) -> str:
+    """``<name>-admin-<8 hex digits of the ARN's SHA-256>``: stable when the list is reordered or an
+    entry is added or removed (a positional name would replace every later entry)."""
+    return f"{name}-admin-{hashlib.sha256(principal_arn.encode()).hexdigest()[:8]}"
+
+
+def create_admin_access(
+    name: str,
+    cluster_name: pulumi.Input[str],
+    admins: Sequence[str],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource],
+) -> list[aws.eks.AccessPolicyAssociation]:
+    """An access entry and a cluster-wide ``AmazonEKSClusterAdminPolicy`` association per admin
+    ARN (``gpupools:cluster.admins``). The cluster's authentication mode is ``API``, so these are
+    the only way in besides the creator's bootstrap entry (EKS user guide, "Grant IAM users access
+    to Kubernetes with EKS access entries")."""
+    associations = []
+    for principal in admins:
+        resource = admin_resource_name(name, principal)
+        entry = aws.eks.AccessEntry(
+            resource,
+            cluster_name=cluster_name,
+            principal_arn=principal,
+            type=ADMIN_ACCESS_ENTRY_TYPE,
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        )
+        associations.append(
+            aws.eks.AccessPolicyAssociation(
+                resource,
+                cluster_name=cluster_name,
+                principal_arn=entry.principal_arn,
+                policy_arn=admin_policy_arn(principal),
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions(parent=parent),
+            )
+        )
+    return associations
 
 
 def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
@@ -151,7 +236,8 @@ class EksCluster(pulumi.ComponentResource):
         system_pool: ``gpupools:systemPool`` as a ``SystemPoolSpec`` or mapping; default
             ``m6i.xlarge``, 2 to 4 nodes, 128 GiB disks.
         nat: NAT gateways of a created VPC; default ``NatStrategy.SINGLE`` (see ``network``).
-        public_access_cidrs: CIDRs allowed to reach the public API endpoint; default anywhere.
+        public_access_cidrs: CIDRs allowed to reach the public API endpoint; default
+            ``cluster.apiAllowedCidrs``, and when that is empty anywhere (EKS's default).
         region: the stack's region; when given, zones are checked to belong to it.
         private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
             discovery tag); default none. A brought VPC's subnets are not touched here.
@@ -169,6 +255,9 @@ class EksCluster(pulumi.ComponentResource):
         live_sizes: the reader of this cluster's node groups' live desired sizes (pass it to
             ``GpuNodeGroup(live_sizes=...)`` to share its listing).
         vpc_id: the VPC.
+        egress: a created VPC's NAT gateways, private route tables and associations (empty for a
+            brought VPC): ``depends_on`` of everything that needs egress until it is deleted
+            (``network`` module docstring). The system node group depends on it.
         private_subnet_ids_by_zone: zone to private subnet ID (for ``GpuNodeGroup``).
         node_role: the node IAM role.
         node_role_arn: its ARN, read from the access entry (see the module docstring).
@@ -178,6 +267,7 @@ class EksCluster(pulumi.ComponentResource):
         provider: the ``kubernetes.Provider`` for this cluster.
         system_node_group: the system ``aws.eks.NodeGroup``.
         system_pool: the system node group as a ``NodePoolInfo``.
+        admin_access: the ``AccessPolicyAssociation`` of each ``cluster.admins`` ARN (after its entry).
 
     Raises:
         ConfigError: naming the argument, before anything is registered.
@@ -230,6 +320,10 @@ class EksCluster(pulumi.ComponentResource):
         if not isinstance(nat, NatStrategy):
             raise ConfigError(f"{path}.nat", "must be a NatStrategy (" + ", ".join(n.value for n in NatStrategy) + ")", nat)
 
+        addons = core_addons(cluster_spec.kubernetes_version)
+        cidrs = list(public_access_cidrs if public_access_cidrs is not None else cluster_spec.api_allowed_cidrs)
+        for index, cidr in enumerate(cidrs):
+            rules.check_api_cidr(cidr, f"{path}.public_access_cidrs[{index}]")
         zones = cluster_spec.zones or default_zones()
         if len(zones) < 2:
             raise ConfigError(f"{path}.cluster.zones", "EKS needs subnets in at least 2 zones; the region offers", list(zones))
@@ -247,12 +341,12 @@ class EksCluster(pulumi.ComponentResource):
         )
 
         super().__init__(TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         self.cluster_name = cluster_name
         self.kubernetes_version = cluster_spec.kubernetes_version
         self.zones = tuple(zones)
         self.live_sizes = NodeGroupSizes(cluster_name, parent=self)
 
+        self.egress: list[pulumi.Resource] = []
         if network_spec.bring_your_own:
             self.vpc_id = pulumi.Output.from_input(network_spec.vpc_id or "")
             private_ids: list[pulumi.Output[str]] = [pulumi.Output.from_input(s) for s in network_spec.private_subnet_ids]
@@ -262,6 +356,7 @@ class EksCluster(pulumi.ComponentResource):
             )
             self.vpc_id = created.vpc_id
             private_ids = created.private_subnet_ids
+            self.egress = created.egress
         self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
 
         node_role = create_node_role(name, parent=self)
@@ -276,8 +371,13 @@ class EksCluster(pulumi.ComponentResource):
             private_subnet_ids=private_ids,
             endpoint_private_access=True,
             endpoint_public_access=True,
-            public_access_cidrs=list(public_access_cidrs) if public_access_cidrs else None,
+            public_access_cidrs=cidrs or None,
             authentication_mode=eks.AuthenticationMode.API,
+            enabled_cluster_log_types=list(cluster_spec.control_plane_logs),
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=cluster_spec.support_type),
+            # Pinned (versions.EKS_CORE_ADDONS): pulumi-eks otherwise resolves the newest build.
+            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=addons.vpc_cni),
+            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(version=addons.kube_proxy),
             create_oidc_provider=True,
             skip_default_node_group=True,
             skip_default_security_groups=True,
@@ -296,12 +396,17 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.node_role_arn = access_entry.principal_arn
 
+        self.admin_access = create_admin_access(
+            name, cluster_name, cluster_spec.admins, parent=self, depends_on=[self.eks_cluster]
+        )
+
         self.kubeconfig = pulumi.Output.secret(self.eks_cluster.kubeconfig_json)
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             cluster_identifier=self.eks_cluster.oidc_provider_url,
-            opts=child,
+            # An admin running the next `up` reaches the API through its entry: objects wait for it.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_access)),
         )
 
         launch_template = create_launch_template(
@@ -329,7 +434,8 @@ class EksCluster(pulumi.ComponentResource):
             tags={POOL_LABEL: SYSTEM_POOL},
             parent=self,
             live_desired_size=self.live_sizes.desired(system_name),
-            depends_on=self.node_role_policy_attachments,
+            # Nodes join and pull images through NAT; destroy keeps egress until the group is gone.
+            depends_on=[*self.node_role_policy_attachments, *self.egress],
         )
         self.coredns = create_coredns_addon(
             name, cluster_name, cluster_spec.kubernetes_version, self.system_node_group, parent=self
@@ -338,7 +444,7 @@ class EksCluster(pulumi.ComponentResource):
             create_asg_tags(
                 f"{name}-system",
                 autoscaling_group_name(self.system_node_group, f"{name}-system"),
-                node_template_tags(labels, (), 0),
+                node_template_tags(labels, (), 0) + resource_tags(system_spec.disk_size_gb),
                 parent=self,
             )
         self.system_pool = NodePoolInfo(

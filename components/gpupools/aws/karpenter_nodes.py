@@ -218,7 +218,14 @@ class KarpenterNodePools(pulumi.ComponentResource):
         window = nodepool_arguments(path, maintenance, consolidate_after)
         check_cluster_name(cluster_name, f"{path}.cluster_name")
         pools = pool_specs(
-            pools, Cloud.AWS, path, cpu_pools=cpu_pools, zones=(), provisioner=Provisioner.KARPENTER, check=check_karpenter_pool
+            pools,
+            Cloud.AWS,
+            path,
+            cpu_pools=cpu_pools,
+            # The cluster's zones: a pool's own zones are checked against them (a reserved pool names its zone).
+            zones=tuple(zones),
+            provisioner=Provisioner.KARPENTER,
+            check=check_karpenter_pool,
         )
         shapes = {pool.name: node_shape(pool) for pool in pools}
         preference = reserved_first(order if order is not None else nodepool.default_order(pools, shapes), pools)

@@ -35,6 +35,15 @@ managed node group with Capacity Blocks for ML": ``InstanceMarketOptions`` with 
 ``capacity-block`` and ``CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId``;
 botocore ``ec2`` model, ``LaunchTemplateInstanceMarketOptionsRequest.MarketType``).
 
+A Capacity Block's template also names the **instance type**, and its node group names none: the
+EKS user guide lists ``InstanceType`` among the launch template values a ``CAPACITY_BLOCK`` group
+requires ("If the capacity type isn't set to CAPACITY_BLOCK or any of the other above required
+launch template values are missing, then the create request will be rejected", ``ml/capacity-blocks-mng``),
+and a managed node group may not name instance types in both places ("Customize managed nodes with
+launch templates": an instance type in the template means none in ``CreateNodegroup``).
+terraform-aws-eks made the same move for the same reason (commit ``ae3379e9``, "ML capacity block
+reservation requires instance type to be set on the launch template").
+
 The node group references ``latest_version``: editing the template (say, the disk size) creates a
 new version, and EKS rolls the group to it in place (respecting ``update_config``).
 """
@@ -158,6 +167,7 @@ def create_launch_template(
     placement_group_name: pulumi.Input[str] | None = None,
     capacity_reservation_id: str | None = None,
     capacity_block: bool = False,
+    instance_type: str | None = None,
 ) -> aws.ec2.LaunchTemplate:
     """A launch template for one pool's node groups (see the module docstring).
 
@@ -165,8 +175,12 @@ def create_launch_template(
     With ``efa_interfaces`` > 0 the template lists that many EFA interfaces carrying
     ``security_group_ids`` and places instances in ``placement_group_name``.
     ``capacity_reservation_id`` (with ``capacity_block`` for a Capacity Block) makes it the template
-    of one reserved node group (``reservation_options``).
+    of one reserved node group (``reservation_options``). ``instance_type``: the template's instance
+    type, default none (the node group lists its types); a Capacity Block's template must have one
+    (``capacity_block_instance_type``).
     """
+    if capacity_block and instance_type is None:
+        raise ValueError("a Capacity Block launch template needs its instance type (EKS rejects the node group otherwise)")
     if efa_interfaces and not security_group_ids:
         raise ValueError("an EFA launch template needs the security groups for its interfaces")
     tag_map = dict(tags)
@@ -184,6 +198,7 @@ def create_launch_template(
         network_interfaces=efa_network_interfaces(efa_interfaces, security_group_ids) if efa_interfaces else None,
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group_name) if placement_group_name else None,
         tags=tag_map,
+        instance_type=instance_type,
         **reservation_options(capacity_reservation_id, capacity_block),
         opts=pulumi.ResourceOptions(parent=parent),
     )

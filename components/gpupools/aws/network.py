@@ -23,6 +23,18 @@ NAT strategy (``NatStrategy``), a cost/availability trade-off:
 
 Switching strategy changes routes and adds or removes NAT gateways; subnets and route tables stay.
 
+Egress is a dependency, not a side effect: ``Network.egress`` lists the internet gateway, the
+public routes, the NAT gateways, the private route tables and their associations, and what needs the internet from a private subnet depends on
+them, so ``pulumi destroy`` removes it first and the egress last. Without that, nothing depends on
+the NAT gateway (only subnet IDs flow out of this module), and destroy deletes it in its first wave,
+while controllers on the nodes still need EC2, IAM and SQS: Karpenter removes a NodeClaim's
+finalizer only after EC2 reports the instance gone, and an EC2NodeClass's only after it has deleted
+its instance profiles through IAM (aws/karpenter-provider-aws v1.14.1
+``pkg/controllers/nodeclass/controller.go``; kubernetes-sigs/karpenter
+``pkg/controllers/nodeclaim/lifecycle/controller.go``), so their deletes would hang and the
+instances keep billing. The same order serves create: nodes in a private subnet join the cluster
+and pull images only once the NAT route exists.
+
 Subnet tags: ``kubernetes.io/role/elb=1`` on public subnets and ``kubernetes.io/role/internal-elb=1``
 on private ones, which the AWS Load Balancer Controller (and the in-tree service controller) use to
 pick subnets for internet-facing and internal load balancers.
@@ -32,7 +44,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping, Sequence
 
@@ -94,11 +106,16 @@ class Network:
         vpc_id: the VPC.
         private_subnet_ids: one per zone, in zone order (nodes and the control plane's ENIs).
         public_subnet_ids: one per zone, in zone order (NAT gateways and public load balancers).
+        egress: the internet gateway, the public route table and its associations, the NAT
+            gateways, the private route tables and their associations: the private subnets' path to
+            the internet. Give it to ``depends_on`` of anything that needs egress
+            until it is deleted (module docstring).
     """
 
     vpc_id: pulumi.Output[str]
     private_subnet_ids: list[pulumi.Output[str]]
     public_subnet_ids: list[pulumi.Output[str]]
+    egress: list[pulumi.Resource] = field(default_factory=list)
 
 
 def create_network(
@@ -136,6 +153,8 @@ def create_network(
 
     public_subnets: list[aws.ec2.Subnet] = []
     private_subnets: list[aws.ec2.Subnet] = []
+    # NAT traffic leaves through the public subnets' route to the internet gateway: egress too.
+    egress: list[pulumi.Resource] = [igw, public_routes]
     for zone, private_cidr, public_cidr in zip(zones, plan.private, plan.public, strict=True):
         public_subnet = aws.ec2.Subnet(
             f"{name}-public-{zone}",
@@ -146,8 +165,10 @@ def create_network(
             tags={"Name": f"{name}-public-{zone}", ELB_ROLE_TAG: "1"},
             opts=opts,
         )
-        aws.ec2.RouteTableAssociation(
-            f"{name}-public-{zone}", subnet_id=public_subnet.id, route_table_id=public_routes.id, opts=opts
+        egress.append(
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone}", subnet_id=public_subnet.id, route_table_id=public_routes.id, opts=opts
+            )
         )
         private_subnet = aws.ec2.Subnet(
             f"{name}-private-{zone}",
@@ -173,6 +194,7 @@ def create_network(
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[igw]),
         )
 
+    egress += nat_gateways.values()
     for zone, private_subnet in zip(zones, private_subnets, strict=True):
         gateway = nat_gateways.get(zone) or nat_gateways[nat_zones[0]]
         private_routes = aws.ec2.RouteTable(
@@ -182,12 +204,14 @@ def create_network(
             tags={"Name": f"{name}-private-{zone}"},
             opts=opts,
         )
-        aws.ec2.RouteTableAssociation(
+        association = aws.ec2.RouteTableAssociation(
             f"{name}-private-{zone}", subnet_id=private_subnet.id, route_table_id=private_routes.id, opts=opts
         )
+        egress += [private_routes, association]
 
     return Network(
         vpc_id=vpc.id,
         private_subnet_ids=[s.id for s in private_subnets],
         public_subnet_ids=[s.id for s in public_subnets],
+        egress=egress,
     )

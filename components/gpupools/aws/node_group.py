@@ -75,7 +75,7 @@ import pulumi_aws as aws
 
 from gpupools import config, rules, sharing
 from gpupools.aws import naming
-from gpupools.aws.asg_tags import NodeTemplateTag, create_asg_tags, node_template_tags
+from gpupools.aws.asg_tags import NodeTemplateTag, create_asg_tags, node_template_tags, resource_tags
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
 from gpupools.aws.node_repair import node_repair_config
@@ -103,6 +103,21 @@ TYPE = "gpupools:index:GpuNodeGroup"
 
 IGNORE_CHANGES = ["scalingConfig.desiredSize"]
 """Engine (camelCase) path of the autoscaler-owned desired size, ignored when its live value is unknown."""
+
+ROLL_AT_ZERO_PATHS = ("version", "releaseVersion", "launchTemplate.version")
+"""What a reserved group (ODCR or Capacity Block) holds while it runs nodes: EKS updates a managed
+node group by launching replacements first ("It increments the Auto Scaling Group's maximum size and
+desired size by the larger of either: Up to twice the number of Availability Zones ... The maximum
+unavailable of upgrade", EKS user guide ``nodes/managed-node-update-behavior.adoc``, "Scale up
+phase"), and a reservation in use has no spare instance for them: the launches fail and the update
+ends in ``NodeCreationFailure`` after its timeout. At zero nodes there is nothing to replace and the
+update is immediate, so gpupools sends a reserved group's new Kubernetes version or launch template
+only when the group is at zero (the autoscaler takes an idle group there within
+``scaleDownUnneededTime``), and holds it, with a warning, while it runs. The provider sends these
+through ``UpdateNodegroupVersion`` (terraform-provider-aws ``internal/service/eks/node_group.go``,
+``resourceNodeGroupUpdate``: ``if d.HasChanges("launch_template", "release_version", "version")``).
+Held, the nodes keep their kubelet one minor behind the control plane, which Kubernetes' version skew
+policy allows (kubelet up to three minors older than kube-apiserver)."""
 
 MAX_UNAVAILABLE = 1
 """``update_config``: drain one node at a time when EKS rolls a group to a new launch template or AMI."""
@@ -150,6 +165,11 @@ class GroupPlan:
         if self.reservation_kind is not None:
             return self.reservation_kind.eks_capacity_type
         return naming.EKS_CAPACITY_TYPE[self.capacity]
+
+    @property
+    def capacity_block(self) -> bool:
+        """A Capacity Block's group: its instance type goes in its launch template, not on the group."""
+        return self.reservation_kind is ReservationKind.CAPACITY_BLOCK
 
     @property
     def gpu_slots_per_node(self) -> int:
@@ -318,16 +338,16 @@ def plan_gpu_groups(
     return [*reserved, *plans]
 
 
-def group_template_tags(plan: GroupPlan) -> list[NodeTemplateTag]:
-    """The scale-from-zero tags of one group: labels, taints, ``nvidia.com/gpu`` and, on an EFA pool,
-    ``vpc.amazonaws.com/efa`` (cluster-autoscaler reads any ``node-template/resources/<name>`` tag
-    as that resource's allocatable on the template node, ``aws_manager.go``
-    ``extractAllocatableResourcesFromAsg``), so a pending pod requesting EFA interfaces can scale
-    an EFA group up from zero."""
+def group_template_tags(plan: GroupPlan, disk_size_gb: int) -> list[NodeTemplateTag]:
+    """The scale-from-zero tags of one group: labels, taints, ``nvidia.com/gpu``, ``ephemeral-storage``
+    from ``disk_size_gb`` and, on an EFA pool, ``vpc.amazonaws.com/efa`` and ``hugepages-2Mi``
+    (cluster-autoscaler reads any ``node-template/resources/<name>`` tag as that resource's
+    allocatable on the template node, ``aws_manager.go`` ``extractAllocatableResourcesFromAsg``), so
+    a pending pod requesting any of them can scale the group up from zero (``asg_tags.resource_tags``)."""
     tags = node_template_tags(plan.labels, plan.taints, plan.gpu_slots_per_node)
     if plan.efa_interfaces:
         tags.append(NodeTemplateTag("resource", EFA_RESOURCE, str(plan.efa_interfaces)))
-    return tags
+    return tags + resource_tags(disk_size_gb, efa=bool(plan.efa_interfaces))
 
 
 PLACEMENT_STRATEGY = "cluster"
@@ -426,6 +446,8 @@ def create_managed_node_group(
     depends_on: Sequence[pulumi.Resource] = (),
     eks_capacity_type: str | None = None,
     node_repair: bool = False,
+    instance_types_in_template: bool = False,
+    roll_only_at_zero: bool = False,
 ) -> aws.eks.NodeGroup:
     """One managed node group with gpupools' fixed choices (launch template by latest version,
     ``MAX_UNAVAILABLE``, no remote access) and an autoscaler-safe desired size; with
@@ -456,10 +478,25 @@ def create_managed_node_group(
     ever replaces a group.
 
     ``eks_capacity_type`` overrides the API spelling of ``capacity`` (``CAPACITY_BLOCK`` for a
-    Capacity Block's group; ``GroupPlan.eks_capacity_type``).
+    Capacity Block's group; ``GroupPlan.eks_capacity_type``). ``instance_types_in_template``: the
+    launch template names the instance type, so the group sends none (a Capacity Block's group:
+    ``launch_template`` module docstring); ``instance_types`` then only describes the group.
+
+    ``roll_only_at_zero`` (reserved groups, ``ROLL_AT_ZERO_PATHS``): while the group runs nodes
+    (live size above 0), its Kubernetes version and launch template version are held
+    (``ignore_changes``) and a warning says what waits; once it is at zero, the next ``up`` sends them.
     """
     live = live_desired_size is not None
     desired = desired_size_on_update(live_desired_size, min_size, max_size) if live_desired_size is not None else min_size
+    held = roll_only_at_zero and live_desired_size is not None and live_desired_size > 0
+    if held:
+        pulumi.log.warn(
+            f"EKS node group {node_group_name} (a capacity reservation's) runs {live_desired_size} node(s): a change of "
+            "its Kubernetes version or launch template waits until it is at 0 nodes, because EKS rolls a group by "
+            "launching replacements first and a reservation has no room for them. Let the autoscaler scale it down "
+            "(or drain its nodes), then run `pulumi up` again",
+            resource=parent,
+        )
     return aws.eks.NodeGroup(
         resource_name,
         cluster_name=cluster_name,
@@ -468,7 +505,7 @@ def create_managed_node_group(
         subnet_ids=list(subnet_ids),
         capacity_type=eks_capacity_type or naming.EKS_CAPACITY_TYPE[capacity],
         ami_type=ami_type,
-        instance_types=list(instance_types),
+        instance_types=None if instance_types_in_template else list(instance_types),
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=min_size, max_size=max_size, desired_size=desired),
         labels=dict(labels),
         taints=eks_taints(taints),
@@ -480,7 +517,9 @@ def create_managed_node_group(
         version=kubernetes_version,
         tags=dict(tags),
         opts=pulumi.ResourceOptions(
-            parent=parent, ignore_changes=None if live else list(IGNORE_CHANGES), depends_on=list(depends_on)
+            parent=parent,
+            ignore_changes=([] if live else list(IGNORE_CHANGES)) + (list(ROLL_AT_ZERO_PATHS) if held else []) or None,
+            depends_on=list(depends_on),
         ),
     )
 
@@ -679,7 +718,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     tags={"Name": f"{cluster_name}-{spec.name}-{plan.reservation_id}", POOL_LABEL: spec.name},
                     parent=self,
                     capacity_reservation_id=plan.reservation_id,
-                    capacity_block=plan.reservation_kind is ReservationKind.CAPACITY_BLOCK,
+                    capacity_block=plan.capacity_block,
+                    # A Capacity Block's type is in its template, not on its group (launch_template docstring).
+                    instance_type=plan.instance_types[0] if plan.capacity_block else None,
                     # An EFA pool's reserved nodes get the same EFA interfaces, but not the pool's
                     # placement group: a launch into a reservation lands where the reservation is (a
                     # Capacity Block is co-located already; an ODCR may be in a placement group of its own).
@@ -714,13 +755,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 live_desired_size=sizes.desired(plan.name),
                 depends_on=deps,
                 eks_capacity_type=plan.eks_capacity_type,
+                instance_types_in_template=plan.capacity_block,
+                # A reservation has no room for EKS's surge: roll its group only at zero (ROLL_AT_ZERO_PATHS).
+                roll_only_at_zero=plan.reservation_id is not None,
                 node_repair=spec.is_gpu if node_repair is None else node_repair,
             )
             self.node_groups[plan.name] = node_group
             self.asg_tags[plan.name] = create_asg_tags(
                 resource_name,
                 autoscaling_group_name(node_group, resource_name),
-                group_template_tags(plan),
+                group_template_tags(plan, spec.disk_size_gb),
                 parent=self,
             )
             self.groups.append(plan.info(spec))

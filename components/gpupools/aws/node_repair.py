@@ -65,10 +65,18 @@ TOLERATE_EVERYTHING = {"operator": "Exists"}
 ``Toleration``: "Exists ... Empty key with operator Exists matches all keys, values and effects")."""
 
 
-def node_repair_config(enabled: bool) -> aws.eks.NodeGroupNodeRepairConfigArgs | None:
-    """``node_repair_config`` of a GPU managed node group: ``{enabled: true}``, or None (the
-    argument left out: EKS's default, off)."""
-    return aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True) if enabled else None
+def node_repair_config(enabled: bool) -> aws.eks.NodeGroupNodeRepairConfigArgs:
+    """``node_repair_config`` of a managed node group: ``{enabled: <enabled>}``, sent either way.
+
+    Why ``{enabled: false}`` and not the block left out: ``node_repair_config`` is Optional and
+    Computed in the provider's schema (terraform-provider-aws ``internal/service/eks/node_group.go``,
+    ``"node_repair_config"``: ``Optional: true, Computed: true``), so an omitted block keeps whatever
+    the state holds and no update is sent: turning ``gpupools:nodeRepair`` off would leave repair on
+    for every existing group. An explicit ``false`` is a change the provider sends through
+    ``UpdateNodegroupConfig`` (``nodeRepairConfig`` is one of its members, botocore ``eks`` model),
+    and on a new group it states EKS's own default ("Node auto repair is disabled by default",
+    botocore ``eks`` ``NodeRepairConfig.enabled``), so it costs nothing."""
+    return aws.eks.NodeGroupNodeRepairConfigArgs(enabled=enabled)
 
 
 def configuration_values(pools: Sequence[NodePoolInfo]) -> dict[str, Any]:

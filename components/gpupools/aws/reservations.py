@@ -20,7 +20,8 @@ reservation's zone, ranked above the pool's Spot and on-demand groups by the pri
 Which of the two a reservation is cannot be read from its ID (both are ``cr-`` + 17 hex) and
 gpupools makes no API call at deploy time, so it is an argument: ``GpuNodeGroup(capacity_blocks=[...])``
 lists the reservation IDs that are Capacity Blocks; every other reservation is an ODCR
-(``ReservationKind``). The stack config has no key for it yet; from config, every reservation is an ODCR.
+(``ReservationKind``). In the stack config, ``reservations[].kind: capacityBlock`` says the same
+(``ReservationSpec.capacity_block``; default ``odcr``).
 
 Shape of a reserved group, and why:
 
@@ -40,11 +41,20 @@ Shape of a reserved group, and why:
 * **labels**: the pool's, with ``gpupools.io/capacity-type=reserved``; the same taints and
   scale-from-zero tags as the pool's other groups.
 
-Not handled here (the EKS and EC2 Auto Scaling guides ask for them around a Capacity Block's end):
-"When upgrading managed node groups with Capacity Blocks, make sure that the desired size of the
-node group is set to 0" (a Kubernetes version or launch template roll of a Capacity Block group
-with nodes), and scaling the group in 30 minutes before the block ends (EC2 terminates its
-instances then; Karpenter drains its own nodes 10 minutes before that, ``tasks/odcrs.md``).
+* **instance type of a Capacity Block group**: in its launch template, none on the group (EKS
+  rejects a ``CAPACITY_BLOCK`` ``CreateNodegroup`` otherwise: ``gpupools.aws.launch_template``).
+
+Around a reservation's life:
+
+* **rolls** (a Kubernetes version or launch template change): EKS replaces nodes by launching new
+  ones first, which a reservation in use has no room for, so a reserved group's roll is held while
+  it runs nodes and sent once it is at zero (``node_group.ROLL_AT_ZERO_PATHS``), with a warning that
+  says so.
+* **the end of a Capacity Block**: EKS itself adds the scheduled action "Amazon EKS Node Group
+  Capacity Scaledown Before Reservation End", 40 minutes before the end, which drains the group
+  to 0 before EC2 starts terminating its instances 30 minutes before the end (EKS user guide
+  ``ml/capacity-blocks-mng.adoc``: "We recommend not editing or deleting this action"); gpupools
+  leaves it alone. Karpenter drains its own nodes 10 minutes before the end (``tasks/odcrs.md``).
 
 **Karpenter** (``KarpenterNodePools``): the pool's NodePool allows ``karpenter.sh/capacity-type``
 ``reserved`` first (then Spot, then on-demand), and its EC2NodeClass selects the reservations by ID in

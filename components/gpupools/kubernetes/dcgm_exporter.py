@@ -209,8 +209,28 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
     return served
 
 
-def exporter_container(image: str) -> dict[str, Any]:
-    """The exporter container: upstream's environment, port and probes, the counters file, no capability."""
+AGENT_HOSTENGINE_PORT = 5555
+"""The DCGM host engine port of the EKS node monitoring agent's ``dcgm-server`` DaemonSet, published
+on the node (aws/eks-node-monitoring-agent v1.7.0 ``charts/eks-node-monitoring-agent/templates/dcgm-daemonset.yaml``:
+``nv-hostengine -n -b ALL``, ``containerPort: 5555``, ``hostPort: 5555``)."""
+
+
+def remote_hostengine_env() -> list[dict[str, Any]]:
+    """The exporter's environment when the node already runs a DCGM host engine (the node monitoring
+    agent's): ``DCGM_REMOTE_HOSTENGINE_INFO`` at the node's IP and the agent's port, so the exporter
+    connects to it instead of starting a second embedded one (NVIDIA/dcgm-exporter
+    ``pkg/cmd/app.go``: flag ``--remote-hostengine-info``/``-r``, env ``DCGM_REMOTE_HOSTENGINE_INFO``;
+    set, the exporter uses the remote engine). Two host engines on one node would each hold the GPUs'
+    profiling counters, which only one client can use at a time."""
+    return [
+        {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+        {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": f"$(NODE_IP):{AGENT_HOSTENGINE_PORT}"},
+    ]
+
+
+def exporter_container(image: str, remote_hostengine: bool = False) -> dict[str, Any]:
+    """The exporter container: upstream's environment, port and probes, the counters file, no
+    capability; with ``remote_hostengine``, the node's existing host engine (``remote_hostengine_env``)."""
     probe = {"httpGet": {"path": HEALTH_PATH, "port": PORT, "scheme": "HTTP"}, "initialDelaySeconds": PROBE_DELAY_SECONDS}
     security = locked_down_security_context()
     security.update({"runAsUser": 0, "runAsNonRoot": False})
@@ -223,6 +243,7 @@ def exporter_container(image: str) -> dict[str, Any]:
             {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
             {"name": "DCGM_EXPORTER_COLLECTORS", "value": f"{COUNTERS_DIR}/{COUNTERS_FILE}"},
             {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            *(remote_hostengine_env() if remote_hostengine else []),
         ],
         "ports": [{"name": PORT_NAME, "containerPort": PORT, "protocol": "TCP"}],
         "livenessProbe": {**probe, "periodSeconds": PROBE_PERIOD_SECONDS},
@@ -236,7 +257,9 @@ def exporter_container(image: str) -> dict[str, Any]:
     }
 
 
-def exporter_pod_spec(image: str, group: Sequence[NodePoolInfo], config_map: str) -> dict[str, Any]:
+def exporter_pod_spec(
+    image: str, group: Sequence[NodePoolInfo], config_map: str, remote_hostengine: bool = False
+) -> dict[str, Any]:
     """The pod spec for one pool's node groups: their affinity and tolerations, the exporter."""
     return {
         "serviceAccountName": NAME,
@@ -245,7 +268,7 @@ def exporter_pod_spec(image: str, group: Sequence[NodePoolInfo], config_map: str
         "priorityClassName": PRIORITY_CLASS,
         "tolerations": device_plugin.plugin_tolerations(group),
         "affinity": device_plugin.plugin_affinity(group),
-        "containers": [exporter_container(image)],
+        "containers": [exporter_container(image, remote_hostengine)],
         "volumes": [
             {"name": "pod-gpu-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}},
             {"name": "counters", "configMap": {"name": config_map, "items": [{"key": COUNTERS_FILE, "path": COUNTERS_FILE}]}},
@@ -285,6 +308,9 @@ class DcgmExporter(pulumi.ComponentResource):
             ``service_monitor``. Kubernetes label syntax, no reserved prefix.
         namespace: where everything goes; default ``kube-system``.
         opts: resource options; ``provider`` should be the cluster's.
+        remote_hostengine: the GPU nodes already run a DCGM host engine on port 5555 (the EKS node
+            monitoring agent's, with ``gpupools:nodeRepair``): use it instead of an embedded one, so
+            each node runs one (``remote_hostengine_env``); default False.
 
     Attributes:
         served_pools: the node groups it runs on.
@@ -317,6 +343,7 @@ class DcgmExporter(pulumi.ComponentResource):
         service_monitor_labels: Mapping[str, str] | None = None,
         namespace: str = NAMESPACE,
         opts: pulumi.ResourceOptions | None = None,
+        remote_hostengine: bool = False,
     ) -> None:
         served = validate(name, pools, version)
         extra_labels = dict(service_monitor_labels or {})
@@ -363,7 +390,7 @@ class DcgmExporter(pulumi.ComponentResource):
                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": MAX_UNAVAILABLE}},
                     "template": {
                         "metadata": {"labels": pool_labels},
-                        "spec": exporter_pod_spec(self.image, group, f"{NAME}-counters"),
+                        "spec": exporter_pod_spec(self.image, group, f"{NAME}-counters", remote_hostengine),
                     },
                 },
                 # The selector is immutable and the name fixed: a selector change replaces the
@@ -401,9 +428,12 @@ class DcgmExporter(pulumi.ComponentResource):
         self.register_outputs({"image": self.image, "servedPools": sorted(self.daemon_sets), "serviceMonitor": service_monitor})
 
 
-def for_stack(metrics: GpuMetricsSpec, pools: Sequence[NodePoolInfo], opts: pulumi.ResourceOptions) -> DcgmExporter | None:
+def for_stack(
+    metrics: GpuMetricsSpec, pools: Sequence[NodePoolInfo], opts: pulumi.ResourceOptions, remote_hostengine: bool = False
+) -> DcgmExporter | None:
     """The stacks' exporter (``gpupools:gpuMetrics``) over every pool of the cluster, or None when it
-    is off or no pool is served (every GPU pool ``gpuDriver: none``/``managed`` or Bottlerocket)."""
+    is off or no pool is served (every GPU pool ``gpuDriver: none``/``managed`` or Bottlerocket).
+    ``remote_hostengine``: the EKS stack with the node monitoring agent (``DcgmExporter``)."""
     if not metrics.enabled or not served_pools(pools):
         return None
     return DcgmExporter(
@@ -412,4 +442,5 @@ def for_stack(metrics: GpuMetricsSpec, pools: Sequence[NodePoolInfo], opts: pulu
         service_monitor=metrics.service_monitor,
         service_monitor_labels=metrics.service_monitor_labels,
         opts=opts,
+        remote_hostengine=remote_hostengine,
     )

@@ -15,6 +15,14 @@ version        ``eks:DescribeClusterVersions``: the minor is listed, and not ``U
                With ``gpupools:nodeRepair`` on, a second row: ``eks:DescribeAddonVersions`` of
                ``eks-node-monitoring-agent`` for the minor lists the pinned
                ``NODE_MONITORING_AGENT_ADDON_VERSION`` (``addon_version``).
+core add-ons   (rows of kind ``version``) ``eks:DescribeAddonVersions`` of ``kube-proxy``, ``vpc-cni`` and
+               ``coredns`` for the minor lists the version pinned in ``versions.EKS_CORE_ADDONS``.
+node groups    (a ``quota`` row) Service Quotas ``L-6D54EA21`` of service ``eks``, "Managed node
+               groups per cluster" (default 30): the stack's groups (``rules.eks_node_group_count``).
+access         who can reach the API: ``?`` when ``cluster.apiAllowedCidrs`` is empty (the public
+               endpoint answers any address) or when the caller is listed in ``cluster.admins``
+               (the creator gets an entry from pulumi-eks already; a second one fails), ✓ with an
+               allow-list; FOUND lists the CIDRs and the admins besides the creator.
 permissions    ``iam:SimulatePrincipalPolicy`` for the caller (``sts:GetCallerIdentity``; an
                assumed role is simulated as its role) on the actions ``pulumi up`` starts with,
                those of the stack's provisioner included (``required_actions``).
@@ -45,6 +53,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from gpupools import rules
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import CapacityType
 from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
@@ -52,7 +61,7 @@ from gpupools.preflight.report import NO_POOL, NO_ZONE, RESERVATION_END_WARNING,
 from gpupools.preflight.sdk import AWS_MODULES, require
 from gpupools.preflight.stack import Target
 from gpupools.specs import PoolSpec, Provisioner, ReservationSpec, StackSpec
-from gpupools.versions import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION, minor
+from gpupools.versions import EKS_CORE_ADDONS, NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION, minor
 
 ClientFactory = Callable[[str], Any]
 """``name -> botocore client`` (``ec2``, ``service-quotas``, ``eks``, ``iam``, ``sts``)."""
@@ -85,6 +94,9 @@ meadowrun (``src/meadowrun/aws_integration/quotas.py``, ``_QUOTA_TO_INSTANCE_FAM
 letters ``acdhimrtz``, ``g``/``vt``, ``p``) and SkyPilot's AWS quota tooling (P5 Spot ``L-C4BD4855``,
 separate from P4/P3/P2 Spot). Each row shows the ``QuotaName`` the API returns, so a code that
 ever pointed elsewhere would be visible in the table."""
+
+NODE_GROUP_QUOTA = Quota("L-6D54EA21", "Managed node groups per cluster")
+"""EKS's per-cluster node group quota (service code ``eks``; ``rules.EKS_MANAGED_NODE_GROUPS_QUOTA``)."""
 
 STANDARD_FAMILIES = frozenset("acdhimrtz")
 
@@ -169,7 +181,6 @@ DEPLOY_ACTIONS = (
     "eks:CreateAddon",
     "iam:CreateRole",
     "iam:AttachRolePolicy",
-    "iam:PutRolePolicy",
     "iam:PassRole",
     "iam:CreateOpenIDConnectProvider",
 )
@@ -178,8 +189,9 @@ launch templates, the cluster (pulumi-eks, with its OIDC provider for IRSA and i
 system node group, the node role's access entry, the IAM roles and policies. ``iam:PassRole``
 because CreateCluster and CreateNodegroup hand roles to EKS."""
 
-AUTOSCALER_ACTIONS = ("autoscaling:CreateOrUpdateTags",)
-"""``gpupools:provisioner: cluster-autoscaler``: the node-template tags on the groups' ASGs."""
+AUTOSCALER_ACTIONS = ("autoscaling:CreateOrUpdateTags", "iam:PutRolePolicy")
+"""``gpupools:provisioner: cluster-autoscaler``: the node-template tags on the groups' ASGs and the
+autoscaler role's inline policy."""
 
 KARPENTER_ACTIONS = (
     "ec2:CreateTags",
@@ -204,6 +216,37 @@ def required_actions(spec: StackSpec) -> tuple[str, ...]:
     provisioner = KARPENTER_ACTIONS if spec.provisioner is Provisioner.KARPENTER else AUTOSCALER_ACTIONS
     reservations = RESERVATION_ACTIONS if any(p.reservations for p in spec.pools) else ()
     return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner, *reservations)
+
+
+def simulation_resources(action: str, spec: StackSpec, account: str, partition: str) -> tuple[str, ...]:
+    """The resource ARN an IAM action is simulated on: one of the stack's own roles or policies, or
+    an EKS OIDC issuer, as ``pulumi up`` would touch them (the deployer policy scopes these actions to
+    them: ``gpupools.aws.deployer_policy``); empty (``*``) for every other action."""
+    from gpupools.aws import deployer_policy
+
+    if action in ("iam:CreateRole", "iam:AttachRolePolicy", "iam:PassRole"):
+        return (f"arn:{partition}:iam::{account}:role/{spec.cluster.name}-node-role-0000000",)
+    if action == "iam:PutRolePolicy":
+        return (f"arn:{partition}:iam::{account}:role/{deployer_policy.AUTOSCALER_COMPONENT}-role-0000000",)
+    if action == "iam:CreatePolicy":
+        return (f"arn:{partition}:iam::{account}:policy/{deployer_policy.KARPENTER_COMPONENT}-node-lifecycle-0000000",)
+    if action == "iam:CreateOpenIDConnectProvider":
+        return (f"arn:{partition}:iam::{account}:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/0",)
+    return ()
+
+
+def simulation_context(partition: str, account: str) -> list[dict[str, Any]]:
+    """The condition values of the scoped IAM calls: the node role passed to EKS, a node policy
+    attached, and the caller's account (the policy's ``${aws:PrincipalAccount}`` variable)."""
+    return [
+        {"ContextKeyName": "aws:PrincipalAccount", "ContextKeyValues": [account], "ContextKeyType": "string"},
+        {"ContextKeyName": "iam:PassedToService", "ContextKeyValues": ["eks.amazonaws.com"], "ContextKeyType": "string"},
+        {
+            "ContextKeyName": "iam:PolicyARN",
+            "ContextKeyValues": [f"arn:{partition}:iam::aws:policy/AmazonEKSWorkerNodePolicy"],
+            "ContextKeyType": "string",
+        },
+    ]
 
 
 # --- capacity reservations -----------------------------------------------------------------------
@@ -311,6 +354,7 @@ class AwsPreflight:
         self.target = target
         self.region = target.region
         self.clients = clients or default_clients(target.region)
+        self._caller: tuple[str, str | None] | None = None
         require("AWS", AWS_MODULES)
         import botocore.exceptions
         import botocore.parsers
@@ -332,6 +376,9 @@ class AwsPreflight:
         checks += self.quotas(demands)
         checks += self.version()
         checks += self.addon_version()
+        checks += self.core_addons()
+        checks += self.node_group_quota()
+        checks += self.access()
         checks += self.permissions()
         checks += self.spot_role()
         checks += self.reservations(zones or ())
@@ -536,7 +583,83 @@ class AwsPreflight:
         found = f"not offered for EKS {wanted} (offered: {newest or 'none'}); bump NODE_MONITORING_AGENT_ADDON_VERSION or set gpupools:nodeRepair.enabled: false"
         return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, Status.FAILED)]
 
+    def core_addons(self) -> list[Check]:
+        """kube-proxy, the VPC CNI and CoreDNS: is each version pinned for the cluster's minor
+        (``gpupools.versions.EKS_CORE_ADDONS``) offered by ``DescribeAddonVersions``? One row each;
+        ✗ names the newest offered builds to bump to."""
+        wanted = minor(self.target.spec.cluster.kubernetes_version)
+        pins = EKS_CORE_ADDONS.get(wanted)
+        if pins is None:
+            return []
+        checks = []
+        for addon, version in (("kube-proxy", pins.kube_proxy), ("vpc-cni", pins.vpc_cni), ("coredns", pins.coredns)):
+            needed = f"{addon} {version} on EKS {wanted}"
+            try:
+                offered = self.addon_versions(addon, wanted)
+            except self.errors as error:
+                checks.append(unknown(CheckKind.VERSION, NO_POOL, NO_ZONE, needed, reason(error)))
+                continue
+            if version in offered:
+                checks.append(Check(CheckKind.VERSION, NO_POOL, NO_ZONE, f"{version}: offered", needed, Status.OK))
+                continue
+            newest = ", ".join(sorted(set(offered), key=lambda v: [int(n) for n in re.findall(r"\d+", v)], reverse=True)[:3])
+            newest = newest or "none"
+            found = f"not offered (newest: {newest}); bump EKS_CORE_ADDONS in gpupools.versions"
+            checks.append(Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, Status.FAILED))
+        return checks
+
+    def node_group_quota(self) -> list[Check]:
+        """``quota`` row for EKS's "Managed node groups per cluster" (``L-6D54EA21``): the groups
+        the stack creates (``rules.eks_node_group_count``) against the account's applied value."""
+        count = rules.eks_node_group_count(self.target.spec)
+        needed = f"{count} managed node groups"
+        client = self.clients("service-quotas")
+        try:
+            try:
+                response = client.get_service_quota(ServiceCode="eks", QuotaCode=NODE_GROUP_QUOTA.code)
+            except client.exceptions.NoSuchResourceException:
+                response = client.get_aws_default_service_quota(ServiceCode="eks", QuotaCode=NODE_GROUP_QUOTA.code)
+        except self.errors as error:
+            return [unknown(CheckKind.QUOTA, NO_POOL, NO_ZONE, needed, reason(error))]
+        value = float(response["Quota"]["Value"])
+        status = Status.OK if count <= value else Status.FAILED
+        found = f"{NODE_GROUP_QUOTA.name}: {value:g}" + ("" if status is Status.OK else "; raise it (Service Quotas, eks)")
+        return [Check(CheckKind.QUOTA, NO_POOL, NO_ZONE, found, needed, status)]
+
+    def access(self) -> list[Check]:
+        """``access`` row: who can reach the cluster's API, from the config. ✓ with an allow-list,
+        ``?`` when ``apiAllowedCidrs`` is empty (the public endpoint answers every address) and ✗
+        when the caller is listed in ``admins`` (pulumi-eks already gives the cluster's creator an
+        access entry, ``bootstrapClusterCreatorAdminPermissions``, so a second entry for the same
+        principal fails with ``ResourceInUseException``)."""
+        cluster = self.target.spec.cluster
+        admins = ", ".join(cluster.admins) or "none"
+        needed = "API endpoint allow-list and admins"
+        who = f"admins: the identity that creates the cluster + {len(cluster.admins)} ({admins})"
+        try:
+            _, principal = self.caller()
+        except self.errors as error:
+            # The caller is unknown: say why, with what the config alone tells.
+            cidrs = ", ".join(cluster.api_allowed_cidrs) or "0.0.0.0/0 (set gpupools:cluster.apiAllowedCidrs)"
+            return [unknown(CheckKind.ACCESS, NO_POOL, NO_ZONE, needed, f"{reason(error)}; public endpoint: {cidrs}; {who}")]
+        if principal and principal in cluster.admins:
+            found = f"{principal} is in gpupools:cluster.admins; remove it if it creates the cluster (it gets an entry already)"
+            return [Check(CheckKind.ACCESS, NO_POOL, NO_ZONE, found, needed, Status.UNKNOWN)]
+        if not cluster.api_allowed_cidrs:
+            found = f"public endpoint open to 0.0.0.0/0 (set gpupools:cluster.apiAllowedCidrs); {who}"
+            return [Check(CheckKind.ACCESS, NO_POOL, NO_ZONE, found, needed, Status.UNKNOWN)]
+        found = f"public endpoint: {', '.join(cluster.api_allowed_cidrs)}; {who}"
+        return [Check(CheckKind.ACCESS, NO_POOL, NO_ZONE, found, needed, Status.OK)]
+
     # permissions
+
+    def caller(self) -> tuple[str, str | None]:
+        """The caller's ARN (``sts:GetCallerIdentity``) and the principal to simulate for it
+        (``principal_arn``), asked once per run (the access and permissions rows share it)."""
+        if self._caller is None:
+            arn = str(self.clients("sts").get_caller_identity()["Arn"])
+            self._caller = (arn, principal_arn(arn, self.role_arn))
+        return self._caller
 
     def role_arn(self, role: str) -> str | None:
         try:
@@ -545,12 +668,29 @@ class AwsPreflight:
             return None
 
     def simulate(self, principal: str, actions: Sequence[str]) -> dict[str, str]:
-        """``action -> EvalDecision`` (``allowed``, ``implicitDeny``, ``explicitDeny``)."""
+        """``action -> EvalDecision`` (``allowed``, ``implicitDeny``, ``explicitDeny``). The IAM
+        actions the deployer policy scopes to the stack's own roles and policies are simulated on an
+        ARN of that shape with the condition values ``pulumi up`` sends (``simulation_request``);
+        ``*`` would match none of the scoped statements."""
+        decisions: dict[str, str] = {}
+        account = principal.split(":")[4]
+        partition = principal.split(":")[1]
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for action in actions:
+            groups.setdefault(simulation_resources(action, self.target.spec, account, partition), []).append(action)
+        for resources, group in groups.items():
+            decisions.update(self._simulate(principal, group, resources, partition))
+        return decisions
+
+    def _simulate(self, principal: str, actions: Sequence[str], resources: tuple[str, ...], partition: str) -> dict[str, str]:
         client = self.clients("iam")
         decisions: dict[str, str] = {}
         marker: str | None = None
         while True:
             kwargs: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": list(actions)}
+            if resources:
+                kwargs["ResourceArns"] = list(resources)
+                kwargs["ContextEntries"] = simulation_context(partition, principal.split(":")[4])
             if marker:
                 kwargs["Marker"] = marker
             response = client.simulate_principal_policy(**kwargs)
@@ -570,8 +710,7 @@ class AwsPreflight:
             return f"{service}: {count} action{'s' if count > 1 else ''}"
 
         try:
-            caller = str(self.clients("sts").get_caller_identity()["Arn"])
-            principal = principal_arn(caller, self.role_arn)
+            caller, principal = self.caller()
             if principal is None:
                 why = f"{caller} cannot be simulated (only IAM users and assumed roles can)"
                 return [unknown(CheckKind.PERMISSIONS, NO_POOL, NO_ZONE, needed(s), why) for s in services]

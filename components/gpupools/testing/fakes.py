@@ -299,21 +299,6 @@ def _eks_clusters(_: Mapping[str, Any]) -> dict[str, Any]:
     return {"names": [], "id": "us-west-2"}
 
 
-COREDNS_DEFAULT_VERSIONS = {"1.33": "v1.12.1-eksbuild.2", "1.34": "v1.12.3-eksbuild.1", "1.35": "v1.12.4-eksbuild.1"}
-"""Fake ``DescribeAddonVersions`` answers for coredns, in EKS's version format (``v<upstream>-eksbuild.<n>``);
-the most recent build is the default's next build. Shapes only: tests compare against this table."""
-
-
-def _addon_version(args: Mapping[str, Any]) -> dict[str, Any]:
-    if args.get("addonName") != "coredns" or args.get("kubernetesVersion") not in COREDNS_DEFAULT_VERSIONS:
-        raise InvokeError(f"no add-on version for {args.get('addonName')} on Kubernetes {args.get('kubernetesVersion')}")
-    version = COREDNS_DEFAULT_VERSIONS[args["kubernetesVersion"]]
-    if args.get("mostRecent"):
-        base, build = version.rsplit(".", 1)
-        version = f"{base}.{int(build) + 1}"
-    return {**args, "version": version, "id": args["addonName"]}
-
-
 def _region(_: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": "us-west-2", "region": "us-west-2", "id": "us-west-2", "endpoint": "ec2.us-west-2.amazonaws.com"}
 
@@ -350,7 +335,6 @@ CALLS: dict[str, CallFake] = {
     "azure-native:containerservice:getAgentPool": _agent_pool_absent,
     "azure-native:containerservice:getManagedCluster": _managed_cluster_absent,
     "aws:eks/getClusters:getClusters": _eks_clusters,
-    "aws:eks/getAddonVersion:getAddonVersion": _addon_version,
     "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,

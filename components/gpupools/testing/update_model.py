@@ -170,6 +170,27 @@ def eks_update_request(stored: Stored, new_inputs: Mapping[str, Any]) -> dict[st
     return {k: planned[k] for k in keys}
 
 
+OPTIONAL_COMPUTED_NODE_GROUP_BLOCKS = ("nodeRepairConfig", "updateConfig")
+"""``aws_eks_node_group`` blocks that are ``Optional: true, Computed: true`` in the provider's schema
+(terraform-provider-aws ``internal/service/eks/node_group.go``, ``resourceNodeGroup``: ``node_repair_config``,
+``update_config``). For such a block the plan keeps the prior state's value when the configuration
+leaves it out (terraform-plugin-sdk v2: a Computed attribute absent from the config is not a diff)."""
+
+
+def eks_node_group_config_update(stored: Stored, new_inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The Optional+Computed members of the ``UpdateNodegroupConfig`` call an update sends
+    (``resourceNodeGroupUpdate``: each block only ``if d.HasChange(...)``): a block left out of the
+    new inputs plans as the stored value, so nothing is sent for it; a block present and different
+    from the stored outputs is sent whole. Empty when nothing is sent."""
+    sent: dict[str, Any] = {}
+    for key in OPTIONAL_COMPUTED_NODE_GROUP_BLOCKS:
+        prior = stored.outputs.get(key)
+        planned = new_inputs[key] if new_inputs.get(key) is not None else prior
+        if planned != prior:
+            sent[key] = copy.deepcopy(planned)
+    return sent
+
+
 def eks_check(scaling: Mapping[str, Any]) -> None:
     """EKS's validation of a scaling config; raises ``EksRejectedError`` with EKS's own wording."""
     low, high, desired = scaling["minSize"], scaling["maxSize"], scaling["desiredSize"]

@@ -139,6 +139,10 @@ class ClusterArgs(TypedDict):
     """IPv4 CIDRs allowed to reach the API server's public endpoint; default none (open to every address)."""
     admins: NotRequired[list[str]]
     """AWS only; IAM role or user ARNs granted cluster-admin through EKS access entries; default none."""
+    control_plane_logs: NotRequired[list[str]]
+    """AWS only; EKS control plane log types to CloudWatch Logs; default ``["api", "audit", "authenticator"]``."""
+    support_type: NotRequired[str]
+    """AWS only; ``STANDARD`` (default: EKS upgrades a minor leaving standard support) or ``EXTENDED``."""
 
 
 class NetworkArgs(TypedDict, total=False):

@@ -1,0 +1,78 @@
+"""Upstream CustomResourceDefinitions shipped with the package, so that nothing is fetched at
+preview or ``up`` time (no egress needed from the runner, and the bytes cannot change under a tag).
+
+``provisioningrequests/cluster-autoscaler-<version>.yaml``: the ProvisioningRequest CRD
+(``autoscaling.x-k8s.io``, ``v1`` and ``v1beta1``), byte for byte the file
+``cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml`` of
+kubernetes/autoscaler (Apache-2.0) at the release tag ``cluster-autoscaler-<version>`` of every
+cluster-autoscaler image gpupools pins (``gpupools.versions.CLUSTER_AUTOSCALER_IMAGE_TAGS``): the API
+that autoscaler was built against. ``PROVISIONING_REQUEST_CRDS`` records each file's tag, commit and
+SHA-256, which ``tests/test_crds.py`` checks, with one file per pinned image tag. To add a tag:
+``git show cluster-autoscaler-<version>:<that path>`` in a clone of kubernetes/autoscaler, into this
+directory, and a row here.
+
+Importable by path: ``provisioning_request_crd_path("v1.35.2")`` (the sim uses the same files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CRD_DIR = Path(__file__).resolve().parent
+UPSTREAM_PATH = "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+
+
+@dataclass(frozen=True)
+class VendoredCrd:
+    """One vendored file: the upstream tag and commit it is a copy of, and its SHA-256."""
+
+    tag: str
+    commit: str
+    sha256: str
+
+
+PROVISIONING_REQUEST_CRDS: dict[str, VendoredCrd] = {
+    "v1.33.6": VendoredCrd(
+        "cluster-autoscaler-1.33.6",
+        "be4b5a18814a53539d0fe6299c92839152cae54c",
+        "7f523beb246ceaa3ba4d924cd7c7d82d625419d03932be658784935802836e85",
+    ),
+    "v1.34.5": VendoredCrd(
+        "cluster-autoscaler-1.34.5",
+        "cb2123ed13148c38fbdb1ede42d8e99761ee2909",
+        "04f2b030fa57282363bd30f0d01ce36dc4b421a77ede6b8eba300f73e74d658f",
+    ),
+    "v1.35.2": VendoredCrd(
+        "cluster-autoscaler-1.35.2",
+        "2d42588803c71fe9b35dcd9e3669ac6bb550ca22",
+        "064b0c2c6156bdf39225a11a7d3e199107e1126c714f336e695a269395946782",
+    ),
+    "v1.36.1": VendoredCrd(
+        "cluster-autoscaler-1.36.1",
+        "35e8a280425c76a4040f57ae0fa232a952c02024",
+        "e76c84cba9188a45117445abe4ff24fb28f8d52cacf7a90ccf11e47915a95162",
+    ),
+}
+"""Keyed by cluster-autoscaler image tag (``CLUSTER_AUTOSCALER_IMAGE_TAGS`` values)."""
+
+
+def provisioning_request_crd_path(image_tag: str) -> Path:
+    """The vendored ProvisioningRequest CRD for the autoscaler ``image_tag`` (``v1.35.2``).
+
+    Raises:
+        KeyError: no file is vendored for that tag.
+    """
+    crd = PROVISIONING_REQUEST_CRDS[image_tag]
+    return CRD_DIR / "provisioningrequests" / f"{crd.tag}.yaml"
+
+
+def provisioning_request_crd(image_tag: str) -> dict[str, Any]:
+    """The CRD object of ``provisioning_request_crd_path`` (the file holds one YAML document)."""
+    documents = [d for d in yaml.safe_load_all(provisioning_request_crd_path(image_tag).read_text()) if d]
+    if len(documents) != 1:
+        raise ValueError(f"{provisioning_request_crd_path(image_tag).name}: expected one CRD, found {len(documents)}")
+    return dict(documents[0])

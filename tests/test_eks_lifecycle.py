@@ -1,0 +1,571 @@
+"""Issue 29: the EKS lifecycle a real AWS account accepts, from the first ``up`` to a ``destroy`` that ends.
+
+Each test pins one finding of the EKS pre-production review (``B2``, ``M1``...) and names the
+upstream source it rests on; each fails on the code before the fix.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import pytest
+from gpupools import config, rules
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.errors import ConfigError
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
+from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
+
+from tests.test_aws_contracts import asg_name, check_request, operation_input
+
+NAT = "aws:ec2/natGateway:NatGateway"
+ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
+ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+IGW = "aws:ec2/internetGateway:InternetGateway"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+@functools.cache
+def run(stack: str) -> Run:
+    return run_stack(stack)
+
+
+# --- B2: destroy keeps egress until Karpenter's objects are gone ------------------------------------
+
+
+def deleted_before(result: Run) -> dict[str, set[str]]:
+    """For each URN, the URNs ``pulumi destroy`` must delete before it: everything that depends on
+    it (``dependencies``) and its children, transitively. Pulumi deletes in reverse dependency
+    order (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``, ``GenerateDeletes`` /
+    ``scheduleDeletes``: a resource is deleted only after every resource that depends on it and,
+    for a parent, after its children)."""
+    dependents: dict[str, set[str]] = {r.urn: set() for r in result.registrations}
+    for registration in result.registrations:
+        for dependency in registration.dependencies:
+            dependents.setdefault(dependency, set()).add(registration.urn)
+        if registration.parent:
+            dependents.setdefault(registration.parent, set()).add(registration.urn)
+
+    @functools.cache
+    def closure(urn: str) -> frozenset[str]:
+        found: set[str] = set()
+        for dependent in dependents.get(urn, ()):
+            found |= {dependent, *closure(dependent)}
+        return frozenset(found)
+
+    return {urn: set(closure(urn)) for urn in dependents}
+
+
+def egress(result: Run) -> list[Registration]:
+    private = [r for r in result.of_type(ROUTE_TABLE) if "-private-" in r.name]
+    private_associations = [r for r in result.of_type(ASSOCIATION) if "-private-" in r.name]
+    return [*result.of_type(NAT), *result.of_type(IGW), *private, *private_associations]
+
+
+def test_karpenter_objects_are_deleted_before_the_egress_they_need() -> None:
+    """B2: Karpenter removes a NodeClaim's finalizer only after EC2 reports the instance gone
+    (kubernetes-sigs/karpenter ``pkg/controllers/nodeclaim/lifecycle/controller.go``), an
+    EC2NodeClass's only after deleting its instance profiles through IAM (aws/karpenter-provider-aws
+    v1.14.1 ``pkg/controllers/nodeclass/controller.go``), and the controller runs in private subnets
+    whose only way to EC2 and IAM is the NAT gateway. Walked on the registered dependency graph of
+    the Karpenter example (a created VPC): the Karpenter release, every NodePool and every
+    EC2NodeClass is deleted before every NAT gateway, the internet gateway and every private route
+    table and association. On main nothing depended on them: destroy removed egress first."""
+    result = run("aws-karpenter-dev")
+    order = deleted_before(result)
+    karpenter = [
+        *[r for r in result.of_type(RELEASE) if r.inputs.get("name") == "karpenter"],
+        *result.of_type(NODEPOOL),
+        *result.of_type(NODECLASS),
+    ]
+    gateways = egress(result)
+    assert len(karpenter) >= 3 and result.of_type(NAT) and len(gateways) >= 7
+    for needed in gateways:
+        missing = [k.name for k in karpenter if k.urn not in order[needed.urn]]
+        assert missing == [], f"destroy deletes {needed.type} {needed.name} before {missing}"
+
+
+def test_every_node_group_is_deleted_before_the_egress_its_nodes_joined_through() -> None:
+    """The same order for cluster-autoscaler stacks, and on create: a private subnet's nodes join
+    and pull images only through NAT, so every node group, the system group included, depends on it."""
+    result = run("aws-dev")
+    order = deleted_before(result)
+    groups = result.of_type(NODE_GROUP)
+    assert groups
+    for needed in egress(result):
+        missing = [g.name for g in groups if g.urn not in order[needed.urn]]
+        assert missing == [], f"{needed.name} before {missing}"
+
+
+# --- M5: the endpoint's allow-list and more than one admin ------------------------------------------
+
+ADMINS = ["arn:aws:iam::123456789012:role/ci-deployer", "arn:aws:iam::123456789012:user/alice"]
+CIDRS = ["203.0.113.0/24", "198.51.100.7/32"]
+CLUSTER_TYPE = "eks:index:Cluster"
+ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
+ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+PROVIDER = "pulumi:providers:kubernetes"
+
+
+@functools.cache
+def with_access(stack: str = "aws-dev") -> Run:
+    cluster = dict(stack_config(stack)["gpupools:cluster"])
+    return run_stack(stack, overrides={"gpupools:cluster": {**cluster, "admins": ADMINS, "apiAllowedCidrs": CIDRS}})
+
+
+def test_api_allowed_cidrs_reach_the_endpoint() -> None:
+    """``vpcConfig.publicAccessCidrs`` (botocore ``eks`` ``VpcConfigRequest``) from
+    ``gpupools:cluster.apiAllowedCidrs``; main never passed any, so the endpoint was open to 0.0.0.0/0."""
+    [cluster] = with_access().of_type(CLUSTER_TYPE)
+    assert cluster.inputs["publicAccessCidrs"] == CIDRS
+    assert cluster.inputs["endpointPublicAccess"] is True and cluster.inputs["endpointPrivateAccess"] is True
+    vpc_config = operation_input("eks", "CreateCluster").members["resourcesVpcConfig"]
+    check_request({"publicAccessCidrs": CIDRS, "endpointPublicAccess": True}, vpc_config, "resourcesVpcConfig")
+    [default] = run("aws-dev").of_type(CLUSTER_TYPE)
+    assert "publicAccessCidrs" not in default.inputs  # empty: EKS's default (anywhere); the preflight warns
+
+
+def test_more_than_forty_cidrs_is_one_error_before_anything_is_registered() -> None:
+    cluster = dict(stack_config("aws-dev")["gpupools:cluster"])
+    cidrs = [f"203.0.{i}.0/24" for i in range(41)]
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-dev"), "gpupools:cluster": {**cluster, "apiAllowedCidrs": cidrs}})
+    assert error.value.path == "gpupools:cluster.apiAllowedCidrs" and "at most 40" in error.value.rule
+
+
+def test_every_admin_gets_an_access_entry_and_the_cluster_admin_policy() -> None:
+    """EKS access entries (``CreateAccessEntry`` type ``STANDARD``) with ``AmazonEKSClusterAdminPolicy``
+    on the whole cluster (``AssociateAccessPolicy`` ``accessScope.type`` ``cluster``), checked against
+    botocore; the Kubernetes provider waits for the associations, so an admin running the next ``up``
+    is let in before any object is sent. main created none: only the cluster's creator could."""
+    result = with_access()
+    entries = {e.inputs["principalArn"]: e for e in result.of_type(ACCESS_ENTRY) if e.inputs.get("type") == "STANDARD"}
+    assert sorted(entries) == sorted(ADMINS)
+    associations = {a.inputs["principalArn"]: a for a in result.of_type(ASSOCIATION_TYPE)}
+    assert sorted(associations) == sorted(ADMINS)
+    create_entry = operation_input("eks", "CreateAccessEntry")
+    associate = operation_input("eks", "AssociateAccessPolicy")
+    for arn in ADMINS:
+        entry, association = entries[arn], associations[arn]
+        check_request({"clusterName": entry.inputs["clusterName"], "principalArn": arn, "type": "STANDARD"}, create_entry, arn)
+        request = {
+            "clusterName": association.inputs["clusterName"],
+            "principalArn": arn,
+            "policyArn": association.inputs["policyArn"],
+            "accessScope": association.inputs["accessScope"],
+        }
+        check_request(request, associate, arn)
+        assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+        assert association.inputs["accessScope"] == {"type": "cluster"}
+    [provider] = [p for p in result.registrations if p.type == PROVIDER and p.name.endswith("-k8s")]
+    assert {a.urn for a in associations.values()} <= set(provider.dependencies)
+
+
+def test_admin_resource_names_do_not_move_when_the_list_is_reordered() -> None:
+    from gpupools.aws.cluster import admin_resource_name
+
+    names = [admin_resource_name("ml", arn) for arn in ADMINS]
+    assert len(set(names)) == 2 and all(n.startswith("ml-admin-") for n in names)
+    assert admin_resource_name("ml", ADMINS[1]) == names[1]  # a function of the ARN, not the position
+
+
+# --- M6: kube-proxy, VPC CNI and CoreDNS pinned ------------------------------------------------------
+
+
+def test_the_three_core_addons_are_pinned_for_the_minor() -> None:
+    """pulumi-eks resolves kube-proxy and the VPC CNI with ``mostRecent: true`` unless a version is
+    given (pulumi/pulumi-eks ``nodejs/eks/cluster/cluster.ts``, ``addons/cni-addon.ts``: v4.3.0 and
+    HEAD), and main's CoreDNS took EKS's default build from ``getAddonVersion``: a "no change" ``up``
+    rolled them whenever AWS published a build. Now all three are the minor's pins, and the program
+    asks EKS nothing at run time: its inputs cannot move without a commit."""
+    for stack in ("aws-dev", "aws-karpenter-dev", "aws-training-dev"):
+        result = run(stack)
+        minor = stack_config(stack)["gpupools:cluster"].get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)
+        pins = EKS_CORE_ADDONS[minor]
+        [cluster] = result.of_type(CLUSTER_TYPE)
+        assert cluster.inputs["vpcCniOptions"]["addonVersion"] == pins.vpc_cni
+        assert cluster.inputs["kubeProxyAddonOptions"]["version"] == pins.kube_proxy
+        [coredns] = [a for a in result.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns"]
+        assert coredns.inputs["addonVersion"] == pins.coredns
+        assert not [token for token, _ in result.invokes if "getAddonVersion" in token]
+
+
+def test_every_eks_minor_has_core_addon_pins_in_eks_format() -> None:
+    assert set(EKS_VERSIONS.supported(EKS_VERSIONS.checked)) <= set(EKS_CORE_ADDONS)
+    for minor, pins in EKS_CORE_ADDONS.items():
+        assert pins.kube_proxy.startswith(f"v{minor}."), minor  # kube-proxy follows the minor
+        for version in (pins.kube_proxy, pins.vpc_cni, pins.coredns):
+            assert re.fullmatch(r"v\d+\.\d+\.\d+-eksbuild\.\d+", version), version
+
+
+# --- m13: control plane logs and the upgrade policy --------------------------------------------------
+
+
+def test_control_plane_logs_and_support_type_defaults_are_valid_eks_values() -> None:
+    """Defaults: ``api``, ``audit``, ``authenticator`` logs and ``supportType: STANDARD``, each in
+    botocore's ``eks`` enums (``LogType``, ``SupportType``); main left logging off and the support type
+    to EKS (extended support, billed, after the minor's standard support ends)."""
+    [cluster] = run("aws-dev").of_type(CLUSTER_TYPE)
+    assert cluster.inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator"]
+    assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}
+    logging = operation_input("eks", "CreateCluster").members["logging"]
+    log_type = logging.members["clusterLogging"].member.members["types"].member
+    assert set(rules.EKS_LOG_TYPES) == set(log_type.enum)
+    support = operation_input("eks", "CreateCluster").members["upgradePolicy"].members["supportType"]
+    assert set(config.SUPPORT_TYPES) == set(support.enum)
+    custom = dict(stack_config("aws-dev")["gpupools:cluster"], controlPlaneLogs=["audit"], supportType="EXTENDED")
+    [changed] = run_stack("aws-dev", overrides={"gpupools:cluster": custom}).of_type(CLUSTER_TYPE)
+    assert changed.inputs["enabledClusterLogTypes"] == ["audit"] and changed.inputs["upgradePolicy"] == {
+        "supportType": "EXTENDED"
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "path"),
+    [
+        ("controlPlaneLogs", ["audit", "kubelet"], "gpupools:cluster.controlPlaneLogs[1]"),
+        ("supportType", "extended", "gpupools:cluster.supportType"),
+    ],
+)
+def test_bad_log_type_or_support_type_is_one_error(key: str, value: object, path: str) -> None:
+    cluster = dict(stack_config("aws-dev")["gpupools:cluster"], **{key: value})
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-dev"), "gpupools:cluster": cluster})
+    assert error.value.path == path
+
+
+# --- M3: scale from zero for pods that request ephemeral storage or huge pages -----------------------
+
+ASG_TAG = "aws:autoscaling/tag:Tag"
+RESOURCE_TAG = "k8s.io/cluster-autoscaler/node-template/resources/"
+BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def quantity(value: str) -> int:
+    """A Kubernetes quantity with a binary suffix (or none) in bytes/units."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)?", value)
+    assert match, value
+    return int(match.group(1)) * BINARY.get(match.group(2) or "", 1)
+
+
+def template_allocatable(result: Run, group: Registration) -> dict[str, int]:
+    """cluster-autoscaler's template node for an empty group (kubernetes/autoscaler 1.35
+    ``cloudprovider/aws/aws_manager.go``, ``buildNodeFromTemplate``): pods 110, CPU and memory of the
+    instance type, then every ``node-template/resources/<name>`` tag of the ASG, then those of the
+    node group's own tags, which win. Nothing else: a resource without a tag is absent (zero)."""
+    facts = INSTANCE_TYPES[group.inputs.get("instanceTypes", [None])[0] or template_type(result, group)]
+    allocatable = {"pods": 110, "cpu": facts.vcpus, "memory": facts.memory_mib * 2**20}
+    asg = asg_name(result, group)
+    for tag in result.of_type(ASG_TAG):
+        key = tag.inputs["tag"]["key"]
+        if tag.inputs["autoscalingGroupName"] == asg and key.startswith(RESOURCE_TAG):
+            allocatable[key[len(RESOURCE_TAG) :]] = quantity(tag.inputs["tag"]["value"])
+    for key, value in group.inputs.get("tags", {}).items():
+        if key.startswith(RESOURCE_TAG):
+            allocatable[key[len(RESOURCE_TAG) :]] = quantity(value)
+    return allocatable
+
+
+def template_type(result: Run, group: Registration) -> str:
+    templates = {fakes.OUTPUTS[LAUNCH_TEMPLATE](r.name, r.inputs)["__id"]: r for r in result.of_type(LAUNCH_TEMPLATE)}
+    return str(templates[group.inputs["launchTemplate"]["id"]].inputs["instanceType"])
+
+
+def fits(requests: dict[str, str], allocatable: dict[str, int]) -> bool:
+    """The scheduler's ``NodeResourcesFit`` on an empty node: every request within allocatable."""
+    return all(quantity(v) <= allocatable.get(k, 0) for k, v in requests.items())
+
+
+def test_a_pod_requesting_ephemeral_storage_scales_every_empty_group_up() -> None:
+    """A GPU pod with an ``ephemeral-storage`` request (a LimitRange default, Argo and KServe set
+    one) fits the template node of every GPU group, reserved and EFA groups included; on main the
+    template had no ``ephemeral-storage`` at all, so the autoscaler never scaled an empty group for it.
+    The advertised size stays under what the node reports: ``diskSizeGb`` less the filesystem margin,
+    the 10% hard eviction threshold and the 1 GiB kube-reserved of the EKS AL2023 AMI
+    (awslabs/amazon-eks-ami ``nodeadm/internal/kubelet/config.go``)."""
+    pod = {"nvidia.com/gpu": "1", "ephemeral-storage": "20Gi", "cpu": "1", "memory": "1Gi"}
+    for stack in ("aws-dev", "aws-training-dev"):
+        result = run(stack)
+        pools = {p["name"]: p for p in stack_config(stack)["gpupools:gpuPools"]}
+        gpu = [g for g in result.of_type(NODE_GROUP) if g.inputs["labels"]["gpupools.io/role"] == "gpu"]
+        assert gpu
+        for group in gpu:
+            allocatable = template_allocatable(result, group)
+            assert fits(pod, allocatable), group.name
+            disk = pools[group.inputs["labels"]["gpupools.io/pool"]].get("diskSizeGb", 100)
+            assert allocatable["ephemeral-storage"] <= (disk * 0.9 - 1) * 2**30, group.name
+            without = {k: v for k, v in allocatable.items() if k != "ephemeral-storage"}
+            assert not fits(pod, without)  # main's template
+
+
+def test_an_efa_pod_requesting_huge_pages_scales_an_empty_efa_group_up() -> None:
+    """The EKS user guide's NCCL job on EFA (``ml/node-efa.adoc``) requests ``hugepages-2Mi: 5120Mi``
+    of the 5128 2 MiB pages the EFA driver pre-allocates; every EFA group's template now offers them."""
+    result = run("aws-training-dev")
+    efa = [g for g in result.of_type(NODE_GROUP) if g.inputs["labels"].get("vpc.amazonaws.com/efa.present") == "true"]
+    assert efa
+    pod = {"nvidia.com/gpu": "8", "hugepages-2Mi": "5120Mi", "vpc.amazonaws.com/efa": "1", "memory": "8000Mi"}
+    for group in efa:
+        allocatable = template_allocatable(result, group)
+        assert allocatable["hugepages-2Mi"] == 5128 * 2 * 2**20
+        assert fits(pod, allocatable), group.name
+
+
+# --- issue 29: the Karpenter bugs found outside the project -----------------------------------------
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def karpenter_pools(**changes: object) -> list[dict[str, object]]:
+    return [dict(p, **changes) if p["name"] == "gpu1" else p for p in stack_config("aws-karpenter-dev")["gpupools:gpuPools"]]
+
+
+def nodepool_zones(result: Run, pool: str) -> list[str]:
+    [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == pool]
+    [zone] = [r for r in nodepool.inputs["spec"]["template"]["spec"]["requirements"] if r["key"] == ZONE_LABEL]
+    return list(zone["values"])
+
+
+def test_a_reserved_karpenter_pool_in_one_zone_synthesizes_and_its_nodepool_stays_there() -> None:
+    """A reservation lives in one zone, so a reserved pool names it (``zones: [us-west-2b]``). main's
+    ``KarpenterNodePools`` validated its pools without the cluster's zones and rejected this with
+    "needs gpupools:cluster.zones set" although ``cluster.zones`` was set; the pool's zone is now
+    checked against the cluster's and narrows its NodePool's zone requirement."""
+    pools = karpenter_pools(zones=["us-west-2b"], reservations=[{"id": "cr-0123456789abcdef0"}])
+    result = run_stack("aws-karpenter-dev", overrides={"gpupools:gpuPools": pools})
+    assert result.error is None
+    assert nodepool_zones(result, "gpu1") == ["us-west-2b"]
+    assert sorted(nodepool_zones(result, "gpu4")) == ["us-west-2a", "us-west-2b", "us-west-2c"]
+
+
+def test_a_karpenter_pool_zone_outside_the_cluster_is_one_error() -> None:
+    from gpupools.aws.karpenter_nodes import KarpenterNodePools
+    from gpupools.testing import run_program
+
+    pool = {"name": "g1", "instanceTypes": ["g6.xlarge"], "maxSize": 2, "zones": ["us-west-2d"]}
+    with pytest.raises(ConfigError) as error:
+        run_program(
+            lambda: KarpenterNodePools(
+                "np", [pool], cluster_name="ml", node_role_name="nodes", zones=["us-west-2a", "us-west-2b"]
+            ),
+            raise_errors=True,
+        )
+    assert error.value.path == "KarpenterNodePools(np).pools[0].zones[0]" and "cluster's zones" in error.value.rule
+
+
+def test_karpenter_pools_may_mix_sizes_and_autoscaler_pools_may_not() -> None:
+    """Karpenter picks a type per launch from the pods and each type's own facts, so ``[g6.xlarge,
+    g6.2xlarge]`` is fine there; cluster-autoscaler's same-shape rule (its scale-from-zero template
+    is the first type) stays for node groups. The GPU count still has to match under Karpenter."""
+    mixed = ["g6.xlarge", "g6.2xlarge"]
+    result = run_stack("aws-karpenter-dev", overrides={"gpupools:gpuPools": karpenter_pools(instanceTypes=mixed)})
+    assert result.error is None
+    [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == "gpu1"]
+    [types] = [
+        r for r in nodepool.inputs["spec"]["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"
+    ]
+    assert sorted(types["values"]) == sorted(mixed)
+    autoscaler = [
+        dict(p, instanceTypes=mixed) if p["name"] == "gpu1" else p for p in stack_config("aws-dev")["gpupools:gpuPools"]
+    ]
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-dev"), "gpupools:gpuPools": autoscaler})
+    assert error.value.path.endswith(".instanceTypes[1]") and "shape" in error.value.rule
+    different_gpus = karpenter_pools(instanceTypes=["g6.xlarge", "g6.12xlarge"])
+    with pytest.raises(ConfigError) as error:
+        config.parse({**stack_config("aws-karpenter-dev"), "gpupools:gpuPools": different_gpus})
+    assert "GPU count" in error.value.rule
+
+
+# --- m7: maxNodeProvisionTime for large GPU types ------------------------------------------------------
+
+
+def test_large_gpu_pools_default_to_fifteen_minutes_and_an_explicit_value_wins() -> None:
+    """The training example (p5.48xlarge and g5.48xlarge with EFA) gets cluster-autoscaler's own 15m
+    default (``config.LARGE_GPU_PROVISION_TIME``, sources there) in its ``--max-node-provision-time``;
+    the 1-GPU example keeps 10m; a value set in the config is kept; AKS is untouched."""
+    from gpupools.aws.autoscaler import extra_args
+
+    training = config.parse(stack_config("aws-training-dev"))
+    assert training.autoscaler.max_node_provision_time == "15m"
+    assert extra_args(training.autoscaler)["max-node-provision-time"] == "15m"
+    assert config.parse(stack_config("aws-dev")).autoscaler.max_node_provision_time == "10m"
+    explicit = {**stack_config("aws-training-dev"), "gpupools:autoscaler": {"maxNodeProvisionTime": "12m"}}
+    assert config.parse(explicit).autoscaler.max_node_provision_time == "12m"
+    assert config.is_large_gpu_type("p5.48xlarge") and not config.is_large_gpu_type("g6.xlarge")
+    assert config.parse(stack_config("azure-dev")).autoscaler.max_node_provision_time == "10m"
+
+
+# --- m6: EKS's managed node group quota ---------------------------------------------------------------
+
+
+def many_zones_and_pools() -> dict[str, object]:
+    """aws-dev with every GPU pool copied twice more: 3 x 3 pools x 3 zones x 2 groups + system > 30."""
+    pools = stack_config("aws-dev")["gpupools:gpuPools"]
+    copies = [dict(p, name=f"{p['name']}{suffix}") for suffix in ("", "b", "c") for p in pools]
+    return {**stack_config("aws-dev"), "gpupools:gpuPools": copies}
+
+
+def test_node_group_count_follows_the_plan_and_past_thirty_is_said_before_registering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """EKS's "Managed node groups per cluster" quota (``L-6D54EA21``, default 30) was not checked on
+    main. The count is the node groups the stack registers; past 30 the stack warns before its first
+    registration (the quota is adjustable, so a warning; the preflight checks the real value)."""
+    import pulumi
+
+    result = run("aws-dev")
+    assert rules.eks_node_group_count(config.parse(stack_config("aws-dev"))) == len(result.of_type(NODE_GROUP))
+    assert rules.node_group_quota_warning(config.parse(stack_config("aws-dev"))) is None
+    big = config.parse(many_zones_and_pools())
+    count = rules.eks_node_group_count(big)
+    assert count > rules.EKS_MANAGED_NODE_GROUPS_QUOTA
+    warnings: list[str] = []
+
+    class StopError(Exception):
+        pass
+
+    def warn(message: str, *args: object, **kwargs: object) -> None:
+        warnings.append(message)
+        if "managed node groups" in message:
+            raise StopError  # stop the program at the warning: what was registered by then?
+
+    monkeypatch.setattr(pulumi.log, "warn", warn)
+    overrides = {"gpupools:gpuPools": many_zones_and_pools()["gpupools:gpuPools"]}
+    stopped = run_stack("aws-dev", overrides=overrides, raise_errors=False)
+    assert isinstance(stopped.error, StopError) and stopped.registrations == []  # said before anything was registered
+    [message] = [w for w in warnings if "managed node groups" in w]
+    assert f"creates {count} EKS managed node groups" in message and "quota of 30" in message and "L-6D54EA21" in message
+    monkeypatch.setattr(pulumi.log, "warn", lambda *a, **k: None)
+    assert len(run_stack("aws-dev", overrides=overrides).of_type(NODE_GROUP)) == count
+    assert rules.eks_node_group_count(config.parse(stack_config("aws-karpenter-dev"))) == 1
+
+
+# --- the preflight: pinned add-ons offered, the node group quota, who has access ----------------------
+
+
+def test_preflight_fails_a_core_addon_pin_eks_does_not_offer_and_names_the_newest() -> None:
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import StubbedAws, aws_dev
+
+    target = aws_dev()
+    minor = target.spec.cluster.kubernetes_version
+    pins = EKS_CORE_ADDONS[minor]
+    with StubbedAws() as aws:
+        aws.addon_versions(minor, "v1.35.9-eksbuild.1", "v1.35.10-eksbuild.1", addon="kube-proxy")
+        aws.addon_versions(minor, pins.vpc_cni, addon="vpc-cni")
+        aws.addon_versions(minor, pins.coredns, addon="coredns")
+        rows = AwsPreflight(target, clients=aws).core_addons()
+        aws.done()
+    assert [r.status for r in rows] == [Status.FAILED, Status.OK, Status.OK]
+    assert "newest: v1.35.10-eksbuild.1, v1.35.9-eksbuild.1" in rows[0].found and "EKS_CORE_ADDONS" in rows[0].found
+
+
+def test_preflight_reads_the_real_node_group_quota() -> None:
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import StubbedAws, aws_dev
+
+    target = aws_dev()
+    count = rules.eks_node_group_count(target.spec)
+    for value, status in ((float(count), Status.OK), (float(count - 1), Status.FAILED)):
+        with StubbedAws() as aws:
+            aws.stubs["service-quotas"].add_response(
+                "get_service_quota",
+                {"Quota": {"QuotaCode": "L-6D54EA21", "QuotaName": "Managed node groups per cluster", "Value": value}},
+                {"ServiceCode": "eks", "QuotaCode": "L-6D54EA21"},
+            )
+            [row] = AwsPreflight(target, clients=aws).node_group_quota()
+            aws.done()
+        assert row.status is status and row.needed == f"{count} managed node groups"
+
+
+def test_preflight_says_who_has_access() -> None:
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import ACCOUNT, StubbedAws, aws_karpenter_dev
+
+    cluster = dict(stack_config("aws-karpenter-dev")["gpupools:cluster"])
+    caller = f"arn:aws:iam::{ACCOUNT}:user/alice"
+    for extra, status, text in (
+        ({"apiAllowedCidrs": CIDRS, "admins": [ADMINS[0]]}, Status.OK, "203.0.113.0/24"),
+        ({"admins": [ADMINS[0]]}, Status.UNKNOWN, "0.0.0.0/0"),
+        ({"apiAllowedCidrs": CIDRS, "admins": [caller]}, Status.UNKNOWN, "remove it"),
+    ):
+        target = aws_karpenter_dev(**{"gpupools:cluster": {**cluster, **extra}})
+        with StubbedAws() as aws:
+            aws.caller(caller)
+            [row] = AwsPreflight(target, clients=aws).access()
+        assert row.status is status and text in row.found, row.found
+
+
+# --- M7: reserved groups roll only at zero -----------------------------------------------------------
+
+
+def reserved_group_run(live_size: int, minor_change: bool) -> tuple[Run, Registration]:
+    """aws-training-dev after its reserved (Capacity Block) group reached ``live_size`` nodes, updated
+    with a changed disk size (a new launch template version) and, with ``minor_change``, a new minor."""
+    from tests.test_capacity_updates import aws_world
+
+    created = run("aws-training-dev")
+    live = {r.inputs["nodeGroupName"]: 1 for r in created.of_type(NODE_GROUP)}
+    [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    live[reserved.inputs["nodeGroupName"]] = live_size
+    pools = [dict(p, diskSizeGb=p.get("diskSizeGb", 100) + 50) for p in stack_config("aws-training-dev")["gpupools:gpuPools"]]
+    overrides: dict[str, object] = {"gpupools:gpuPools": pools}
+    if minor_change:
+        overrides["gpupools:cluster"] = dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion="1.34")
+    updated = run_stack("aws-training-dev", overrides=overrides, calls=aws_world(created, live))
+    [group] = [g for g in updated.of_type(NODE_GROUP) if g.inputs["nodeGroupName"] == reserved.inputs["nodeGroupName"]]
+    return updated, group
+
+
+def test_a_running_reserved_group_holds_its_roll_and_an_idle_one_rolls() -> None:
+    """EKS rolls a managed node group by launching replacements first (user guide
+    ``nodes/managed-node-update-behavior.adoc``, "Scale up phase"), which a Capacity Block or a full
+    ODCR has no room for: main sent the update anyway and it failed with ``NodeCreationFailure``.
+    Now the reserved group's ``version`` and launch template version are held (``ignore_changes``:
+    Pulumi sends the stored values, so ``UpdateNodegroupVersion`` is not called) while it runs nodes,
+    and sent once it is at zero; the Spot and on-demand groups roll as before."""
+    from gpupools.aws.node_group import ROLL_AT_ZERO_PATHS
+
+    _, running = reserved_group_run(live_size=2, minor_change=True)
+    assert set(ROLL_AT_ZERO_PATHS) <= set(running.ignore_changes)
+    assert running.inputs["scalingConfig"]["desiredSize"] == 2  # its live size, untouched
+    updated, idle = reserved_group_run(live_size=0, minor_change=True)
+    assert not set(ROLL_AT_ZERO_PATHS) & set(idle.ignore_changes)
+    assert idle.inputs["version"] == "1.34"
+    others = [g for g in updated.of_type(NODE_GROUP) if g.inputs["capacityType"] != "CAPACITY_BLOCK"]
+    assert others and all(not set(ROLL_AT_ZERO_PATHS) & set(g.ignore_changes) for g in others)
+
+
+# --- m10: one DCGM host engine per node ----------------------------------------------------------------
+
+
+def exporter_env(result: Run) -> list[list[dict[str, object]]]:
+    daemon_sets = [d for d in result.of_type("kubernetes:apps/v1:DaemonSet") if "dcgm-exporter" in d.inputs["metadata"]["name"]]
+    assert daemon_sets
+    return [d.inputs["spec"]["template"]["spec"]["containers"][0]["env"] for d in daemon_sets]
+
+
+def test_with_the_monitoring_agent_the_exporter_uses_its_host_engine() -> None:
+    """The EKS node monitoring agent's ``dcgm-server`` DaemonSet runs ``nv-hostengine`` on every GPU
+    node, published on host port 5555 (aws/eks-node-monitoring-agent v1.7.0 chart,
+    ``templates/dcgm-daemonset.yaml``); main's exporter started a second, embedded one. With node
+    repair on (aws-dev's default) the exporter connects to the node's engine
+    (``DCGM_REMOTE_HOSTENGINE_INFO``, NVIDIA/dcgm-exporter's ``--remote-hostengine-info``); without the
+    agent it keeps its embedded engine."""
+    for env in exporter_env(run("aws-dev")):
+        values = {e["name"]: e for e in env}
+        assert values["DCGM_REMOTE_HOSTENGINE_INFO"]["value"] == "$(NODE_IP):5555"
+        assert values["NODE_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.hostIP"}}
+        names = [e["name"] for e in env]
+        assert names.index("NODE_IP") < names.index("DCGM_REMOTE_HOSTENGINE_INFO")  # $(VAR) needs it first
+    off = run_stack("aws-dev", overrides={"gpupools:nodeRepair": {"enabled": False}})
+    assert all("DCGM_REMOTE_HOSTENGINE_INFO" not in {e["name"] for e in env} for env in exporter_env(off))
