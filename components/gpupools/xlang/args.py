@@ -190,7 +190,7 @@ class MaintenanceArgs(TypedDict, total=False):
     utc_offset: str
     """``+HH:MM`` or ``-HH:MM``; default ``+00:00``."""
     termination_grace_period: str
-    """Karpenter NodePools' ``terminationGracePeriod``; default ``24h``."""
+    """Karpenter NodePools' ``terminationGracePeriod``; default none (running jobs are never force-deleted)."""
 
 
 # -- pool descriptions (outputs, and inputs of the Kubernetes add-ons) -------------------------
