@@ -383,7 +383,7 @@ def test_aws_dev_with_an_account_that_has_everything_is_all_green() -> None:
         aws.done()
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     # Every kind but the Spot service-linked role's, which only Karpenter stacks check.
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION}
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.API_ACCESS}
     assert exit_status(checks, strict=True) == 0
 
 
@@ -404,7 +404,7 @@ def test_aws_karpenter_dev_with_an_account_that_has_everything_is_all_green() ->
         checks = AwsPreflight(target, clients=aws).run()
         aws.done()
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.RESERVATION}
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.RESERVATION, CheckKind.API_ACCESS}
     permissions = [c for c in checks if c.check is CheckKind.PERMISSIONS]
     # The Karpenter resources' services are simulated too (required_actions of the stack).
     assert {c.needed.split(":")[0] for c in permissions} >= {"sqs", "events", "iam", "ec2"}

@@ -42,6 +42,10 @@ reservation    per ``gpuPools[].reservations`` entry (a Capacity Reservation Gro
                ``use-capacity-reservation-groups``) or such members are not ``Succeeded``; ``?``
                when one ends within ``report.RESERVATION_END_WARNING`` (14 days). FOUND: type,
                size, zones, free/reserved VMs.
+api-access     ``gpupools:cluster.apiAllowedCidrs`` (no call): ``?`` when empty, a warning: the API
+               server then accepts connections from any address (Entra ID still authenticates each
+               call; AKS "Secure access to the API server using authorized IP ranges"), ✓ with the
+               ranges it is limited to (``apiServerAccessProfile.authorizedIPRanges``).
 =============  ================================================================================
 """
 
@@ -259,8 +263,10 @@ class AzurePreflight:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
-            kinds = [k for k in CheckKind if k not in (CheckKind.SPOT_ROLE, CheckKind.RESERVATION)]
-            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds]
+            kinds = [k for k in CheckKind if k not in (CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.API_ACCESS)]
+            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds] + [
+                api_access_check(self.target.spec.cluster.api_allowed_cidrs)
+            ]
         checks: list[Check] = []
         skus: dict[str, Any] | None = None
         try:
@@ -275,6 +281,7 @@ class AzurePreflight:
         checks += self.version()
         checks += self.permissions()
         checks += self.reservations()
+        checks.append(api_access_check(self.target.spec.cluster.api_allowed_cidrs))
         return checks
 
     # sizes and zones
@@ -529,6 +536,18 @@ def reservation_group_check(
             found += f" (in {max(left.days, 0)} d: the pool then runs on Spot/on-demand)"
             return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.UNKNOWN)
     return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.OK)
+
+
+API_ACCESS_NEEDED = "API server limited to known networks"
+
+
+def api_access_check(cidrs: Sequence[str]) -> Check:
+    """The ``api-access`` row (module docstring): ``?`` for an API server open to every address."""
+    if not cidrs:
+        found = "open to any address: set gpupools:cluster.apiAllowedCidrs (your office, VPN and CI egress ranges)"
+        return Check(CheckKind.API_ACCESS, NO_POOL, NO_ZONE, found, API_ACCESS_NEEDED, Status.UNKNOWN)
+    found = "authorizedIPRanges " + ", ".join(sorted(cidrs))
+    return Check(CheckKind.API_ACCESS, NO_POOL, NO_ZONE, found, API_ACCESS_NEEDED, Status.OK)
 
 
 def _version_key(version: str) -> tuple[int, ...]:

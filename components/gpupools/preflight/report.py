@@ -52,6 +52,7 @@ class CheckKind(str, Enum):
     PERMISSIONS = "permissions"
     SPOT_ROLE = "spot-role"
     RESERVATION = "reservation"
+    API_ACCESS = "api-access"
 
 
 RESERVATION_END_WARNING = timedelta(days=14)
