@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import pytest
-from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 from gpupools.testing import update_model as model
 
 from tests.aks_model import AksRejectedError, ModelledAks, minor, projection
@@ -281,3 +281,123 @@ def test_every_agent_pool_and_placement_group_states_create_before_delete() -> N
     cluster = the_cluster(run)
     assert cluster.options.get("protect") is True
     assert cluster.options.get("deleteBeforeReplace") is False
+
+
+# --- B2: the deployer's role assignment names the principal type that runs `up` ------------------
+
+
+DEPLOYER = "ml-dev-deployer-cluster-admin"
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        (fakes.USER_TOKEN_CLAIMS, "User"),
+        (fakes.SERVICE_PRINCIPAL_TOKEN_CLAIMS, "ServicePrincipal"),
+        ({"aud": "https://management.core.windows.net/", "scp": "user_impersonation"}, "User"),  # v1 token without idtyp
+        ({"aud": "https://management.core.windows.net/", "roles": ["x"]}, "ServicePrincipal"),  # app-only, no idtyp
+    ],
+)
+def test_the_deployer_assignment_names_the_principal_type_of_the_token(claims: Mapping[str, Any], expected: str) -> None:
+    """Review B2: without ``principalType`` the SDK sent ``User``, and CI's OIDC service principal got
+    ``400 UnmatchedPrincipalType``. The type now comes from the provider's own ARM token."""
+    token = {"azure-native:authorization:getClientToken": lambda _: {"token": fakes.fake_jwt(claims)}}
+    run = run_stack(STACK, calls=token)
+    assert run.named(DEPLOYER).inputs["principalType"] == expected
+
+
+def test_a_token_that_is_not_a_jwt_is_an_error_not_a_guess() -> None:
+    from gpupools.azure.deployer import principal_type
+
+    with pytest.raises(ValueError, match="not a JWT"):
+        principal_type("opaque-token")
+
+
+# --- B3: proximity placement groups Compute accepts ---------------------------------------------
+
+
+def test_a_zonal_proximity_placement_group_names_the_pools_size_in_its_intent() -> None:
+    """Review B3: "Providing an availability zone without an intent will result in an error when
+    creating the proximity placement group" (azure-compute-docs ``co-location.md``)."""
+    config = stack_config(STACK)
+    a100 = {**config["gpupools:gpuPools"][1], "proximityPlacement": True, "zones": ["2"]}
+    run = run_stack(STACK, overrides={"gpupools:gpuPools": [config["gpupools:gpuPools"][0], a100]})
+    [group] = run.of_type("azure-native:compute:ProximityPlacementGroup")
+    assert group.inputs["zones"] == ["2"]
+    assert group.inputs["intent"] == {"vmSizes": [a100["instanceTypes"][0]]}
+
+
+# --- M6: the API server's allow-list ----------------------------------------------------------------
+
+
+def test_api_allowed_cidrs_reach_the_cluster_as_authorized_ip_ranges() -> None:
+    config = stack_config(STACK)
+    cidrs = ["198.51.100.0/24", "203.0.113.7/32"]
+    run = run_stack(
+        STACK, overrides={"gpupools:cluster": {**config["gpupools:cluster"], "apiAllowedCidrs": list(reversed(cidrs))}}
+    )
+    assert the_cluster(run).inputs["apiServerAccessProfile"] == {"authorizedIPRanges": cidrs}
+    assert "apiServerAccessProfile" not in the_cluster(run_stack(STACK)).inputs
+
+
+def test_changing_the_allow_list_later_sends_aks_its_own_pool_array() -> None:
+    """A compared cluster-level setting: the PUT carries AKS's array (versions specified and unchanged)."""
+    deployed = first_up()
+    autoscale(deployed, run_stack(STACK))
+    config = stack_config(STACK)
+    next_up(deployed, {"gpupools:cluster": {**config["gpupools:cluster"], "apiAllowedCidrs": ["203.0.113.0/24"]}})
+    assert deployed.events == ["cluster"]
+    body = deployed.aks.accepted[-1][1]
+    assert body["apiServerAccessProfile"] == {"authorizedIPRanges": ["203.0.113.0/24"]}
+    assert len(body["agentPoolProfiles"]) == len(deployed.aks.pools)
+
+
+# --- m2/m3: System-pool changes AKS cannot apply in place ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [({"diskSizeGb": 256}, "diskSizeGb"), ({"instanceTypes": ["Standard_D8s_v5"]}, "instanceTypes")],
+)
+def test_a_system_pool_change_aks_cannot_apply_is_one_error_before_anything_is_sent(change: dict[str, Any], key: str) -> None:
+    """Review m2/m3: a disk size change was silently dropped and a VM size change reached AKS to be
+    refused there. Both are create-only on an agent pool, and the inline System pool cannot rotate."""
+    deployed = first_up()
+    config = stack_config(STACK)
+    run = run_stack(
+        STACK,
+        overrides={"gpupools:systemPool": {**config["gpupools:systemPool"], **change}},
+        calls=model_world(deployed.aks),
+        raise_errors=False,
+    )
+    assert run.error is not None and str(run.error).startswith(
+        f"gpupools:systemPool.{key}: cannot change on the existing System pool"
+    )
+    assert not run.of_type(MANAGED_CLUSTER)
+
+
+def test_system_pool_zones_are_compared_too() -> None:
+    deployed = first_up()
+    config = stack_config(STACK)
+    run = run_stack(
+        STACK,
+        overrides={"gpupools:cluster": {**config["gpupools:cluster"], "zones": ["1", "2"]}},
+        calls=model_world(deployed.aks),
+        raise_errors=False,
+    )
+    assert run.error is not None and str(run.error).startswith("gpupools:systemPool.zones: cannot change")
+
+
+# --- m11: a Capacity Reservation Group in another subscription ---------------------------------------
+
+
+def test_a_reservation_group_in_another_subscription_gets_that_subscriptions_role_definition() -> None:
+    other = "33333333-3333-3333-3333-333333333333"
+    crg = f"/subscriptions/{other}/resourceGroups/capacity/providers/Microsoft.Compute/capacityReservationGroups/gpu"
+    config = stack_config(STACK)
+    t4 = {**config["gpupools:gpuPools"][0], "reservations": [{"id": crg, "zone": "1"}]}
+    run = run_stack(STACK, overrides={"gpupools:gpuPools": [t4, config["gpupools:gpuPools"][1]]})
+    [grant] = [r for r in run.of_type("azure-native:authorization:RoleAssignment") if r.inputs["scope"].endswith("/capacity")]
+    assert grant.inputs["roleDefinitionId"] == (
+        f"/subscriptions/{other}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
+    )
