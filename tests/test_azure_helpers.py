@@ -144,7 +144,9 @@ def test_a_sovereign_cloud_keeps_its_environment() -> None:
     exec_args = without["users"][0]["user"]["exec"]["args"]
     at = exec_args.index("--environment")
     del exec_args[at : at + 2]
-    assert "--environment" not in yaml.safe_load(with_kubelogin_login(yaml.safe_dump(without)))["users"][0]["user"]["exec"]["args"]
+    assert (
+        "--environment" not in yaml.safe_load(with_kubelogin_login(yaml.safe_dump(without)))["users"][0]["user"]["exec"]["args"]
+    )
 
 
 def test_device_code_mode_keeps_the_kubeconfig_unchanged() -> None:

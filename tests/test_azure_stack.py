@@ -539,8 +539,8 @@ def test_pitfall_api_version_churn() -> None:
     pulumi-azure-native #4771, #4756, #4505): the provider is pinned exactly, to the version the tests
     run (API 2025-09-01), in requirements.txt and pyproject.toml alike."""
     import importlib.metadata
-    import tomllib
 
+    import tomllib
     from gpupools.testing import PROJECT_ROOT
 
     requirement = next(

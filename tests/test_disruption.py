@@ -225,7 +225,10 @@ def test_cluster_autoscaler_aks_stack_registers_the_node_os_window_and_channels(
     """Review M3: under cluster-autoscaler the default ``NodeImage`` channel reimaged GPU nodes weekly at
     any hour. Now the node-OS channel is stated and both windows come from ``gpupools:maintenance``."""
     custom = {k: v for k, v in CUSTOM.items() if k != "terminationGracePeriod"}
-    for overrides, expected in ((None, MaintenanceSpec()), ({"gpupools:maintenance": custom}, config.parse_maintenance(custom, "m"))):
+    for overrides, expected in (
+        (None, MaintenanceSpec()),
+        ({"gpupools:maintenance": custom}, config.parse_maintenance(custom, "m")),
+    ):
         result = run_stack("azure-dev", overrides=overrides)
         configurations = {r.inputs["configName"]: r.inputs for r in result.of_type(MAINTENANCE)}
         assert set(configurations) == {"aksManagedNodeOSUpgradeSchedule", "aksManagedAutoUpgradeSchedule"}
@@ -239,7 +242,9 @@ def test_cluster_autoscaler_aks_stack_registers_the_node_os_window_and_channels(
 def test_cluster_autoscaler_refuses_a_grace_period_and_eks_the_window() -> None:
     azure = run_stack("azure-dev", overrides={"gpupools:maintenance": {"terminationGracePeriod": "2h"}}, raise_errors=False)
     assert isinstance(azure.error, ConfigError)
-    assert str(azure.error).startswith("gpupools:maintenance.terminationGracePeriod: has no meaning with provisioner cluster-autoscaler")
+    assert str(azure.error).startswith(
+        "gpupools:maintenance.terminationGracePeriod: has no meaning with provisioner cluster-autoscaler"
+    )
     aws = run_stack("aws-dev", overrides={"gpupools:maintenance": {"day": "Monday"}}, raise_errors=False)
     assert isinstance(aws.error, ConfigError) and str(aws.error).startswith("gpupools:maintenance: has no meaning")
 

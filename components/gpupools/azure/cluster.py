@@ -73,15 +73,15 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, managedidentity, resources
 
 from gpupools import rules
-from gpupools.azure import kubernetes_access
+from gpupools.azure import deployer, kubernetes_access
 from gpupools.azure.autoscaler_profile import autoscaler_profile
-from gpupools.azure import deployer
 from gpupools.azure.inline_pools import (
     IN_PLACE_ONLY_AT_CREATE,
     DesiredCluster,
     InlinePoolsPlan,
     cluster_changes,
     immutable_system_changes,
+    live_create_only,
     plan_inline_pools,
 )
 from gpupools.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
@@ -335,9 +335,7 @@ class AksCluster(pulumi.ComponentResource):
         if live_system is not None:
             for field in immutable_system_changes(desired, live_system):
                 key = IN_PLACE_ONLY_AT_CREATE[field]
-                have = {"vm_size": live_system.vm_size, "os_disk_size_gb": live_system.os_disk_size_gb}.get(
-                    field, list(live_system.availability_zones)
-                )
+                have = live_create_only(live_system)[field]
                 raise ConfigError(
                     f"{system_pool_path}.{key}",
                     f"cannot change on the existing System pool (AKS has {have!r}): AKS does not change a pool's VM size, "

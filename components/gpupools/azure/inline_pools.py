@@ -111,23 +111,26 @@ def minor(version: str | None) -> str | None:
     return None if version is None else ".".join(str(version).split(".")[:2])
 
 
+def live_create_only(live: LivePool) -> dict[str, Any]:
+    """The live System pool's ``IN_PLACE_ONLY_AT_CREATE`` values (zones sorted; None when AKS does not say)."""
+    return {
+        "vm_size": live.vm_size,
+        "os_disk_size_gb": live.os_disk_size_gb,
+        "availability_zones": list(live.availability_zones) or None,
+    }
+
+
 def immutable_system_changes(desired: Mapping[str, Any], live: LivePool) -> tuple[str, ...]:
     """The ``IN_PLACE_ONLY_AT_CREATE`` fields whose desired value differs from the live System pool's.
-    A live value AKS does not report (None, or no zones) is not compared."""
+    A value AKS does not report (None, no zones) is not compared."""
+    have = live_create_only(live)
     changed = []
-    for field in IN_PLACE_ONLY_AT_CREATE:
-        want = desired.get(field)
-        have = {"vm_size": live.vm_size, "os_disk_size_gb": live.os_disk_size_gb, "availability_zones": live.availability_zones}[
-            field
-        ]
-        if field == "availability_zones":
-            want, have = tuple(sorted(want or ())), tuple(sorted(have or ()))
-            if not have:
-                continue
-        elif have is None or want is None:
-            continue
-        if want != have:
-            changed.append(field)
+    for key in IN_PLACE_ONLY_AT_CREATE:
+        want = desired.get(key)
+        if key == "availability_zones" and want is not None:
+            want = sorted(want)
+        if have[key] is not None and want is not None and want != have[key]:
+            changed.append(key)
     return tuple(changed)
 
 
