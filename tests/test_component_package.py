@@ -233,6 +233,12 @@ CASES = [
         ("poolNames", "nodePools"),
     ),
     Case(
+        "GpuNodePool",
+        {"pool": T4, "resourceGroupName": "rg-ml", "clusterName": "ml-dev", "kubernetesVersion": "1.35"},
+        lambda: GpuNodePool("ml-dev", T4, resource_group_name="rg-ml", cluster_name="ml-dev", kubernetes_version="1.35"),
+        ("poolNames", "nodePools"),
+    ),
+    Case(
         "CpuNodePool",
         {"pool": AKS_CPU, "resourceGroupName": "rg-ml", "clusterName": "ml-dev"},
         lambda: CpuNodePool("ml-dev", AKS_CPU, resource_group_name="rg-ml", cluster_name="ml-dev"),

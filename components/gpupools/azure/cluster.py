@@ -57,10 +57,22 @@ What it creates (children of the component):
   ``pulumi_kubernetes.Provider`` built from it with ``cluster_identifier`` set to the cluster's
   resource ID, so kubeconfig churn (token format, FQDN) never replaces Kubernetes objects.
 
-The cluster has a fixed name (``cluster.name``) and ``delete_before_replace``: a change to a field
-AKS cannot update (location, network plugin, CIDRs, DNS prefix) replaces the whole cluster, and the
-new one cannot be created next to the old one under the same name. Such a change shows as a
-replacement in the preview.
+The cluster has a fixed name (``cluster.name``), is ``protect``ed and states
+``delete_before_replace=False``. A change to a field AKS cannot update (location, network plugin,
+CIDRs, DNS prefix; which fields force a new cluster has changed between pulumi-azure-native releases:
+#4771, #4756, #4505, hence the exact pin in ``requirements.txt``) shows as a replacement in the
+preview and then stops at the protection, before anything is deleted. pulumi-azure-native asks for
+delete-first on any replacement of a resource it did not name (``provider.go`` ``Diff``), which the
+engine follows unless the program sets the option (pulumi/pulumi ``step_generator.go``): stated
+False, a replacement that got past the protection would fail at create (the name exists) instead of
+deleting the production cluster first. Destroying it is deliberate: ``pulumi state unprotect`` first
+(docs/aks.md, "Destroying the cluster on purpose").
+
+Also on the cluster: ``autoUpgradeProfile`` (``UPGRADE_CHANNEL`` ``patch``, ``NODE_OS_UPGRADE_CHANNEL``
+``NodeImage``; their windows are ``gpupools.azure.maintenance``), ``apiServerAccessProfile`` from
+``cluster.api_allowed_cidrs`` (``api_server_access_profile``), and the System profile's
+``orchestratorVersion`` (``gpupools.azure.inline_pools``). The deployer's role assignment names the
+principal type of the identity running Pulumi (``gpupools.azure.deployer``).
 """
 
 from __future__ import annotations
@@ -292,6 +304,10 @@ class AksCluster(pulumi.ComponentResource):
             ``network.dataplane`` picks the dataplane (``config`` defaults it to ``cilium`` here).
         queueing: default False. True: the access gate also checks the kinds Kueue and its queues
             create (``gpupools.queueing.kueue``), for stacks with ``gpupools:queueing`` on.
+        atomic_scale_up: default False. True (with ``queueing``): the gate also waits until the API
+            server serves ProvisioningRequests (``kubernetes_access.gate_served``).
+        system_pool_path: the config path named by a System-pool error; default
+            ``AksCluster(<name>).system_pool`` (the stack passes ``gpupools:systemPool``).
         opts: resource options for the component.
 
     Raises:

@@ -299,6 +299,9 @@ class AzurePoolArgs(TypedDict):
     """The node subnet; default the cluster's."""
     cluster_zones: NotRequired[list[str]]
     """The cluster's zones (a pool without ``zones`` uses them); default ``["1", "2", "3"]``."""
+    kubernetes_version: NotRequired[str]
+    """The pools' ``orchestratorVersion`` (pass the cluster's ``kubernetesVersion`` so upgrades reach them);
+    default none sent."""
 
 
 GpuNodePoolArgs = AzurePoolArgs
