@@ -87,11 +87,13 @@ REQUIRED_ACTIONS = (
     "Microsoft.ManagedIdentity/userAssignedIdentities/write",
     "Microsoft.ContainerService/managedClusters/write",
     "Microsoft.ContainerService/managedClusters/agentPools/write",
+    "Microsoft.ContainerService/managedClusters/maintenanceConfigurations/write",
     "Microsoft.Authorization/roleAssignments/write",
 )
 """What ``pulumi up`` writes (``tests/snapshots/azure-dev.json``): the resource group, the network,
-the control plane's identity, the cluster and its agent pools, and two role assignments (the
-control plane on the node subnet, the deployer on the cluster). ``roleAssignments/write`` is not in
+the control plane's identity, the cluster, its agent pools and its two maintenance configurations (the
+node-OS and auto-upgrade windows), and two role assignments (the control plane on the node subnet,
+the deployer on the cluster). ``roleAssignments/write`` is not in
 Contributor (its ``notActions`` include ``Microsoft.Authorization/*/Write``: Microsoft Learn, "Azure
 built-in roles for General", Contributor): the deployer needs Owner, User Access Administrator or
 Role Based Access Control Administrator as well."""
