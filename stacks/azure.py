@@ -10,7 +10,8 @@ With ``gpupools:provisioner: karpenter`` the cluster runs Node Auto Provisioning
 are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
 
     AksCluster                          nodeProvisioningProfile mode Auto, fixed-size System pool, Cilium
-    NodeImageMaintenance                aksManagedNodeOSUpgradeSchedule from gpupools:maintenance
+    NodeImageMaintenance                aksManagedNodeOSUpgradeSchedule (and the patch channel's
+                                        aksManagedAutoUpgradeSchedule) from gpupools:maintenance, in both modes
     NapNodePools                        an AKSNodeClass and a NodePool per gpuPools/cpuPools entry,
                                         Drifted disruptions only inside the same window
     NvidiaDevicePlugin                  on the GPU NodePools' nodes (NAP installs the driver, not the plugin)
@@ -35,6 +36,7 @@ from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
 from gpupools.queueing import install as install_queueing
+from gpupools.queueing.check import atomic_scale_up
 from gpupools.specs import GpuDriver, StackSpec
 
 
@@ -69,6 +71,16 @@ def main() -> None:
         # Contributor on each Capacity Reservation Group's resource group for the control-plane identity.
         capacity_reservation_group_ids=sorted({r.id for pool in spec.gpu_pools for r in pool.reservations}),
         queueing=spec.queueing.enabled,
+        # With the ProvisioningRequest check, the access gate also waits until AKS serves that API.
+        atomic_scale_up=spec.queueing.enabled and atomic_scale_up(spec),
+        system_pool_path="gpupools:systemPool",
+    )
+    # When AKS may reimage nodes and move patch versions: both modes (gpupools.azure.maintenance).
+    NodeImageMaintenance(
+        f"{spec.cluster.name}-maintenance",
+        resource_group_name=cluster.resource_group_name,
+        cluster_name=cluster.name,
+        maintenance=spec.maintenance,
     )
     if spec.node_auto_provisioning:
         nap_mode(spec, cluster, location)
@@ -79,13 +91,8 @@ def main() -> None:
 def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     """The node-image maintenance window, an AKSNodeClass and a NodePool per pool; the device plugin
     and smoke tests on them."""
-    # When NAP may pick up a new node image; the NodePools' budgets say when it may replace nodes.
-    NodeImageMaintenance(
-        f"{spec.cluster.name}-maintenance",
-        resource_group_name=cluster.resource_group_name,
-        cluster_name=cluster.name,
-        maintenance=spec.maintenance,
-    )
+    # NodeImageMaintenance (main) says when NAP picks up a new node image; the NodePools' budgets say
+    # when it may replace nodes.
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     node_pools = NapNodePools(
         "nodepools",
@@ -132,7 +139,9 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     subnet_id = spec.network.subnet_id or cluster.subnet_id
     # GPU pools, then CPU pools, in one chain: AKS runs one agent pool operation at a time per cluster.
     created: dict[type, list[GpuNodePool]] = {GpuNodePool: [], CpuNodePool: []}
-    after: pulumi.Resource | None = None
+    # The chain starts at the cluster: in an upgrade the control plane and System pool move first, and
+    # the first pool's live count is read once the cluster's operation has finished.
+    after: pulumi.Resource | None = cluster.managed_cluster
     for component, entries in ((GpuNodePool, spec.gpu_pools), (CpuNodePool, spec.cpu_pools)):
         for pool in entries:
             node_pool = component(
@@ -144,6 +153,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
                 cluster_zones=spec.cluster.zones,
                 after=after,
                 live_counts=cluster.live_counts,
+                kubernetes_version=spec.cluster.kubernetes_version,
             )
             created[component].append(node_pool)
             after = node_pool.last

@@ -28,6 +28,7 @@ from gpupools.conventions import (
     CapacityType,
     Role,
     Taint,
+    device_plugin_labels,
     pool_labels,
 )
 from gpupools.errors import ConfigError
@@ -203,7 +204,12 @@ def eks_gpu_group(
     ``sharing``, the device plugin config label."""
     token = {CapacityType.SPOT: "spot", CapacityType.ON_DEMAND: "od", CapacityType.RESERVED: "rsv"}[capacity]
     name = f"{cluster}-{pool}-{token}-{zone}"
-    labels = {**pool_labels(pool, Role.GPU, capacity), EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4", **sharing_labels(sharing)}
+    labels = {
+        **pool_labels(pool, Role.GPU, capacity),
+        EKS_ACCELERATOR_LABEL: "nvidia-tesla-t4",
+        **sharing_labels(sharing),
+        **device_plugin_labels(True, not bottlerocket),
+    }
     return NodePoolInfo(
         name=name,
         pool=pool,

@@ -23,7 +23,7 @@ from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_program
 from gpupools.testing.manifests import to_manifest
 from gpupools.versions import EKS_CORE_ADDONS
 
-from tests.k8s_schema import untolerated, validate_manifest
+from tests.k8s_schema import affinity_matches, untolerated, validate_manifest
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ASG_TAG = "aws:autoscaling/tag:Tag"
@@ -273,8 +273,7 @@ def test_device_plugin_tolerates_every_gpu_taint_and_lands_on_every_gpu_node():
         taints = [Taint(t["key"], t["value"], TaintEffect[t["effect"]]) for t in group.inputs["taints"]]
         assert untolerated(spec["tolerations"], taints) == [], group.name
         labels = dict(group.inputs["labels"])
-        terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-        assert any(all(labels.get(e["key"]) in e["values"] for e in term["matchExpressions"]) for term in terms), group.name
+        assert affinity_matches(spec["affinity"], labels), group.name
 
 
 def test_all_bottlerocket_stack_deploys_no_device_plugin():
@@ -287,8 +286,12 @@ def test_all_bottlerocket_stack_deploys_no_device_plugin():
 def test_device_plugin_skips_bottlerocket_pools_in_a_mixed_stack():
     run = variant("mixed-ami")
     affinity = daemon_set(run)["spec"]["template"]["spec"]["affinity"]
-    [term] = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    [pools] = [e["values"] for e in term["matchExpressions"] if e["key"] == "gpupools.io/pool"]
+    # The affinity names no pool (issue 28): the Bottlerocket groups carry gpupools.io/device-plugin=external.
+    pools = {
+        dict(g.inputs["labels"])["gpupools.io/pool"]
+        for g in gpu_groups(run)
+        if affinity_matches(affinity, dict(g.inputs["labels"]))
+    }
     bottlerocket = CONFIG["gpupools:gpuPools"][1]["name"]
     assert bottlerocket not in pools and CONFIG["gpupools:gpuPools"][0]["name"] in pools
 

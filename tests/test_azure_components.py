@@ -269,7 +269,12 @@ def test_cluster_defaults_and_network_layout() -> None:
     assert managed.inputs["sku"] == {"name": "Base", "tier": "Standard"}
     assert managed.inputs["resourceName"] == "ml-dev"
     assert managed.inputs["kubernetesVersion"] == "1.35"
-    assert managed.delete_before_replace is True
+    # Review M5: protected, and create-first stated (the provider's default for a named resource is
+    # delete-first): no diff can delete the cluster before anything else happens.
+    assert managed.options["protect"] is True and managed.options["deleteBeforeReplace"] is False
+    assert managed.inputs["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"}
+    assert managed.inputs["agentPoolProfiles"][0]["orchestratorVersion"] == "1.35"
+    assert "apiServerAccessProfile" not in managed.inputs  # no apiAllowedCidrs configured
 
 
 def test_sandbox_cluster_may_keep_local_accounts_and_names_admin_groups() -> None:

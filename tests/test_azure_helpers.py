@@ -119,10 +119,34 @@ def test_device_code_kubeconfig_is_switched_to_azure_cli_like_kubelogin_convert(
     converted = yaml.safe_load(with_kubelogin_login(aks_kubeconfig()))
     server_id = original["users"][0]["user"]["exec"]["args"]
     server_id = server_id[server_id.index("--server-id") + 1]
-    # kubelogin convert-kubeconfig -l azurecli: get-token --login azurecli --server-id <id>
-    assert converted["users"][0]["user"]["exec"]["args"] == ["get-token", "--login", "azurecli", "--server-id", server_id]
+    # kubelogin convert-kubeconfig -l azurecli: get-token --login azurecli --server-id <id>, and the
+    # cloud AKS named (--environment) kept, so sovereign clouds get their own token endpoint.
+    assert converted["users"][0]["user"]["exec"]["args"] == [
+        "get-token",
+        "--environment",
+        "AzurePublicCloud",
+        "--login",
+        "azurecli",
+        "--server-id",
+        server_id,
+    ]
     assert converted["users"][0]["user"]["exec"]["command"] == "kubelogin"
     assert converted["clusters"] == original["clusters"]
+
+
+def test_a_sovereign_cloud_keeps_its_environment() -> None:
+    """Issue 28 (review m13): the rewrite dropped ``--environment``, so kubelogin asked the public
+    cloud for a token of a cluster in Azure China or US Government."""
+    china = aks_kubeconfig().replace("AzurePublicCloud", "AzureChinaCloud")
+    args = yaml.safe_load(with_kubelogin_login(china))["users"][0]["user"]["exec"]["args"]
+    assert args[args.index("--environment") + 1] == "AzureChinaCloud"
+    without = yaml.safe_load(aks_kubeconfig())
+    exec_args = without["users"][0]["user"]["exec"]["args"]
+    at = exec_args.index("--environment")
+    del exec_args[at : at + 2]
+    assert (
+        "--environment" not in yaml.safe_load(with_kubelogin_login(yaml.safe_dump(without)))["users"][0]["user"]["exec"]["args"]
+    )
 
 
 def test_device_code_mode_keeps_the_kubeconfig_unchanged() -> None:

@@ -535,14 +535,22 @@ def test_pitfall_auto_naming_ignores_azure_limits(run: Run) -> None:
 
 
 def test_pitfall_api_version_churn() -> None:
-    """The API version moved between azure-native minors; the project pins >=3.13 (API 2025-09-01)."""
+    """The API version and the force-new fields moved between azure-native releases (review M5:
+    pulumi-azure-native #4771, #4756, #4505): the provider is pinned exactly, to the version the tests
+    run (API 2025-09-01), in requirements.txt and pyproject.toml alike."""
+    import importlib.metadata
+
+    import tomllib
     from gpupools.testing import PROJECT_ROOT
 
     requirement = next(
         line for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if line.startswith("pulumi-azure-native")
     )
-    lower = re.search(r">=(\d+)\.(\d+)", requirement)
-    assert lower and (int(lower[1]), int(lower[2])) >= (3, 13)
+    pinned = re.fullmatch(r"pulumi-azure-native==(\d+\.\d+\.\d+)", requirement)
+    assert pinned, requirement
+    assert pinned[1] == importlib.metadata.version("pulumi-azure-native")
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"pulumi-azure-native=={pinned[1]}" in project
     source = Path(containerservice.agent_pool.__file__).read_text()
     assert "Uses Azure REST API version 2025-09-01" in source
 

@@ -27,6 +27,8 @@ import yaml
 from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
 from gpupools.testing import update_model as model
 
+from tests.aks_model import ModelledAks
+
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -107,44 +109,46 @@ def aws_world(created: Run, live: Mapping[str, int]) -> Calls:
     }
 
 
-def aks_pools(created: Run, live: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    """Every agent pool as AKS's GETs answer after the autoscaler moved: the created pool's fields
-    with its ``live`` count, plus read-only fields AKS adds (the System pool first, as AKS lists
-    the pool the cluster was created with)."""
-    server = {"provisioningState": "Succeeded", "currentOrchestratorVersion": "1.35.1", "maxPods": 250}
-    found: dict[str, dict[str, Any]] = {}
-    for r in created.of_type(MANAGED_CLUSTER):
-        for profile in r.inputs["agentPoolProfiles"]:
-            found[profile["name"]] = {**profile, **server, "count": live[profile["name"]]}
+def aks_model(created: Run, live: Mapping[str, int]) -> ModelledAks:
+    """AKS after the first ``up`` applied what the program created (the cluster, then every pool),
+    with each pool at its ``live`` count (``tests/aks_model.py``: answers shaped like the AKS REST
+    spec's example responses, ``orchestratorVersion`` on every pool)."""
+    [cluster] = created.of_type(MANAGED_CLUSTER)
+    aks = ModelledAks(cluster.inputs["kubernetesVersion"], {})
+    aks.create_cluster(cluster.inputs)
     for r in created.of_type(AGENT_POOL):
-        fields = {k: v for k, v in r.inputs.items() if k not in ("resourceGroupName", "resourceName", "agentPoolName")}
-        found[r.inputs["agentPoolName"]] = {
-            **fields,
-            **server,
-            "name": r.inputs["agentPoolName"],
-            "count": live[r.inputs["agentPoolName"]],
-        }
-    return found
+        aks.put_agent_pool(r.inputs["agentPoolName"], r.inputs)
+    for name, count in live.items():
+        if name in aks.pools:
+            aks.pools[name]["count"] = count
+    return aks
+
+
+def aks_pools(created: Run, live: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """Every agent pool as AKS's GETs answer after the autoscaler moved (``aks_model``)."""
+    aks = aks_model(created, live)
+    return {name: aks.pool_answer(name) for name in aks.pools}
+
+
+def model_world(aks: ModelledAks) -> Calls:
+    """``Agent Pools - Get`` and ``Managed Clusters - Get`` answered by ``aks``."""
+
+    def agent_pool(args: Mapping[str, Any]) -> dict[str, Any]:
+        name = args["agentPoolName"]
+        if name not in aks.pools:
+            raise fakes.InvokeError(f"404 Not Found: ResourceNotFound: agent pool {name}")
+        return aks.pool_answer(name)
+
+    return {
+        "azure-native:containerservice:getAgentPool": agent_pool,
+        "azure-native:containerservice:getManagedCluster": lambda args: aks.cluster_answer(args["resourceName"]),
+    }
 
 
 def azure_world(created: Run, live: Mapping[str, int]) -> Calls:
     """AKS as it stands after the autoscaler moved: every pool exists with its ``live`` count;
     ``Agent Pools - Get`` answers one, ``Managed Clusters - Get`` lists them all."""
-    existing = aks_pools(created, live)
-
-    def agent_pool(args: Mapping[str, Any]) -> dict[str, Any]:
-        name = args["agentPoolName"]
-        if name not in existing:
-            raise fakes.InvokeError(f"404 Not Found: ResourceNotFound: agent pool {name}")
-        return existing[name]
-
-    def managed_cluster(args: Mapping[str, Any]) -> dict[str, Any]:
-        return {"name": args["resourceName"], "agentPoolProfiles": list(existing.values())}
-
-    return {
-        "azure-native:containerservice:getAgentPool": agent_pool,
-        "azure-native:containerservice:getManagedCluster": managed_cluster,
-    }
+    return model_world(aks_model(created, live))
 
 
 def unreadable(stack: str) -> Calls:

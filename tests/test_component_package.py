@@ -228,8 +228,16 @@ CASES = [
     ),
     Case(
         "GpuNodePool",
-        {"pool": T4, "resourceGroupName": "rg-ml", "clusterName": "ml-dev", "clusterZones": ["1", "2"]},
-        lambda: GpuNodePool("ml-dev", T4, resource_group_name="rg-ml", cluster_name="ml-dev", cluster_zones=("1", "2")),
+        {
+            "pool": T4,
+            "resourceGroupName": "rg-ml",
+            "clusterName": "ml-dev",
+            "clusterZones": ["1", "2"],
+            "kubernetesVersion": "1.35",
+        },
+        lambda: GpuNodePool(
+            "ml-dev", T4, resource_group_name="rg-ml", cluster_name="ml-dev", cluster_zones=("1", "2"), kubernetes_version="1.35"
+        ),
         ("poolNames", "nodePools"),
     ),
     Case(

@@ -476,3 +476,13 @@ def test_gpu_metrics_off_registers_nothing_and_the_service_monitor_takes_its_lab
     [monitor] = [to_manifest(r) for r in on.of_type(SERVICE_MONITOR)]
     assert_valid_custom_resource(monitor)
     assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+
+
+def test_adding_a_gpu_pool_leaves_every_existing_exporter_template_unchanged() -> None:
+    """Issue 28, Done when: adding a GPU pool leaves every existing DaemonSet's pod template unchanged.
+    One DaemonSet per pool, each naming only its own pool: the new pool gets its own."""
+    before = {m["metadata"]["name"]: m["spec"]["template"] for m in exporters(deploy(aks_pools()).run)}
+    added = [*aks_pools(), aks_gpu_pool("h100", CapacityType.SPOT, extra_taints=[EVICT])]
+    after = {m["metadata"]["name"]: m["spec"]["template"] for m in exporters(deploy(added).run)}
+    assert set(after) - set(before) == {"dcgm-exporter-h100"}
+    assert {name: after[name] for name in before} == before

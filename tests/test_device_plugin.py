@@ -6,7 +6,15 @@ import dataclasses
 from typing import Any
 
 import pytest
-from gpupools.conventions import AKS_SYSTEM_TAINT, GPU_TAINT, CapacityType, Taint, TaintEffect
+from gpupools.conventions import (
+    AKS_SPOT_TAINT,
+    AKS_SYSTEM_TAINT,
+    GPU_TAINT,
+    CapacityType,
+    Taint,
+    TaintEffect,
+    device_plugin_labels,
+)
 from gpupools.kubernetes import NvidiaDevicePlugin
 from gpupools.pools import NodePoolInfo
 from gpupools.specs import GpuDriver
@@ -176,24 +184,20 @@ def test_tolerates_every_taint_of_every_served_pool(pools: list[NodePoolInfo]) -
             assert untolerated(tolerations, pool.taints) == [], pool.name
 
 
-def test_tolerations_are_exact_unique_and_sorted() -> None:
+def test_tolerations_cover_a_pool_added_later_with_a_new_taint() -> None:
+    """Issue 28: the tolerations listed the served pools' taints, so a pool with a new taint changed
+    the template (a restart of every GPU node's plugin) and a pool the list missed got no plugin."""
     tolerations = pod_spec(deploy(aks_pools()))["tolerations"]
-    assert all(t["operator"] == "Equal" and t["key"] and t["value"] for t in tolerations)
-    keys = [(t["key"], t["value"], t["effect"]) for t in tolerations]
-    assert keys == sorted(set(keys))
-    # Distinct taints on the served AKS pools: GPU, AKS Spot, dedicated=vision.
-    assert len(tolerations) == 3
+    later = Taint("example.com/tier", "batch", TaintEffect.NO_EXECUTE)
+    assert untolerated(tolerations, [later, AKS_SPOT_TAINT, GPU_TAINT]) == []
 
 
-def test_does_not_tolerate_the_system_pool() -> None:
-    tolerations = pod_spec(deploy(aks_pools()))["tolerations"]
-    assert untolerated(tolerations, [AKS_SYSTEM_TAINT]) == [AKS_SYSTEM_TAINT]
-
-
-def test_does_not_tolerate_everything() -> None:
-    tolerations = pod_spec(deploy(aks_pools()))["tolerations"]
-    stranger = Taint("example.com/anything", "x", TaintEffect.NO_SCHEDULE)
-    assert untolerated(tolerations, [stranger]) == [stranger]
+def test_the_system_pool_is_kept_off_by_the_affinity() -> None:
+    """Tolerating everything is safe only because the affinity never selects a non-GPU node."""
+    pod = pod_spec(deploy(aks_pools()))
+    assert untolerated(pod["tolerations"], [AKS_SYSTEM_TAINT]) == []
+    assert not affinity_matches(pod["affinity"], node_labels(aks_system_pool()))
+    assert not affinity_matches(pod["affinity"], node_labels(eks_system_group()))
 
 
 def test_component_attributes_match_what_was_registered() -> None:
@@ -215,9 +219,12 @@ def test_affinity_selects_served_gpu_nodes_only(pools: list[NodePoolInfo]) -> No
         assert affinity_matches(affinity, node_labels(pool)) is served, pool.name
 
 
-def test_affinity_excludes_gpu_pools_it_was_not_given_and_unlabelled_nodes() -> None:
+def test_affinity_selects_a_served_pool_added_later_and_no_unlabelled_node() -> None:
+    """Issue 28: the affinity listed pool names, so adding a pool rewrote the template."""
     affinity = pod_spec(deploy(aks_pools()))["affinity"]
-    assert not affinity_matches(affinity, node_labels(aks_gpu_pool("h100", CapacityType.SPOT)))
+    assert affinity_matches(affinity, node_labels(aks_gpu_pool("h100", CapacityType.SPOT)))
+    external = aks_gpu_pool("ops", CapacityType.SPOT, extra_labels=device_plugin_labels(True, False))
+    assert not affinity_matches(affinity, node_labels(external))
     assert not affinity_matches(affinity, {"kubernetes.io/os": "linux"})
     # A node of a served pool that somehow lost the GPU label is not a GPU node to the plugin.
     labels = node_labels(aks_gpu_pool("t4", CapacityType.SPOT))
@@ -230,9 +237,27 @@ def test_affinity_is_a_single_required_term() -> None:
     required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     [term] = required["nodeSelectorTerms"]
     by_key = {r["key"]: r for r in term["matchExpressions"]}
-    assert by_key["gpupools.io/pool"] == {"key": "gpupools.io/pool", "operator": "In", "values": ["a100", "t4"]}
+    assert "gpupools.io/pool" not in by_key
     assert by_key["gpupools.io/role"]["values"] == ["gpu"]
     assert by_key["nvidia.com/gpu.present"]["values"] == ["true"]
+    assert by_key["gpupools.io/device-plugin"] == {
+        "key": "gpupools.io/device-plugin",
+        "operator": "NotIn",
+        "values": ["external"],
+    }
+
+
+def test_adding_a_gpu_pool_leaves_the_pod_template_unchanged() -> None:
+    """Issue 28, Done when: "Adding a GPU pool leaves every existing DaemonSet's pod template unchanged"
+    (here the plugin's; the DCGM exporter's in test_dcgm_exporter). A pool with a new extra taint and
+    an unserved (gpuDriver: none) pool are added; neither changes the template."""
+    before = daemon_set(deploy(aks_pools()))["spec"]["template"]
+    added = [
+        *aks_pools(),
+        aks_gpu_pool("h100", CapacityType.SPOT, extra_taints=[Taint("example.com/tier", "x", TaintEffect.NO_SCHEDULE)]),
+        with_driver(aks_gpu_pool("ops", CapacityType.ON_DEMAND), GpuDriver.NONE),
+    ]
+    assert daemon_set(deploy(added))["spec"]["template"] == before
 
 
 # --- property -------------------------------------------------------------------------------------
@@ -247,7 +272,10 @@ def with_driver(pool: NodePoolInfo, driver: GpuDriver) -> NodePoolInfo:
     """``pool`` as a component builds it for ``driver``: ``none`` also clears ``needs_device_plugin``
     (``PoolSpec.needs_device_plugin``); ``managed`` keeps it, so ``is_served`` alone must leave it out."""
     needs = pool.needs_device_plugin and driver is not GpuDriver.NONE
-    return dataclasses.replace(pool, gpu_driver=driver, needs_device_plugin=needs)
+    served = needs and driver is GpuDriver.INSTALL
+    labels = {k: v for k, v in pool.labels.items() if k != "gpupools.io/device-plugin"}
+    labels.update(device_plugin_labels(True, served))
+    return dataclasses.replace(pool, gpu_driver=driver, needs_device_plugin=needs, labels=labels)
 
 
 @st.composite
@@ -286,9 +314,8 @@ def test_property_lands_on_every_served_node_and_nowhere_else(pools: list[NodePo
     for pool in pools:
         lands = affinity_matches(pod["affinity"], node_labels(pool)) and not untolerated(pod["tolerations"], pool.taints)
         assert lands is (pool in served), pool.name
-    # Nothing beyond the served pools' taints is tolerated.
-    allowed = {tuple(sorted(t.toleration().items())) for p in served for t in p.taints}
-    assert {tuple(sorted(t.items())) for t in pod["tolerations"]} == allowed
+    # The same template whatever the pools (issue 28): it names no pool.
+    assert pod == pod_spec(deploy([p for p in served[:1]]))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -324,9 +351,13 @@ def test_bad_version_tag_is_rejected(version: str) -> None:
     assert_rejected(deploy(aks_pools(), version=version), "NvidiaDevicePlugin(gpu).version", "release tag")
 
 
-def test_bottlerocket_pool_sharing_a_served_pool_name_is_rejected() -> None:
-    pools = [eks_gpu_group("t4", CapacityType.SPOT), eks_gpu_group("t4", CapacityType.ON_DEMAND, bottlerocket=True)]
-    assert_rejected(deploy(pools), "NvidiaDevicePlugin(gpu).pools[1].pool", "own device plugin")
+def test_unserved_pool_without_the_external_label_is_rejected() -> None:
+    """Selection is by label now: a Bottlerocket group that lacks ``gpupools.io/device-plugin=external``
+    would get a second plugin, so it is an error naming the label."""
+    group = eks_gpu_group("br", CapacityType.ON_DEMAND, bottlerocket=True)
+    unlabelled = dataclasses.replace(group, labels={k: v for k, v in group.labels.items() if k != "gpupools.io/device-plugin"})
+    pools = [eks_gpu_group("t4", CapacityType.SPOT), unlabelled]
+    assert_rejected(deploy(pools), "NvidiaDevicePlugin(gpu).pools[1].labels.gpupools.io/device-plugin", "unserved")
 
 
 def test_served_pool_without_the_gpu_label_is_rejected() -> None:
@@ -334,7 +365,7 @@ def test_served_pool_without_the_gpu_label_is_rejected() -> None:
     labels = {k: v for k, v in good.labels.items() if k != "nvidia.com/gpu.present"}
     broken = NodePoolInfo(**{**good.__dict__, "labels": labels})
     assert_rejected(
-        deploy([aks_system_pool(), broken]), "NvidiaDevicePlugin(gpu).pools[1].labels.nvidia.com/gpu.present", "never lands"
+        deploy([aks_system_pool(), broken]), "NvidiaDevicePlugin(gpu).pools[1].labels.nvidia.com/gpu.present", "selects GPU nodes"
     )
 
 

@@ -148,7 +148,9 @@ def test_weekday_names_are_the_aks_api_enum_and_cron_days() -> None:
 
 @pytest.mark.parametrize(("name", "provider"), [("aws-karpenter-dev", "aws"), ("azure-nap-dev", "azure")])
 @pytest.mark.parametrize("custom", [False, True], ids=["default-window", "custom-window"])
-def test_every_nodepool_drifts_only_in_the_window_and_has_a_grace_period(name: str, provider: str, custom: bool) -> None:
+def test_every_nodepool_drifts_only_in_the_window_and_has_the_configured_grace_period(
+    name: str, provider: str, custom: bool
+) -> None:
     result = stack(name, custom)
     window = config.parse_maintenance(CUSTOM if custom else None, "gpupools:maintenance")
     pools = node_pools(result)
@@ -156,7 +158,11 @@ def test_every_nodepool_drifts_only_in_the_window_and_has_a_grace_period(name: s
     for pool_name, spec in pools.items():
         budgets = spec["disruption"]["budgets"]
         assert budgets == [{"nodes": "10%"}, *maintenance.drift_budgets(window)], pool_name
-        assert spec["template"]["spec"]["terminationGracePeriod"] == window.termination_grace_period
+        # Issue 28 (review M4): no grace period unless configured; with one, exactly it.
+        if custom:
+            assert spec["template"]["spec"]["terminationGracePeriod"] == CUSTOM["terminationGracePeriod"]
+        else:
+            assert "terminationGracePeriod" not in spec["template"]["spec"], pool_name
         assert spec["disruption"]["consolidationPolicy"] == "WhenEmpty"
         assert spec["template"]["spec"]["expireAfter"] == "Never"
         # Inside and just outside the window, as Karpenter would compute it.
@@ -169,6 +175,26 @@ def test_every_nodepool_drifts_only_in_the_window_and_has_a_grace_period(name: s
         assert validate_custom_resource(body, provider=provider) == [], reg.name
 
 
+@pytest.mark.parametrize("name", ["aws-karpenter-dev", "azure-nap-dev"])
+@pytest.mark.parametrize("custom", [False, True], ids=["default-window", "custom-window"])
+def test_every_nodepool_and_node_class_delete_outlasts_its_grace_period(name: str, custom: bool) -> None:
+    """Review B5: a NodePool's foreground delete waits for its nodes' drain, bounded by
+    ``terminationGracePeriod``; the delete timeout was 30 minutes against a 24h grace period. Now it is
+    the grace period plus a margin (and 30 minutes without one, when nothing bounds the drain)."""
+    result = stack(name, custom)
+    classes = [
+        r
+        for r in result.registrations
+        if r.type.startswith("kubernetes:") and r.inputs.get("kind") in ("NodePool", "EC2NodeClass", "AKSNodeClass")
+    ]
+    assert {r.inputs["kind"] for r in classes} >= {"NodePool"} and len(classes) >= 6
+    grace_minutes = 36 * 60 if custom else 0
+    for reg in classes:
+        timeout = reg.options["customTimeouts"]["delete"]
+        minutes = int(timeout.removesuffix("m"))
+        assert minutes > grace_minutes and minutes >= 30, (reg.name, timeout)
+
+
 def test_custom_window_reaches_the_nodepools_in_utc() -> None:
     [budget] = [b for b in node_pools(stack("aws-karpenter-dev", True))["gpu1"]["disruption"]["budgets"] if "schedule" in b]
     # Wednesday 22:30 -03:00 = Thursday 01:30 UTC; + 6h = Thursday 07:30 UTC; closed for 162h.
@@ -178,9 +204,10 @@ def test_custom_window_reaches_the_nodepools_in_utc() -> None:
 @pytest.mark.parametrize("custom", [False, True], ids=["default-window", "custom-window"])
 def test_nap_stack_registers_the_node_image_maintenance_window(custom: bool) -> None:
     result = stack("azure-nap-dev", custom)
-    [configuration] = result.of_type(MAINTENANCE)
+    configurations = {r.inputs["configName"]: r for r in result.of_type(MAINTENANCE)}
+    assert set(configurations) == {"aksManagedNodeOSUpgradeSchedule", "aksManagedAutoUpgradeSchedule"}
+    configuration = configurations["aksManagedNodeOSUpgradeSchedule"]
     inputs = configuration.inputs
-    assert inputs["configName"] == "aksManagedNodeOSUpgradeSchedule"
     assert inputs["resourceName"] == "ml-nap" and inputs["resourceGroupName"]
     expected = CUSTOM if custom else {"day": "Sunday", "startTime": "02:00", "durationHours": 4, "utcOffset": "+00:00"}
     assert inputs["maintenanceWindow"] == {
@@ -194,8 +221,32 @@ def test_nap_stack_registers_the_node_image_maintenance_window(custom: bool) -> 
     assert cluster.urn in configuration.dependencies
 
 
-def test_cluster_autoscaler_stacks_register_no_maintenance_window() -> None:
-    assert run_stack("azure-dev").of_type(MAINTENANCE) == []
+def test_cluster_autoscaler_aks_stack_registers_the_node_os_window_and_channels() -> None:
+    """Review M3: under cluster-autoscaler the default ``NodeImage`` channel reimaged GPU nodes weekly at
+    any hour. Now the node-OS channel is stated and both windows come from ``gpupools:maintenance``."""
+    custom = {k: v for k, v in CUSTOM.items() if k != "terminationGracePeriod"}
+    for overrides, expected in (
+        (None, MaintenanceSpec()),
+        ({"gpupools:maintenance": custom}, config.parse_maintenance(custom, "m")),
+    ):
+        result = run_stack("azure-dev", overrides=overrides)
+        configurations = {r.inputs["configName"]: r.inputs for r in result.of_type(MAINTENANCE)}
+        assert set(configurations) == {"aksManagedNodeOSUpgradeSchedule", "aksManagedAutoUpgradeSchedule"}
+        for inputs in configurations.values():
+            assert inputs["maintenanceWindow"]["schedule"]["weekly"]["dayOfWeek"] == expected.day.value
+            assert inputs["maintenanceWindow"]["startTime"] == expected.start_time
+        [cluster] = result.of_type("azure-native:containerservice:ManagedCluster")
+        assert cluster.inputs["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"}
+
+
+def test_cluster_autoscaler_refuses_a_grace_period_and_eks_the_window() -> None:
+    azure = run_stack("azure-dev", overrides={"gpupools:maintenance": {"terminationGracePeriod": "2h"}}, raise_errors=False)
+    assert isinstance(azure.error, ConfigError)
+    assert str(azure.error).startswith(
+        "gpupools:maintenance.terminationGracePeriod: has no meaning with provisioner cluster-autoscaler"
+    )
+    aws = run_stack("aws-dev", overrides={"gpupools:maintenance": {"day": "Monday"}}, raise_errors=False)
+    assert isinstance(aws.error, ConfigError) and str(aws.error).startswith("gpupools:maintenance: has no meaning")
 
 
 def test_node_image_maintenance_refuses_a_bad_window_before_registering() -> None:

@@ -99,8 +99,10 @@ def test_aks_none_sends_driver_none_and_renames_the_pool() -> None:
         assert new.args["gpu_profile"] == {"driver": containerservice.GPUDriver.NONE.value}
         # gpuProfile is create-only: a new driver is a new agent pool name, never an in-place update.
         assert new.name != old.name and new.name[:-4] == old.name[:-4]
-        rest = {k: v for k, v in new.args.items() if k not in ("gpu_profile", "agent_pool_name")}
-        assert rest == {k: v for k, v in old.args.items() if k not in ("gpu_profile", "agent_pool_name")}
+        rest = {k: v for k, v in new.args.items() if k not in ("gpu_profile", "agent_pool_name", "node_labels")}
+        assert rest == {k: v for k, v in old.args.items() if k not in ("gpu_profile", "agent_pool_name", "node_labels")}
+        # Its nodes say the plugin is someone else's: gpupools' plugin selects by label (issue 28).
+        assert new.args["node_labels"] == {**old.args["node_labels"], "gpupools.io/device-plugin": "external"}
         assert not new.info.needs_device_plugin and new.info.gpu_driver is GpuDriver.NONE
 
 
@@ -159,8 +161,17 @@ def test_eks_none_keeps_the_node_group_as_it_was() -> None:
 
     install, none = run_program(groups(EKS_T4)), run_program(groups({**EKS_T4, "gpuDriver": "none"}))
     kind = "aws:eks/nodeGroup:NodeGroup"
-    by_name = [{r.inputs["nodeGroupName"]: r.inputs for r in run.of_type(kind)} for run in (install, none)]
+    external = ("gpupools.io/device-plugin", "external")
+
+    def without_external(inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The group minus the one label a none group adds (and the autoscaler template tag of it)."""
+        labels = {k: v for k, v in inputs["labels"].items() if (k, v) != external}
+        tags = {k: v for k, v in (inputs.get("tags") or {}).items() if not k.endswith("label/gpupools.io/device-plugin")}
+        return {**inputs, "labels": labels, "tags": tags}
+
+    by_name = [{r.inputs["nodeGroupName"]: without_external(r.inputs) for r in run.of_type(kind)} for run in (install, none)]
     assert by_name[0] == by_name[1] and len(by_name[0]) == 6
+    assert all(dict(r.inputs["labels"]).get(external[0]) == external[1] for r in none.of_type(kind))
     assert {r.inputs["amiType"] for r in none.of_type(kind)} == {AmiType.AL2023_NVIDIA.value}
 
 
@@ -241,13 +252,19 @@ def test_device_plugin_lands_only_where_gpupools_owns_the_plugin(
 
 @pytest.mark.parametrize(("platform", "build", "pool", "other"), PLATFORMS, ids=[p[0] for p in PLATFORMS])
 def test_a_managed_pool_is_never_served(platform: str, build: Builder, pool: Mapping[str, Any], other: Mapping[str, Any]) -> None:
-    """The config refuses managed everywhere today; a NodePoolInfo that says so is still left out,
-    whatever its ``needs_device_plugin`` (library users build these by hand)."""
+    """The config refuses managed everywhere today; a NodePoolInfo that says so (and, since the plugin
+    selects by label, carries ``gpupools.io/device-plugin=external``) is left out, whatever its
+    ``needs_device_plugin`` (library users build these by hand). Without the label it is refused:
+    ``test_a_none_pool_without_the_external_label_is_refused``."""
     seen: dict[str, Any] = {}
 
     def program() -> None:
         infos = build([pool, other])
-        managed = [dataclasses.replace(i, gpu_driver=GpuDriver.MANAGED) for i in infos if i.pool == pool["name"]]
+        managed = [
+            dataclasses.replace(i, gpu_driver=GpuDriver.MANAGED, labels={**i.labels, "gpupools.io/device-plugin": "external"})
+            for i in infos
+            if i.pool == pool["name"]
+        ]
         assert all(m.needs_device_plugin for m in managed)
         seen["managed"] = managed
         seen["plugin"] = NvidiaDevicePlugin("gpu", [*managed, *(i for i in infos if i.pool != pool["name"])])
@@ -258,15 +275,18 @@ def test_a_managed_pool_is_never_served(platform: str, build: Builder, pool: Map
         assert not is_served(info) and not lands(seen["plugin"], info), f"{platform}: {info.name}"
 
 
-def test_a_none_pool_sharing_a_served_pool_name_is_refused() -> None:
+def test_a_none_pool_without_the_external_label_is_refused() -> None:
+    """The plugin selects by label: an unserved pool built by hand without
+    ``gpupools.io/device-plugin=external`` would get a second plugin, so it is refused by name."""
+
     def program() -> None:
         infos = aks_agent_pools([AKS_T4])
-        clash = dataclasses.replace(infos[0], name="t4other", gpu_driver=GpuDriver.NONE, needs_device_plugin=False)
-        NvidiaDevicePlugin("gpu", [*infos, clash])
+        unlabelled = dataclasses.replace(infos[0], name="t4other", gpu_driver=GpuDriver.NONE, needs_device_plugin=False)
+        NvidiaDevicePlugin("gpu", [*infos, unlabelled])
 
     run = run_program(program, raise_errors=False)
-    assert isinstance(run.error, ConfigError) and "must not share its pool name" in str(run.error)
-    assert run.error.path == "NvidiaDevicePlugin(gpu).pools[2].pool"
+    assert isinstance(run.error, ConfigError) and "unserved GPU pool" in str(run.error)
+    assert run.error.path == "NvidiaDevicePlugin(gpu).pools[2].labels.gpupools.io/device-plugin"
 
 
 # --- the stacks -------------------------------------------------------------------------------------
@@ -274,13 +294,22 @@ def test_a_none_pool_sharing_a_served_pool_name_is_refused() -> None:
 STACKS = ["azure-dev", "azure-nap-dev", "aws-dev", "aws-karpenter-dev"]
 
 
+def registered_node_labels(run: Any) -> list[dict[str, str]]:
+    """The node labels of every pool the stack registered: AKS agent pools, EKS node groups, Karpenter
+    and NAP NodePools."""
+    found = [dict(r.inputs.get("nodeLabels") or {}) for r in run.of_type("azure-native:containerservice:AgentPool")]
+    found += [dict(r.inputs.get("labels") or {}) for r in run.of_type("aws:eks/nodeGroup:NodeGroup")]
+    found += [
+        dict(r.inputs["spec"]["template"]["metadata"]["labels"]) for r in run.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    ]
+    return found
+
+
 def plugin_pools(run: Any) -> list[str]:
+    """The pools whose nodes the plugin's affinity selects (it names no pool: issue 28)."""
     [daemon_set] = [r for r in run.of_type(DAEMON_SET) if r.inputs["metadata"]["name"] == "nvidia-device-plugin"]
-    [term] = daemon_set.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ]["nodeSelectorTerms"]
-    [pools] = [e["values"] for e in term["matchExpressions"] if e["key"] == "gpupools.io/pool"]
-    return pools
+    affinity = daemon_set.inputs["spec"]["template"]["spec"]["affinity"]
+    return sorted({labels["gpupools.io/pool"] for labels in registered_node_labels(run) if affinity_matches(affinity, labels)})
 
 
 def drop_sharing(pool: Mapping[str, Any]) -> dict[str, Any]:

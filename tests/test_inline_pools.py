@@ -31,9 +31,10 @@ from gpupools.azure.live_capacity import LivePool, profile_inputs
 from gpupools.testing import Registration, Run, run_stack, stack_config
 from gpupools.testing import update_model as model
 
+from .aks_model import POOL_READ_ONLY
 from .test_capacity_updates import AGENT_POOL, MANAGED_CLUSTER, aks_pools, azure_world, live_sizes, pools
 
-READ_ONLY = ("provisioningState", "currentOrchestratorVersion")
+READ_ONLY = POOL_READ_ONLY
 """Fields of AKS's answer that azure-native's output -> input projection leaves out (read-only in
 the AKS API spec); ``maxPods`` is writable and server-defaulted, so it stays."""
 
@@ -265,7 +266,10 @@ def test_each_pools_count_is_read_after_the_pool_before_it(monkeypatch: pytest.M
 
     chain = second.of_type(AGENT_POOL)
     assert [name for name, _ in reads] == [r.inputs["agentPoolName"] for r in chain]
-    assert reads[0][1] == [], "the first pool reads once the cluster is ready (its name is an input)"
+    # Issue 28 (review m1): the first pool's read waits for the cluster's own operation (an upgrade of
+    # the control plane and System pool), not only for the cluster to exist.
+    [managed_cluster] = second.of_type(MANAGED_CLUSTER)
+    assert reads[0][1] == [managed_cluster.name], "the first pool reads once the cluster's operation has finished"
     for (_, depends), previous in zip(reads[1:], chain, strict=False):
         assert depends == [previous.name]
     # And what they read is what each pool sends.

@@ -178,10 +178,21 @@ def test_azure_pool_without_gpu_taint() -> None:
     assert "is a GPU pool (vmSize Standard_NC" in message
 
 
+TAINT_KEYS = ("nvidia.com/gpu", "kubernetes.azure.com/scalesetpriority", "dedicated")
+"""Every taint key of the example stacks' GPU pools."""
+
+
+def tolerating_keys_but(missing: str) -> list[dict[str, str]]:
+    """A plugin that tolerates the example pools' taint keys one by one, except ``missing`` (gpupools'
+    own plugin tolerates every taint with one ``operator: Exists``, so the rule is exercised on a
+    narrower one, as a hand-edited or third-party plugin would have)."""
+    return [{"key": key, "operator": "Exists"} for key in TAINT_KEYS if key != missing]
+
+
 def test_azure_device_plugin_without_the_spot_toleration() -> None:
     def drop(props: dict[str, Any]) -> None:
         spec = props["spec"]["template"]["spec"]
-        spec["tolerations"] = [t for t in spec["tolerations"] if t.get("key") != "kubernetes.azure.com/scalesetpriority"]
+        spec["tolerations"] = tolerating_keys_but("kubernetes.azure.com/scalesetpriority")
 
     found = fired(broken("azure-dev", is_device_plugin, props_changed(drop)))
     assert set(found) == {"device-plugin-tolerates-gpu-pools"}
@@ -194,7 +205,7 @@ def test_azure_device_plugin_without_the_spot_toleration() -> None:
 def test_azure_device_plugin_without_the_extra_taint_toleration() -> None:
     def drop(props: dict[str, Any]) -> None:
         spec = props["spec"]["template"]["spec"]
-        spec["tolerations"] = [t for t in spec["tolerations"] if t.get("key") != "dedicated"]
+        spec["tolerations"] = tolerating_keys_but("dedicated")
 
     found = fired(broken("azure-dev", is_device_plugin, props_changed(drop)))
     assert set(found) == {"device-plugin-tolerates-gpu-pools"}
@@ -208,7 +219,7 @@ def test_device_plugin_not_tolerating_a_gpu_nodepools_taint(stack: str, pool: st
 
     def drop(props: dict[str, Any]) -> None:
         spec = props["spec"]["template"]["spec"]
-        spec["tolerations"] = [t for t in spec["tolerations"] if t.get("key") != "dedicated"]
+        spec["tolerations"] = tolerating_keys_but("dedicated")
 
     found = fired(broken(stack, is_device_plugin, props_changed(drop)))
     assert set(found) == {"device-plugin-tolerates-gpu-pools"}
@@ -300,7 +311,7 @@ def test_aws_node_group_without_gpu_taint() -> None:
 def test_aws_device_plugin_without_the_extra_taint_toleration() -> None:
     def drop(props: dict[str, Any]) -> None:
         spec = props["spec"]["template"]["spec"]
-        spec["tolerations"] = [t for t in spec["tolerations"] if t.get("key") != "dedicated"]
+        spec["tolerations"] = tolerating_keys_but("dedicated")
 
     found = fired(broken("aws-dev", is_device_plugin, props_changed(drop)))
     assert set(found) == {"device-plugin-tolerates-gpu-pools"}

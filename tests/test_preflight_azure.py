@@ -55,8 +55,19 @@ FAMILIES = {
 """Family and vCPUs of the example stack's sizes, as Resource SKUs lists them (Microsoft Learn size pages)."""
 
 
+ALLOWED_CIDRS = ["203.0.113.0/24"]
+
+
+def limited(config: dict[str, str]) -> dict[str, str]:
+    """``config`` with ``gpupools:cluster.apiAllowedCidrs`` set, so the ``access`` row is ✓ and a
+    subscription with everything is all green (the example stacks leave it empty: it is the deployer's
+    own networks)."""
+    cluster = json.loads(config["gpupools:cluster"])
+    return {**config, "gpupools:cluster": json.dumps({**cluster, "apiAllowedCidrs": ALLOWED_CIDRS})}
+
+
 def azure_dev(**values: Any) -> Target:
-    config = engine_values("azure-dev", PROJECT_ROOT)
+    config = limited(engine_values("azure-dev", PROJECT_ROOT))
     config.update(values)
     return target_from_values("azure-dev", config, environ={"AZURE_SUBSCRIPTION_ID": SUBSCRIPTION})
 
@@ -107,7 +118,7 @@ def test_azure_dev_with_a_subscription_that_has_everything_is_all_green() -> Non
     checks = run(target, arm)
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     # Every kind but the EC2 Spot service-linked role's (EKS with Karpenter only).
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.ACCESS}
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION}
     assert exit_status(checks, strict=True) == 0
     # One offered row per pool and zone: the system pool, t4 and the general CPU pool in 1-3, a100 in
     # its own zones 1-2.
@@ -279,7 +290,7 @@ def test_denied_calls_are_unknown_with_the_reason_and_never_crash() -> None:
     arm = ArmAdapter()
     for path in (SKUS_PATH, USAGES_PATH, VERSIONS_PATH, RG_PERMISSIONS_PATH):
         arm.route("GET", path, denied)
-    checks = run(target, arm)
+    checks = [c for c in run(target, arm) if c.check is not CheckKind.ACCESS]  # no call: answered from config
     assert checks and all(c.status is Status.UNKNOWN for c in checks)
     assert all("AuthorizationFailed" in c.found for c in checks)
     # Nothing answered: the preflight fails with or without --strict (exit 4, not a pass).
@@ -292,6 +303,9 @@ def test_no_subscription_is_unknown_everywhere() -> None:
     checks = AzurePreflight(target, credential=FakeCredential(), transport=ArmAdapter().transport()).run()
     # Every kind but the EC2 Spot service-linked role's (EKS with Karpenter only).
     assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION}
+    [api_access] = rows(checks, CheckKind.ACCESS)  # from config alone; the stack leaves it empty: a warning
+    assert api_access.status is Status.UNKNOWN and "open to any address" in api_access.found
+    checks.remove(api_access)
     assert all(c.status is Status.UNKNOWN and "AZURE_SUBSCRIPTION_ID" in c.found for c in checks)
 
 
@@ -348,10 +362,22 @@ def test_not_actions_subtract_within_their_own_role_only() -> None:
 def test_azure_nap_dev_is_checked_like_the_autoscaler_stack() -> None:
     """Under NAP each pool may run maxSize nodes of either capacity type, the System pool minSize
     nodes: the quota needed is the same per-capacity sum as for a Spot pool and its fallback."""
-    config = engine_values("azure-nap-dev", PROJECT_ROOT)
+    config = limited(engine_values("azure-nap-dev", PROJECT_ROOT))
     target = target_from_values("azure-nap-dev", config, environ={"AZURE_SUBSCRIPTION_ID": SUBSCRIPTION})
     assert target.spec.node_auto_provisioning
     checks = run(target, good_subscription(target))
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     # The fixed System pool needs 2 x 4 vCPUs of Dsv5, not its autoscaler's maximum.
     assert needs(target)["standardDSv5Family"] == 2 * 4 + 10 * 8
+
+
+def test_an_empty_api_allow_list_is_a_warning_and_a_set_one_is_shown() -> None:
+    """Issue 28 (review M6): an AKS API server without authorized IP ranges accepts connections from
+    anywhere; the preflight says so (``?``, a failure with ``--strict``)."""
+    open_target = target_from_values(
+        "azure-dev", engine_values("azure-dev", PROJECT_ROOT), environ={"AZURE_SUBSCRIPTION_ID": SUBSCRIPTION}
+    )
+    [open_row] = rows(run(open_target, good_subscription(open_target)), CheckKind.ACCESS)
+    assert open_row.status is Status.UNKNOWN and "apiAllowedCidrs" in open_row.found
+    [limited_row] = rows(run(azure_dev(), good_subscription(azure_dev())), CheckKind.ACCESS)
+    assert limited_row.status is Status.OK and limited_row.found == "authorizedIPRanges 203.0.113.0/24"

@@ -29,6 +29,7 @@ from gpupools import config, sharing
 from gpupools.azure import kubernetes_access
 from gpupools.catalog.sizes import size_facts
 from gpupools.conventions import GPU_RESOURCE, Taint, TaintEffect
+from gpupools.kubernetes.access_gate import ServedResource
 from gpupools.pricing.estimate import groups_of_spec
 from gpupools.queueing import kueue as kueue_component
 from gpupools.queueing.quotas import ceiling_nodes, memory_mib
@@ -495,3 +496,41 @@ def test_teams_and_cohort_always_add_up_to_the_flavours(case: tuple[list[Any], l
         for field_ in ("cpu", "memory_mib", "gpus"):
             assert all(getattr(p, field_) >= 0 for p in parts)
             assert sum(getattr(p, field_) for p in parts) == getattr(flavour.quota, field_)
+
+
+# --- issue 28: Kueue that cannot stall silently, namespaces that are not lost ------------------------
+
+PROVISIONING_REQUESTS = {"group": "autoscaling.x-k8s.io", "version": "v1", "resource": "provisioningrequests"}
+
+
+def test_with_atomic_scale_up_the_aks_gate_waits_for_the_provisioning_request_api() -> None:
+    """Review M7: Kueue sets its ProvisioningRequest controller up only if the API is served when it
+    starts, else the AdmissionCheck stays inactive and every ClusterQueue naming it admits nothing.
+    The gate every Kubernetes object waits for (Kueue's release included) now waits for that API."""
+    _, served = gate_checks(gate_of(run("azure-dev")))
+    assert ServedResource(**PROVISIONING_REQUESTS) in served
+    off = run_stack("azure-dev", overrides={"gpupools:queueing": {**ON, "atomicScaleUp": False}})
+    _, served_off = gate_checks(gate_of(off))
+    assert not any(s.resource == "provisioningrequests" for s in served_off)
+    # The release waits for the gate (through the provider) and every queue object for the release.
+    result = run("azure-dev")
+    [release] = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == kueue_component.RELEASE_NAME]
+    for reg in result.registrations:
+        if reg.type.startswith(KUEUE_TYPE):
+            assert release.urn in reg.dependencies, reg.name
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_queue_namespaces_are_retained_and_kueue_objects_go_before_the_release(stack: str) -> None:
+    """Review M8: the queue Namespaces were owned by the stack, so removing one from config (or
+    ``destroy``) deleted every workload in it, racing the Kueue uninstall. They are now
+    ``retainOnDelete``; the Kueue objects depend on the release, so a destroy deletes them first."""
+    result = run(stack, teams=True)
+    namespaces = result.of_type("kubernetes:core/v1:Namespace")
+    queue_namespaces = [n for n in namespaces if n.inputs["metadata"]["name"] in ("ml", "vision")]
+    assert len(queue_namespaces) == 2
+    for namespace in queue_namespaces:
+        assert namespace.options.get("retainOnDelete") is True, namespace.name
+    [release] = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == kueue_component.RELEASE_NAME]
+    kueue_objects = [r for r in result.registrations if r.type.startswith(KUEUE_TYPE)]
+    assert kueue_objects and all(release.urn in r.dependencies for r in kueue_objects)

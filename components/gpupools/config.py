@@ -579,13 +579,21 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
     ``systemPool.maxSize`` other than ``minSize`` (``NAP_MEANINGLESS_POOL_KEYS``, ``check_nap_system_pool``).
     """
     if provisioner is not Provisioner.KARPENTER:
-        if "maintenance" in ours:
+        maintenance = ours.get("maintenance")
+        if "maintenance" in ours and cloud is Cloud.AWS:
             raise ConfigError(
                 f"{NAMESPACE}:maintenance",
-                "has no meaning with provisioner cluster-autoscaler: it is the window in which Karpenter and AKS Node Auto "
-                "Provisioning may replace nodes for a new image (NodePool budgets, the AKS aksManagedNodeOSUpgradeSchedule); "
-                "leave it out, or set gpupools:provisioner: karpenter",
-                ours["maintenance"],
+                "has no meaning with provisioner cluster-autoscaler on EKS: it is the window in which Karpenter may replace "
+                "nodes for a new image (NodePool budgets) and AKS reimages nodes; leave it out, or set gpupools:provisioner: "
+                "karpenter",
+                maintenance,
+            )
+        if isinstance(maintenance, Mapping) and "terminationGracePeriod" in maintenance:
+            raise ConfigError(
+                f"{NAMESPACE}:maintenance.terminationGracePeriod",
+                "has no meaning with provisioner cluster-autoscaler: it is the Karpenter/NAP NodePools' terminationGracePeriod "
+                "(AKS agent pools drain with their upgradeSettings.drainTimeoutInMinutes); leave it out",
+                maintenance["terminationGracePeriod"],
             )
         return
     pool_keys = {**KARPENTER_MEANINGLESS_POOL_KEYS, **(NAP_MEANINGLESS_POOL_KEYS if cloud is Cloud.AZURE else {})}
@@ -824,7 +832,9 @@ def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:
         start_time=_str(section, "startTime", path, default.start_time),
         duration_hours=_int(section, "durationHours", path, default.duration_hours),
         utc_offset=_str(section, "utcOffset", path, default.utc_offset),
-        termination_grace_period=_str(section, "terminationGracePeriod", path, default.termination_grace_period),
+        termination_grace_period=(
+            None if section.get("terminationGracePeriod") is None else _str(section, "terminationGracePeriod", path, "")
+        ),
     )
 
 

@@ -452,9 +452,12 @@ def _maintenance(d: Defaults) -> dict[str, Entry]:
             "gpupools:maintenance.day` / `.startTime` / `.utcOffset",
             'weekday / `"HH:MM"` / `"+HH:MM"`',
             f'{code(m.day)} / `"{m.start_time}"` / `"{m.utc_offset}"`',
-            "Karpenter and NAP only (an error under cluster-autoscaler): the weekly window in which nodes may be replaced "
-            "for a new image ([When nodes are replaced](karpenter-nap.md#when-karpenter-and-nap-replace-nodes)); quote the "
-            "times; days: " + ", ".join(w.value for w in WeekDay) + "; offsets from -12:00 to +14:00",
+            "the weekly window in which nodes may be replaced for a new image: Karpenter and NAP NodePools "
+            "([When nodes are replaced](karpenter-nap.md#when-karpenter-and-nap-replace-nodes)) and every AKS cluster "
+            "(node-OS and patch auto-upgrades, [Maintenance windows](aks.md#maintenance-windows)); an error with EKS "
+            "cluster-autoscaler; quote the times; days: "
+            + ", ".join(w.value for w in WeekDay)
+            + "; offsets from -12:00 to +14:00",
         ),
         "durationHours": lambda d: Row(
             "gpupools:maintenance.durationHours",
@@ -466,8 +469,11 @@ def _maintenance(d: Defaults) -> dict[str, Entry]:
         "terminationGracePeriod": lambda d: Row(
             "gpupools:maintenance.terminationGracePeriod",
             f"`<n>h` or `<n>m`, at most `{rules.GRACE_PERIOD_MAX_HOURS}h`",
-            code(m.termination_grace_period),
-            "every NodePool's `terminationGracePeriod`: how long a node being replaced waits for pods that block eviction",
+            "none" if m.termination_grace_period is None else code(m.termination_grace_period),
+            "Karpenter and NAP only: every NodePool's `terminationGracePeriod`, how long a node being replaced waits for "
+            "pods that block eviction (`karpenter.sh/do-not-disrupt`, PDBs) before deleting them; unset, running jobs are "
+            "never force-deleted and a drifted node waits for them "
+            "([When nodes are replaced](karpenter-nap.md#when-karpenter-and-nap-replace-nodes))",
         ),
     }
 

@@ -77,6 +77,13 @@ ROLE_LABEL = f"{LABEL_PREFIX}/role"
 CAPACITY_TYPE_LABEL = f"{LABEL_PREFIX}/capacity-type"
 """``gpupools.io/capacity-type=spot|on-demand`` on every pool: one cloud-neutral key for workloads."""
 
+DEVICE_PLUGIN_LABEL = f"{LABEL_PREFIX}/device-plugin"
+EXTERNAL_DEVICE_PLUGIN = "external"
+"""``gpupools.io/device-plugin=external`` on every GPU pool whose nodes get their NVIDIA device plugin
+from elsewhere (a Bottlerocket image, the GPU Operator of a ``gpuDriver: none`` pool): gpupools' plugin
+selects GPU nodes by label and excludes these, so its pod template never lists pools
+(``gpupools.kubernetes.device_plugin``). Absent on every other pool."""
+
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """``nvidia.com/gpu.present=true`` on every GPU pool, so NVIDIA's own charts schedule without NFD."""
 
@@ -175,6 +182,12 @@ def pool_labels(pool: str, role: Role, capacity: CapacityType) -> dict[str, str]
     if role is Role.GPU:
         labels[GPU_PRESENT_LABEL] = "true"
     return labels
+
+
+def device_plugin_labels(is_gpu: bool, needs_device_plugin: bool) -> dict[str, str]:
+    """``{DEVICE_PLUGIN_LABEL: EXTERNAL_DEVICE_PLUGIN}`` for a GPU pool gpupools' device plugin does not
+    serve, else nothing."""
+    return {DEVICE_PLUGIN_LABEL: EXTERNAL_DEVICE_PLUGIN} if is_gpu and not needs_device_plugin else {}
 
 
 def is_reserved_key(key: str) -> bool:

@@ -1118,6 +1118,8 @@ def check_maintenance(spec: MaintenanceSpec, path: str) -> None:
     low, high = UTC_OFFSET_RANGE
     if not low <= maintenance.offset_minutes(spec.utc_offset) <= high:
         fail(f"{path}.utcOffset", "must be from -12:00 to +14:00", spec.utc_offset)
+    if spec.termination_grace_period is None:
+        return
     match = GRACE_PERIOD.match(spec.termination_grace_period)
     if match is None:
         fail(

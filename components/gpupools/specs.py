@@ -469,7 +469,8 @@ class WeekDay(str, Enum):
 class MaintenanceSpec:
     """``gpupools:maintenance``: the weekly window in which the platform may replace nodes for a new
     node image, and how long a replaced node waits for its pods. Used under ``provisioner:
-    karpenter`` (EKS Karpenter and AKS Node Auto Provisioning); see ``gpupools.maintenance``.
+    karpenter`` (EKS Karpenter and AKS Node Auto Provisioning) and on every AKS cluster (the
+    node-OS and patch auto-upgrade windows, ``gpupools.azure.maintenance``); see ``gpupools.maintenance``.
 
     Attributes:
         day: the day the window starts on; default Sunday (the AKS docs' recommended weekly
@@ -479,16 +480,21 @@ class MaintenanceSpec:
             reliable operation"; the API accepts 4 to 24).
         utc_offset: ``+HH:MM`` or ``-HH:MM``; default ``+00:00``. Karpenter's budget schedules are
             always UTC, so gpupools converts the window to UTC for them.
-        termination_grace_period: the NodePools' ``terminationGracePeriod``, a duration like ``24h``
-            (default): how long a node being replaced waits for pods that block their eviction
-            (``karpenter.sh/do-not-disrupt``, PDBs) before they are deleted.
+        termination_grace_period: the NodePools' ``terminationGracePeriod``, a duration like ``24h``:
+            how long a node being replaced waits for pods that block their eviction
+            (``karpenter.sh/do-not-disrupt``, PDBs) before they are deleted. Default None: not set,
+            so those pods are never force-deleted and a drifted node waits for its job to end (the
+            setting "takes precedence over a pod's terminationGracePeriodSeconds and bypasses
+            PodDisruptionBudgets and the karpenter.sh/do-not-disrupt annotation", AKS
+            ``node-auto-provisioning-disruption.md``; kubernetes-sigs/karpenter NodePool CRD: "If left
+            undefined, the controller will wait indefinitely for pods to be drained").
     """
 
     day: WeekDay = WeekDay.SUNDAY
     start_time: str = "02:00"
     duration_hours: int = 4
     utc_offset: str = "+00:00"
-    termination_grace_period: str = "24h"
+    termination_grace_period: str | None = None
 
 
 @dataclass(frozen=True)

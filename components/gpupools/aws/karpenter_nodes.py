@@ -248,7 +248,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 ),
             }
             # Through nodepool.apply for its delete timeout: an EC2NodeClass waits for its nodes' drain.
-            classes[plan.name] = nodepool.apply(f"{name}-{plan.name}", manifest, child)
+            classes[plan.name] = nodepool.apply(f"{name}-{plan.name}", manifest, child, window)
         self.manifests = {}
         self.overlays = {}
         self.pools = []
@@ -271,6 +271,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 f"{name}-{pool.name}",
                 manifest,
                 pulumi.ResourceOptions(parent=self, depends_on=[*after, classes[plan.name]]),
+                window,
             )
             if overlay.needs_overlay(pool):
                 self.overlays[pool.name] = overlay.node_overlay(pool.name, pool, shapes[pool.name])

@@ -92,6 +92,7 @@ from gpupools.conventions import (
     CapacityType,
     Role,
     Taint,
+    device_plugin_labels,
     pool_labels,
 )
 from gpupools.errors import ConfigError, MissingOutputError
@@ -247,6 +248,7 @@ def group_labels(pool: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
         EKS_ACCELERATOR_LABEL: accelerator,
         **sharing.node_labels(pool.sharing),
         **({EFA_PRESENT_LABEL: "true"} if pool.efa else {}),
+        **device_plugin_labels(True, pool.needs_device_plugin),
     }
 
 

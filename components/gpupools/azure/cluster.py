@@ -57,10 +57,22 @@ What it creates (children of the component):
   ``pulumi_kubernetes.Provider`` built from it with ``cluster_identifier`` set to the cluster's
   resource ID, so kubeconfig churn (token format, FQDN) never replaces Kubernetes objects.
 
-The cluster has a fixed name (``cluster.name``) and ``delete_before_replace``: a change to a field
-AKS cannot update (location, network plugin, CIDRs, DNS prefix) replaces the whole cluster, and the
-new one cannot be created next to the old one under the same name. Such a change shows as a
-replacement in the preview.
+The cluster has a fixed name (``cluster.name``), is ``protect``ed and states
+``delete_before_replace=False``. A change to a field AKS cannot update (location, network plugin,
+CIDRs, DNS prefix; which fields force a new cluster has changed between pulumi-azure-native releases:
+#4771, #4756, #4505, hence the exact pin in ``requirements.txt``) shows as a replacement in the
+preview and then stops at the protection, before anything is deleted. pulumi-azure-native asks for
+delete-first on any replacement of a resource it did not name (``provider.go`` ``Diff``), which the
+engine follows unless the program sets the option (pulumi/pulumi ``step_generator.go``): stated
+False, a replacement that got past the protection would fail at create (the name exists) instead of
+deleting the production cluster first. Destroying it is deliberate: ``pulumi state unprotect`` first
+(docs/aks.md, "Destroying the cluster on purpose").
+
+Also on the cluster: ``autoUpgradeProfile`` (``UPGRADE_CHANNEL`` ``patch``, ``NODE_OS_UPGRADE_CHANNEL``
+``NodeImage``; their windows are ``gpupools.azure.maintenance``), ``apiServerAccessProfile`` from
+``cluster.api_allowed_cidrs`` (``api_server_access_profile``), and the System profile's
+``orchestratorVersion`` (``gpupools.azure.inline_pools``). The deployer's role assignment names the
+principal type of the identity running Pulumi (``gpupools.azure.deployer``).
 """
 
 from __future__ import annotations
@@ -73,9 +85,17 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, managedidentity, resources
 
 from gpupools import rules
-from gpupools.azure import kubernetes_access
+from gpupools.azure import deployer, kubernetes_access
 from gpupools.azure.autoscaler_profile import autoscaler_profile
-from gpupools.azure.inline_pools import InlinePoolsPlan, plan_inline_pools, system_pool_changes
+from gpupools.azure.inline_pools import (
+    IN_PLACE_ONLY_AT_CREATE,
+    DesiredCluster,
+    InlinePoolsPlan,
+    cluster_changes,
+    immutable_system_changes,
+    live_create_only,
+    plan_inline_pools,
+)
 from gpupools.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
 from gpupools.azure.live_capacity import AgentPoolCounts, LivePool
 from gpupools.azure.naming import create_only_digest, scale_set_regex
@@ -127,6 +147,40 @@ default) AKS would add a ``default`` on-demand D-series NodePool that buys CPU n
 config, its cost and its limits."""
 
 
+UPGRADE_CHANNEL = containerservice.UpgradeChannel.PATCH.value
+"""``autoUpgradeProfile.upgradeChannel``: ``patch``. AKS moves the control plane and every pool to the
+newest patch of the configured minor ("automatically upgrades the cluster to the latest supported
+patch version when it becomes available while keeping the minor version the same", AKS
+``auto-upgrade-cluster.md``), inside the ``aksManagedAutoUpgradeSchedule`` window gpupools registers
+from ``gpupools:maintenance`` (``gpupools.azure.maintenance``). Minors move only when
+``kubernetesVersion`` changes, through Pulumi (control plane and System pool first, then every
+pool in its chain). Without a channel (AKS's default, ``none``) patches never move: "Updating the
+cluster with the same <major.minor> ... will not trigger an upgrade"."""
+
+NODE_OS_UPGRADE_CHANNEL = containerservice.NodeOSUpgradeChannel.NODE_IMAGE.value
+"""``autoUpgradeProfile.nodeOSUpgradeChannel``: ``NodeImage``, stated (AKS's default for new clusters
+"Starting with API version 2023-06-01", ``auto-upgrade-node-os-image.md``) so the plan shows it. The
+reimage it triggers "is disruptive, following maintenance windows and surge settings": gpupools
+always registers the ``aksManagedNodeOSUpgradeSchedule`` window, in both provisioning modes."""
+
+
+def api_server_access_profile(cidrs: Sequence[str]) -> containerservice.ManagedClusterAPIServerAccessProfileArgs | None:
+    """``apiServerAccessProfile`` from ``gpupools:cluster.apiAllowedCidrs``: ``authorizedIPRanges`` when
+    the list is non-empty ("The IP ranges authorized to access the Kubernetes API server",
+    pulumi-azure-native 3.29 ``ManagedClusterAPIServerAccessProfileArgs``; AKS "API server authorized
+    IP ranges" requires a Standard load balancer, which the cluster has), else None: the API server
+    stays reachable from anywhere (Entra ID still authenticates every call), and the preflight warns."""
+    if not cidrs:
+        return None
+    return containerservice.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=sorted(cidrs))
+
+
+def subscription_of(arm_id: str) -> str:
+    """The subscription ID an ARM resource ID names (``/subscriptions/<id>/...``)."""
+    parts = arm_id.split("/")
+    return parts[2] if len(parts) > 2 and parts[1].lower() == "subscriptions" else ""
+
+
 def dataplane_args(dataplane: str | None) -> dict[str, str]:
     """``networkProfile`` fields for ``network.dataplane``: nothing when unset (AKS's default, the
     Azure dataplane); for ``cilium``, ``networkDataplane`` and ``networkPolicy`` both ``cilium`` (Azure
@@ -172,16 +226,22 @@ def system_pool_fields(
     zones: tuple[str, ...],
     subnet_id: pulumi.Input[str],
     fixed: bool = False,
+    kubernetes_version: str | None = None,
 ) -> dict[str, Any]:
     """The inline System pool's ``agentPoolProfiles`` entry as snake_case fields (the SDK accepts
     them as ``ManagedClusterAgentPoolProfileArgs``): autoscaled ``minSize``..``maxSize`` with
     ``count`` ``minSize`` (sent on create only; see the module docstring), or with ``fixed`` (Node
-    Auto Provisioning) no autoscaling and ``count`` ``minSize``."""
+    Auto Provisioning) no autoscaling and ``count`` ``minSize``. ``orchestrator_version`` is
+    ``kubernetes_version`` when given (the cluster always gives it: ``gpupools.azure.inline_pools``
+    says why every pool must carry one)."""
     info = system_pool_info(system_pool, zones)
+    common = _system_pool_common(system_pool, info, subnet_id)
+    if kubernetes_version is not None:
+        common["orchestrator_version"] = kubernetes_version
     if fixed:
-        return {**_system_pool_common(system_pool, info, subnet_id), "enable_auto_scaling": False, "count": system_pool.min_size}
+        return {**common, "enable_auto_scaling": False, "count": system_pool.min_size}
     return {
-        **_system_pool_common(system_pool, info, subnet_id),
+        **common,
         "enable_auto_scaling": True,
         "min_count": system_pool.min_size,
         "max_count": system_pool.max_size,
@@ -244,6 +304,10 @@ class AksCluster(pulumi.ComponentResource):
             ``network.dataplane`` picks the dataplane (``config`` defaults it to ``cilium`` here).
         queueing: default False. True: the access gate also checks the kinds Kueue and its queues
             create (``gpupools.queueing.kueue``), for stacks with ``gpupools:queueing`` on.
+        atomic_scale_up: default False. True (with ``queueing``): the gate also waits until the API
+            server serves ProvisioningRequests (``kubernetes_access.gate_served``).
+        system_pool_path: the config path named by a System-pool error; default
+            ``AksCluster(<name>).system_pool`` (the stack passes ``gpupools:systemPool``).
         opts: resource options for the component.
 
     Raises:
@@ -276,18 +340,29 @@ class AksCluster(pulumi.ComponentResource):
 
     def _inline_pools(
         self,
-        system_pool: SystemPoolSpec,
-        zones: tuple[str, ...],
-        subnet_id: pulumi.Input[str],
+        desired: dict[str, Any],
+        desired_cluster: DesiredCluster,
         live_system: LivePool | None,
-        fixed: bool,
+        system_pool_path: str,
     ) -> InlinePoolsPlan:
-        """The ``agentPoolProfiles`` and their ``ignore_changes`` (``gpupools.azure.inline_pools``)."""
-        desired = system_pool_fields(system_pool, zones, subnet_id, fixed=fixed)
-        changed = live_system is not None and bool(system_pool_changes(desired, live_system))
-        # The cluster's pool list is read only when it is about to be sent.
-        profiles = self.live_counts.pool_profiles() if changed and self.live_counts is not None else None
-        plan = plan_inline_pools(desired, live_system, profiles)
+        """The ``agentPoolProfiles`` and their ``ignore_changes`` (``gpupools.azure.inline_pools``).
+
+        Raises ConfigError when the System pool would change a setting AKS cannot change in place."""
+        if live_system is not None:
+            for field in immutable_system_changes(desired, live_system):
+                key = IN_PLACE_ONLY_AT_CREATE[field]
+                have = live_create_only(live_system)[field]
+                raise ConfigError(
+                    f"{system_pool_path}.{key}",
+                    f"cannot change on the existing System pool (AKS has {have!r}): AKS does not change a pool's VM size, "
+                    "OS disk size or zones in place, and the inline System pool cannot be rotated; keep the current value "
+                    '(docs/safety.md, "System pool changes")',
+                    desired.get(field),
+                )
+        live = self.live_counts.cluster() if live_system is not None and self.live_counts is not None else None
+        cluster_change = cluster_changes(desired_cluster, live) if live is not None else ()
+        profiles = None if live is None else [dict(p) for p in live.profiles]
+        plan = plan_inline_pools(desired, live_system, profiles, cluster_change)
         if plan.system_change and plan.ignore_changes:
             pulumi.log.warn(
                 f"AKS System pool: {', '.join(plan.system_change)} differ from the cluster's but the cluster's pools could "
@@ -313,6 +388,8 @@ class AksCluster(pulumi.ComponentResource):
         capacity_reservation_group_ids: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
         queueing: bool = False,
+        atomic_scale_up: bool = False,
+        system_pool_path: str | None = None,
     ) -> None:
         network = NetworkSpec() if network is None else network
         autoscaler = AutoscalerSpec() if autoscaler is None else autoscaler
@@ -402,7 +479,8 @@ class AksCluster(pulumi.ComponentResource):
                         f"{name}-reservations-contributor-{create_only_digest({'scope': key})}",
                         principal_id=identity.principal_id,
                         principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
-                        role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, CONTRIBUTOR_ROLE)),
+                        # The built-in role's ID in the group's own subscription, which may not be the deployer's.
+                        role_definition_id=role_definition_id(subscription_of(scope), CONTRIBUTOR_ROLE),
                         scope=scope,
                         description=f"AKS {cluster.name}: node pools in the capacity reservation groups of this resource group",
                         opts=child,
@@ -411,7 +489,16 @@ class AksCluster(pulumi.ComponentResource):
         else:
             control_plane_identity = identity_id
 
-        inline = self._inline_pools(system_pool, zones, subnet_id, live_system, node_auto_provisioning)
+        desired_system = system_pool_fields(
+            system_pool, zones, subnet_id, fixed=node_auto_provisioning, kubernetes_version=cluster.kubernetes_version
+        )
+        desired_cluster = DesiredCluster(
+            kubernetes_version=cluster.kubernetes_version,
+            upgrade_channel=UPGRADE_CHANNEL,
+            node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL,
+            authorized_ip_ranges=tuple(cluster.api_allowed_cidrs),
+        )
+        inline = self._inline_pools(desired_system, desired_cluster, live_system, system_pool_path or f"{prefix}.system_pool")
         self.inline_pools = inline
         managed_cluster = containerservice.ManagedCluster(
             f"{name}-cluster",
@@ -453,17 +540,29 @@ class AksCluster(pulumi.ComponentResource):
                 **autoscaler_profile(autoscaler)  # type: ignore[arg-type]
             ),
             node_provisioning_profile=NODE_AUTO_PROVISIONING if node_auto_provisioning else None,
+            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel=UPGRADE_CHANNEL, node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL
+            ),
+            api_server_access_profile=api_server_access_profile(cluster.api_allowed_cidrs),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
                 ignore_changes=inline.ignore_changes or None,
-                delete_before_replace=True,
+                # Protected: no diff (a provider upgrade's force-new field, a network change) can delete the
+                # cluster; destroying it is a deliberate `pulumi state unprotect` first (docs/safety.md).
+                protect=True,
+                # Stated, not the provider's choice: azure-native asks for delete-first on any replacement of
+                # a named resource (provider.go Diff). Create-first fails at create (the name exists) instead.
+                delete_before_replace=False,
             ),
         )
 
+        token = authorization.get_client_token_output(opts=pulumi.InvokeOutputOptions(parent=self))
         deployer_admin = authorization.RoleAssignment(
             f"{name}-deployer-cluster-admin",
             principal_id=client.object_id,
+            # The identity running `up` (a user at a desk, a service principal in CI): gpupools.azure.deployer.
+            principal_type=token.token.apply(deployer.principal_type),
             role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, AKS_RBAC_CLUSTER_ADMIN_ROLE)),
             scope=managed_cluster.id,
             description=f"AKS {cluster.name}: the principal running Pulumi manages the cluster's Kubernetes objects",
@@ -488,7 +587,7 @@ class AksCluster(pulumi.ComponentResource):
             triggers={"clusterId": managed_cluster.id, "roleAssignmentId": deployer_admin.id},
             identity=client.object_id,
             permissions=kubernetes_access.gate_permissions(node_auto_provisioning, queueing),
-            served=kubernetes_access.gate_served(node_auto_provisioning),
+            served=kubernetes_access.gate_served(node_auto_provisioning, queueing and atomic_scale_up),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
         )
         provider = k8s.Provider(

@@ -5,7 +5,10 @@ With local accounts disabled, the only credentials are Entra ID tokens obtained 
 ``kubelogin get-token --login devicecode ...``: every Kubernetes call from the Pulumi engine would
 stop at a device-code prompt nobody sees (pulumi-azure-native#2399, Azure/AKS#4990). This module
 rewrites the exec arguments exactly as ``kubelogin convert-kubeconfig -l azurecli`` does
-(``get-token --login azurecli --server-id <id>``), so kubelogin reuses the ``az login`` session of
+(``get-token --login azurecli --server-id <id>``), keeping ``--environment`` when AKS sets it (the
+Azure cloud the token comes from: ``AzurePublicCloud``, ``AzureChinaCloud``, ``AzureUSGovernmentCloud``;
+kubelogin's ``get-token`` flag, Azure/kubelogin ``pkg/internal/token/options.go``; without it
+kubelogin asks the public cloud, which fails in a sovereign one), so kubelogin reuses the ``az login`` session of
 whoever runs Pulumi. kubelogin's environment variables (``AAD_LOGIN_METHOD`` and friends) still
 override the login method at run time, e.g. for a service principal or workload identity in CI.
 
@@ -56,5 +59,7 @@ def with_kubelogin_login(kubeconfig: str, login: str = AZURE_CLI) -> str:
         server_id = _arg_after(args, "--server-id")
         if server_id is None:
             raise ConfigError(f"kubeconfig.users[{entry.get('name')}].exec.args", "must contain --server-id", args)
-        exec_config["args"] = ["get-token", "--login", login, "--server-id", server_id]
+        environment = _arg_after(args, "--environment")
+        kept = ["--environment", environment] if environment is not None else []
+        exec_config["args"] = ["get-token", *kept, "--login", login, "--server-id", server_id]
     return yaml.safe_dump(document, sort_keys=False)

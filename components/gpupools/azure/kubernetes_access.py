@@ -50,8 +50,16 @@ def gate_permissions(node_auto_provisioning: bool, queueing: bool = False) -> tu
     return tuple(sorted({kind.create(namespace) for kind, namespace in stack_kinds(node_auto_provisioning, queueing)}))
 
 
-def gate_served(node_auto_provisioning: bool) -> tuple[ServedResource, ...]:
+def gate_served(node_auto_provisioning: bool, provisioning_requests: bool = False) -> tuple[ServedResource, ...]:
     """The custom resources AKS itself must serve first: with Node Auto Provisioning, NodePool and
     AKSNodeClass, whose CRDs come with ``nodeProvisioningProfile.mode: Auto`` (the AKS NAP docs check
-    ``kubectl get crds`` right after enabling it); none otherwise."""
-    return tuple(sorted(kind.served() for kind in nap_nodes.KINDS)) if node_auto_provisioning else ()
+    ``kubectl get crds`` right after enabling it); with ``provisioning_requests`` (Kueue's
+    ``atomicScaleUp`` under the managed cluster-autoscaler) ``autoscaling.x-k8s.io/v1``
+    ProvisioningRequest, which Kueue sets its controller up for only if it is served when Kueue starts
+    (``gpupools.queueing.kueue.PROVISIONING_REQUEST``; AKS's managed autoscaler serves it from
+    Kubernetes 1.33, Azure/AKS PR #5867). A cluster that never serves it fails the ``up`` at the gate,
+    naming the resource, instead of installing a Kueue whose queues admit nothing."""
+    served = {kind.served() for kind in nap_nodes.KINDS} if node_auto_provisioning else set()
+    if provisioning_requests:
+        served.add(kueue.PROVISIONING_REQUEST.served())
+    return tuple(sorted(served))

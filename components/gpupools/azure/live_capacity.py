@@ -61,6 +61,9 @@ class LivePool:
     node_labels: tuple[tuple[str, str], ...]
     node_taints: tuple[str, ...]
     enable_auto_scaling: bool | None
+    orchestrator_version: str | None = None
+    os_disk_size_gb: int | None = None
+    availability_zones: tuple[str, ...] = ()
 
     @classmethod
     def from_response(cls, pool: Any) -> LivePool:
@@ -77,6 +80,47 @@ class LivePool:
             node_labels=tuple(sorted((pool.node_labels or {}).items())),
             node_taints=tuple(pool.node_taints or ()),
             enable_auto_scaling=pool.enable_auto_scaling,
+            orchestrator_version=getattr(pool, "orchestrator_version", None),
+            os_disk_size_gb=_int(getattr(pool, "os_disk_size_gb", None)),
+            availability_zones=tuple(sorted(getattr(pool, "availability_zones", None) or ())),
+        )
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value.name`` for SDK result objects and ``value[name]`` for dicts (the mock's answers); None when absent."""
+    if value is None:
+        return None
+    if hasattr(type(value), name):
+        return getattr(value, name)
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """What ``Managed Clusters - Get`` says about the settings gpupools sets at cluster level, and every
+    agent pool of the cluster (``profiles``, reduced by ``profile_inputs``). Compared with the program's
+    desired cluster to know whether this ``up`` sends a managed-cluster PUT that must carry AKS's own
+    pool array (``gpupools.azure.inline_pools``)."""
+
+    profiles: tuple[dict[str, Any], ...]
+    kubernetes_version: str | None = None
+    upgrade_channel: str | None = None
+    node_os_upgrade_channel: str | None = None
+    authorized_ip_ranges: tuple[str, ...] = ()
+
+    @classmethod
+    def from_response(cls, cluster: Any) -> LiveCluster:
+        """From ``containerservice.get_managed_cluster``'s result (or a dict keyed like it)."""
+        upgrade = _field(cluster, "auto_upgrade_profile")
+        access = _field(cluster, "api_server_access_profile")
+        return cls(
+            profiles=tuple(profile_inputs(p) for p in _field(cluster, "agent_pool_profiles") or []),
+            kubernetes_version=_field(cluster, "kubernetes_version"),
+            upgrade_channel=_field(upgrade, "upgrade_channel"),
+            node_os_upgrade_channel=_field(upgrade, "node_os_upgrade_channel"),
+            authorized_ip_ranges=tuple(sorted(_field(access, "authorized_ip_ranges") or ())),
         )
 
 
@@ -101,8 +145,8 @@ class AgentPoolCounts:
         self.cluster_name = cluster_name
         self.parent = parent
         self._pools: dict[str, LivePool | None] = {}
-        self._profiles: list[dict[str, Any]] | None = None
-        self._profiles_read = False
+        self._cluster: LiveCluster | None = None
+        self._cluster_read = False
 
     def _read(self, agent_pool_name: str) -> LivePool:
         pool = containerservice.get_agent_pool(
@@ -148,6 +192,28 @@ class AgentPoolCounts:
         )
         return read.count.apply(lambda count: _sent_count(agent_pool_name, count))
 
+    def cluster(self) -> LiveCluster | None:
+        """The cluster as ``Managed Clusters - Get`` returns it at program start (read once), or None
+        when it does not exist yet or cannot be read (a warning says which)."""
+        if not self._cluster_read:
+            self._cluster_read = True
+            try:
+                response = containerservice.get_managed_cluster(
+                    resource_group_name=self.resource_group_name,
+                    resource_name=self.cluster_name,
+                    opts=pulumi.InvokeOptions(parent=self.parent),
+                )
+                self._cluster = LiveCluster.from_response(response)
+            except Exception as error:
+                if not _not_found(error):
+                    pulumi.log.warn(
+                        f"AKS cluster {self.cluster_name}: not readable ({error}); a managed-cluster update in this "
+                        "up sends the pool array stored by the last refresh",
+                        resource=self.parent,
+                    )
+                self._cluster = None
+        return self._cluster
+
     def pool_profiles(self) -> list[dict[str, Any]] | None:
         """Every agent pool of the cluster as ``Managed Clusters - Get`` lists it in
         ``properties.agentPoolProfiles`` (the inline pool and the standalone ones alike, in AKS's
@@ -157,24 +223,8 @@ class AgentPoolCounts:
         managed-cluster update (kubernetes-sigs/cluster-api-provider-azure
         ``azure/services/managedclusters/spec.go``: "Avoid changing agent pool profiles through AMCP
         and just use the existing agent pool profiles")."""
-        if not self._profiles_read:
-            self._profiles_read = True
-            try:
-                cluster = containerservice.get_managed_cluster(
-                    resource_group_name=self.resource_group_name,
-                    resource_name=self.cluster_name,
-                    opts=pulumi.InvokeOptions(parent=self.parent),
-                )
-                self._profiles = [profile_inputs(p) for p in cluster.agent_pool_profiles or []]
-            except Exception as error:
-                if not _not_found(error):
-                    pulumi.log.warn(
-                        f"AKS cluster {self.cluster_name}: agent pool list not readable ({error}); a System pool "
-                        "change cannot be sent in this update",
-                        resource=self.parent,
-                    )
-                self._profiles = None
-        return self._profiles
+        cluster = self.cluster()
+        return None if cluster is None else [dict(p) for p in cluster.profiles]
 
 
 PROFILE_INPUTS: frozenset[str] = frozenset(

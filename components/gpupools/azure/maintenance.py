@@ -1,4 +1,18 @@
-"""``NodeImageMaintenance``: the AKS ``aksManagedNodeOSUpgradeSchedule`` of a Node Auto Provisioning cluster.
+"""``NodeImageMaintenance``: the AKS maintenance windows of a cluster, from ``gpupools:maintenance``.
+
+Two ``MaintenanceConfiguration``s, both weekly in the same window:
+
+* ``aksManagedNodeOSUpgradeSchedule``: when node images change. Under cluster-autoscaler the
+  cluster's node-OS channel is ``NodeImage`` (``gpupools.azure.cluster.NODE_OS_UPGRADE_CHANNEL``;
+  AKS's default for new clusters), whose weekly reimage "is disruptive, following maintenance
+  windows and surge settings", and "The default cadence means there's no planned maintenance window
+  applied" (MicrosoftDocs/azure-aks-docs ``articles/aks/auto-upgrade-node-os-image.md``): without
+  this configuration GPU nodes are drained and reimaged at any hour, and the running upgrade makes
+  a concurrent ``pulumi up`` fail with ``OperationNotAllowed``.
+* ``aksManagedAutoUpgradeSchedule``: when the ``patch`` channel (``gpupools.azure.cluster.UPGRADE_CHANNEL``)
+  moves the control plane and the pools to a new patch of the configured minor ("the
+  ``aksManagedAutoUpgradeSchedule`` configuration ... controls when cluster upgrades scheduled by
+  your designated auto-upgrade channel are performed", ``planned-maintenance.md``).
 
 Under NAP, "NAP node pool virtual machines (VMs) are automatically updated when a new image version
 is available", and "If no maintenance configuration exists, AKS might use a fallback schedule to pick
@@ -32,6 +46,9 @@ CONFIG_NAME = "aksManagedNodeOSUpgradeSchedule"
 """The maintenance configuration name AKS reads for node OS (and NAP node image) upgrades; the other
 two are ``default`` and ``aksManagedAutoUpgradeSchedule`` (``planned-maintenance.md``)."""
 
+AUTO_UPGRADE_CONFIG_NAME = "aksManagedAutoUpgradeSchedule"
+"""The maintenance configuration name AKS reads for the auto-upgrade channel's cluster upgrades."""
+
 INTERVAL_WEEKS = 1
 
 
@@ -56,13 +73,17 @@ class NodeImageMaintenance(pulumi.ComponentResource):
         resource_group_name: the cluster's resource group.
         cluster_name: the managed cluster's name (its output, so the configuration waits for the cluster).
         maintenance: ``gpupools:maintenance``; default ``MaintenanceSpec()`` (Sunday 02:00 UTC, 4 hours).
+        auto_upgrade: also register ``aksManagedAutoUpgradeSchedule`` in the same window; default
+            True (``AksCluster`` sets the ``patch`` channel).
         opts: resource options.
 
     Attributes:
-        configuration: the ``MaintenanceConfiguration``.
+        configuration: the ``aksManagedNodeOSUpgradeSchedule`` configuration.
+        auto_upgrade_configuration: the ``aksManagedAutoUpgradeSchedule`` one, or None.
     """
 
     configuration: containerservice.MaintenanceConfiguration
+    auto_upgrade_configuration: containerservice.MaintenanceConfiguration | None
 
     def __init__(
         self,
@@ -71,6 +92,7 @@ class NodeImageMaintenance(pulumi.ComponentResource):
         cluster_name: pulumi.Input[str],
         maintenance: MaintenanceSpec | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        auto_upgrade: bool = True,
     ) -> None:
         spec = maintenance if maintenance is not None else MaintenanceSpec()
         rules.check_maintenance(spec, f"NodeImageMaintenance({name}).maintenance")
@@ -82,5 +104,18 @@ class NodeImageMaintenance(pulumi.ComponentResource):
             config_name=CONFIG_NAME,
             maintenance_window=maintenance_window(spec),
             opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.auto_upgrade_configuration = (
+            containerservice.MaintenanceConfiguration(
+                f"{name}-auto-upgrade",
+                resource_group_name=resource_group_name,
+                resource_name_=cluster_name,
+                config_name=AUTO_UPGRADE_CONFIG_NAME,
+                maintenance_window=maintenance_window(spec),
+                # After the node-OS one: AKS runs one operation on a cluster at a time.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.configuration]),
+            )
+            if auto_upgrade
+            else None
         )
         self.register_outputs({"configName": CONFIG_NAME})

@@ -9,7 +9,10 @@ first). So the agent pool name carries a digest of exactly those values:
     <pool name><s|o|r><4 hex characters>      e.g. t4s3f9a (Spot), t4o81c2 (on-demand), t4r07be (reserved)
 
 A change to any create-only value yields a new name, Pulumi creates the new pool next to the old
-one and deletes the old one afterwards: zero downtime, no manual steps. A change to anything AKS
+one and deletes the old one afterwards: zero downtime, no manual steps. That order holds only
+because every ``AgentPool`` states ``delete_before_replace=False``: pulumi-azure-native asks for
+delete-first whenever a path parameter such as ``agentPoolName`` changes, and the engine follows it
+unless the program sets the option (``gpupools.azure.node_pool``, module docstring). A change to anything AKS
 can update in place (min/max size, labels, taints) keeps the name, so it stays an in-place update.
 
 Everything here is pure and deterministic (hashlib over canonical JSON; never random or time), so

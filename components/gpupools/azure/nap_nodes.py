@@ -273,10 +273,14 @@ class NapNodePools(pulumi.ComponentResource):
 
         super().__init__(TYPE, name, None, opts)
         for pool in pools:
+            # Both wait, on delete, as long as the pool's nodes may take to drain (nodepool.delete_timeout).
             node_class = nodepool.apply(
-                f"{name}-{pool.name}-class", self.node_classes[pool.name], pulumi.ResourceOptions(parent=self)
+                f"{name}-{pool.name}-class", self.node_classes[pool.name], pulumi.ResourceOptions(parent=self), window
             )
             nodepool.apply(
-                f"{name}-{pool.name}", self.manifests[pool.name], pulumi.ResourceOptions(parent=self, depends_on=[node_class])
+                f"{name}-{pool.name}",
+                self.manifests[pool.name],
+                pulumi.ResourceOptions(parent=self, depends_on=[node_class]),
+                window,
             )
         self.register_outputs({"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes)})

@@ -43,19 +43,35 @@ Lifecycle rules built in (the AKS behaviour behind each is cited in the project'
   no device plugin there (the GPU Operator's pool). Create-only and in the name digest, so a changed
   driver is a new pool; ``install`` pools send exactly what they always did.
 - ``proximityPlacement: true``: the component creates one proximity placement group per pool
-  (``compute.ProximityPlacementGroup``, type ``Standard``, in the pool's zone, in the cluster's
-  resource group) and sends its ID as the agent pools' ``proximityPlacementGroupID``, which AKS
+  (``compute.ProximityPlacementGroup``, type ``Standard``, in the pool's zone with an ``intent``
+  naming the pool's VM size, in the cluster's resource group; ``PPG_INTENT`` says why) and sends its ID as the agent pools' ``proximityPlacementGroupID``, which AKS
   cannot change on an existing pool (azure-aks-docs ``articles/aks/reduce-latency-ppg.md``,
   "Limitations": "A node pool can associate a proximity placement group at node pool create time
   only"; "A proximity placement group can map to only *one* availability zone"), so turning it on
   or off is a new pool name, like every create-only field. One group per pool, each in its pool's
   zone, is the design that page recommends. The Spot pool and its fallback share the group. InfiniBand needs more than
   this on AKS (see ``docs/aks.md``).
-- Spot pools get no ``upgradeSettings``: AKS rejects ``maxSurge``/``maxUnavailable`` on Spot.
+- Kubernetes version: with ``kubernetes_version`` (the stack passes ``gpupools:cluster.kubernetesVersion``)
+  every pool sends ``orchestratorVersion``, so an upgrade reaches it: the cluster's PUT moves the
+  control plane and the System pool first (every pool depends on the cluster), then each pool's own
+  PUT moves it, one at a time along the chain. AKS reports the version on every pool
+  (azure-rest-api-specs ``aks/stable/2025-09-01/examples/AgentPoolsGet.json``), so a pool that omits
+  it would show a diff after every refresh, and the managed-cluster PUT needs every pool's version
+  specified (``gpupools.azure.inline_pools``).
+- ``upgradeSettings`` (``UPGRADE_SETTINGS``) on every Regular pool (on-demand and reserved): no surge
+  node, one node at a time, an hour to drain. Spot pools get none: AKS rejects ``maxSurge``/
+  ``maxUnavailable`` on Spot.
 - Fields AKS cannot change in place are in ``replace_on_changes`` and in the name: the agent pool
   name is ``<pool><s|o><digest of those fields>`` (``gpupools.azure.naming``). A change makes a
-  new name, so Pulumi's default create-before-destroy brings up the new pool before deleting the
-  old one, with no name clash and no capacity gap.
+  new name, and every ``AgentPool`` (and proximity placement group) registers
+  ``delete_before_replace=False`` explicitly: pulumi-azure-native's ``Diff`` answers
+  ``deleteBeforeReplace: true`` for a replacement of a resource whose name it did not pick
+  ("All the parameters that are part of the resource path cause a replacement", ``diff.go``
+  ``calculateDetailedDiff``; ``provider.go`` ``Diff``), and the engine follows the provider unless
+  the program sets the option (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``: the goal's
+  ``DeleteBeforeReplace`` wins when set; the Python SDK sends it only when not None,
+  ``sdk/python/lib/pulumi/runtime/resource.py``). So the new pool exists before the old one drains,
+  with no name clash (the names differ) and no capacity gap.
 - Every pool operation of a cluster is chained with ``depends_on`` (Spot after ``after``, fallback
   after Spot): AKS rejects a second pool operation while one runs (``OperationNotAllowed``), and
   Pulumi would otherwise run them in parallel. Pass the previous pool's ``.last`` as ``after``.
@@ -69,7 +85,7 @@ from typing import Any, Mapping, Sequence
 import pulumi
 from pulumi_azure_native import compute, containerservice
 
-from gpupools import config, rules, sharing
+from gpupools import config, rules, sharing, versions
 from gpupools.azure.live_capacity import AgentPoolCounts
 from gpupools.azure.naming import agent_pool_name, create_only_digest, scale_set_regex
 from gpupools.catalog.azure_vm_sizes import GPU_SIZES
@@ -82,6 +98,7 @@ from gpupools.conventions import (
     CapacityType,
     Role,
     Taint,
+    device_plugin_labels,
     pool_labels,
 )
 from gpupools.errors import ConfigError
@@ -117,6 +134,17 @@ in the digest of reserved pools only, so the names of pools without a reservatio
 PROXIMITY_PLACEMENT_GROUP_TYPE = "Standard"
 """``compute.ProximityPlacementGroup`` type: ``Standard`` (the other value, ``Ultra``, is not offered
 for new groups; Azure REST API ``ProximityPlacementGroupType``)."""
+
+UPGRADE_SETTINGS: Mapping[str, Any] = {"max_surge": "0", "max_unavailable": "1", "drain_timeout_in_minutes": 60}
+"""``upgradeSettings`` of Regular (on-demand, reserved) pools: ``maxSurge: 0`` with ``maxUnavailable: 1``
+(AKS upgrades "can either be set to an integer"; ``maxUnavailable`` "If not specified, the default
+is 0", ``maxSurge`` "the default is 10%": pulumi-azure-native 3.29 ``AgentPoolUpgradeSettingsArgs``):
+a GPU surge node needs GPU quota the pool may not have and, for a reserved pool, capacity outside
+the reservation; one node at a time keeps the rest of the pool serving. A pool at zero nodes
+upgrades with no node to drain. ``drainTimeoutInMinutes: 60`` (default 30): "The amount of time ...
+to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting
+on pod disruption budgets. If this time is exceeded, the upgrade fails": a GPU job gets an hour to
+checkpoint. Spot pools get none (AKS rejects ``maxSurge``/``maxUnavailable`` on Spot)."""
 
 PROXIMITY_PLACEMENT_DIGEST_VALUE = "pool"
 """What the name digest holds for ``proximityPlacementGroupID``: the pool has its own group."""
@@ -173,6 +201,19 @@ class AgentPoolPlan:
     info: NodePoolInfo
 
 
+def ppg_intent(spec: GpuPoolSpec) -> compute.ProximityPlacementGroupPropertiesIntentArgs:
+    """The proximity placement group's ``intent``: the pool's VM size. Compute refuses a zonal group
+    without one: "The ``zone`` parameter can only be use with ``intent``, it can't be used alone" and
+    "Providing an availability zone without an intent will result in an error when creating the
+    proximity placement group" (MicrosoftDocs/azure-compute-docs
+    ``articles/virtual-machines/co-location.md``); the ``intent.vmSizes`` field is "possible sizes of
+    virtual machines that can be created in the proximity placement group" (pulumi-azure-native 3.29
+    ``ProximityPlacementGroupPropertiesIntentArgs``, Compute API ``2024-11-01``). One size per pool, so
+    the group's intent is exactly the size its scale sets use. Sent on zone-less groups too (a
+    regional cluster), where it is allowed and costs nothing."""
+    return compute.ProximityPlacementGroupPropertiesIntentArgs(vm_sizes=[spec.instance_types[0]])
+
+
 def autoscaler_template_tags(gpu_slots_per_node: int) -> dict[str, str]:
     """The agent pool tag that tells cluster-autoscaler how many ``nvidia.com/gpu`` a node of this
     pool advertises when it has no node to look at (scale from zero).
@@ -207,7 +248,12 @@ def _gpu_profile_driver(spec: GpuPoolSpec, path: str) -> str:
 
 
 def _labels(spec: GpuPoolSpec, capacity: CapacityType) -> dict[str, str]:
-    labels = {**pool_labels(spec.name, spec.role, capacity), **spec.labels, **sharing.node_labels(spec.sharing)}
+    labels = {
+        **pool_labels(spec.name, spec.role, capacity),
+        **spec.labels,
+        **sharing.node_labels(spec.sharing),
+        **device_plugin_labels(spec.is_gpu, spec.needs_device_plugin),
+    }
     if capacity is CapacityType.SPOT:
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
     return dict(sorted(labels.items()))
@@ -306,6 +352,8 @@ def plan_agent_pool(
     if spot:
         args["scale_set_eviction_policy"] = eviction
         args["spot_max_price"] = price
+    else:
+        args["upgrade_settings"] = dict(UPGRADE_SETTINGS)
     if reservation is not None:
         args["capacity_reservation_group_id"] = reservation.id
     info = NodePoolInfo(
@@ -442,6 +490,10 @@ class GpuNodePool(pulumi.ComponentResource):
         live_counts: where to read the pools' live node counts (``AksCluster.live_counts``).
             Default: an ``AgentPoolCounts`` of ``resource_group_name``/``cluster_name`` when both
             are plain strings, else none (counts then rest on ``ignore_changes`` and refresh).
+        kubernetes_version: the pools' ``orchestratorVersion``, a Kubernetes minor AKS supports
+            (``gpupools.versions``); pass the cluster's ``kubernetesVersion`` so upgrades reach the
+            pools. Default None: not sent (AKS keeps the pool's version; use this only on a cluster
+            whose upgrades something else manages).
         opts: resource options for the component (``providers`` reach the children).
 
     The count sent on update, and why: an update of an agent pool (a ``maxSize``, label or version
@@ -494,9 +546,14 @@ class GpuNodePool(pulumi.ComponentResource):
         cluster_zones: Sequence[str] = config.DEFAULT_AZURE_ZONES,
         after: pulumi.Resource | None = None,
         live_counts: AgentPoolCounts | None = None,
+        kubernetes_version: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         component = type(self).__name__
+        if kubernetes_version is not None:
+            version_problem = versions.check_minor(kubernetes_version, Cloud.AZURE.value)
+            if version_problem:
+                raise ConfigError(f"{component}({name}).kubernetes_version", version_problem, kubernetes_version)
         spec, zones = resolve_gpu_pool(name, pool, cluster_zones, self.ROLE, component)
         if after is not None and not isinstance(after, pulumi.Resource):
             raise ConfigError(f"{component}({name}).after", "must be a Pulumi resource or None", type(after).__name__)
@@ -517,7 +574,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 resource_group_name=resource_group_name,
                 proximity_placement_group_type=PROXIMITY_PLACEMENT_GROUP_TYPE,
                 zones=list(spec.zones or zones)[:1] or None,
-                opts=pulumi.ResourceOptions(parent=self),
+                intent=ppg_intent(spec),
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=False),
             )
             placement = {"proximity_placement_group_id": self.proximity_placement_group.id}
         previous = after
@@ -533,6 +591,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 if live is None or counts is None
                 else {**plan.args, "count": counts.count_after(plan.name, previous)}
             )
+            if kubernetes_version is not None:
+                args["orchestrator_version"] = kubernetes_version
             agent_pool = containerservice.AgentPool(
                 f"{name}-{suffix}",
                 resource_group_name=resource_group_name,
@@ -545,6 +605,8 @@ class GpuNodePool(pulumi.ComponentResource):
                     depends_on=[previous] if previous is not None else None,
                     ignore_changes=list(COUNT_IGNORE) if live is None else None,
                     replace_on_changes=replace_on_changes(spec),
+                    # Create the new pool before deleting the old one (module docstring).
+                    delete_before_replace=False,
                 ),
             )
             self.agent_pools.append(agent_pool)

@@ -28,8 +28,8 @@ one (and so without taking one from workloads). What changes, and why:
   ``gpupools.io/pool=<pool>``, with the pool's own scheduling: a required node affinity on
   ``gpupools.io/role=gpu``, ``gpupools.io/pool=<pool>`` and ``nvidia.com/gpu.present=true``, and one
   exact toleration per taint of that pool's node groups (the GPU taint, the pool's own taints, the
-  AKS Spot taint), as the device plugin does (``device_plugin.plugin_affinity`` and
-  ``plugin_tolerations``: one rule). Upstream tolerates only the control-plane taint and selects no
+  AKS Spot taint) (``device_plugin.pool_affinity`` and ``pool_tolerations``). A pool's DaemonSet
+  names only its own pool, so adding a pool adds a DaemonSet and changes no existing one. Upstream tolerates only the control-plane taint and selects no
   node, so on tainted GPU nodes it never lands (NVIDIA/dcgm-exporter#731, #733). Why per pool: the
   exporter's metrics name the GPU and the host, not the pool, and dcgm-exporter has no option to
   copy node labels onto its series (its flags: ``pkg/cmd/app.go``); a per-pool DaemonSet puts the
@@ -266,8 +266,8 @@ def exporter_pod_spec(
         "automountServiceAccountToken": False,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "priorityClassName": PRIORITY_CLASS,
-        "tolerations": device_plugin.plugin_tolerations(group),
-        "affinity": device_plugin.plugin_affinity(group),
+        "tolerations": device_plugin.pool_tolerations(group),
+        "affinity": device_plugin.pool_affinity(group),
         "containers": [exporter_container(image, remote_hostengine)],
         "volumes": [
             {"name": "pod-gpu-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}},

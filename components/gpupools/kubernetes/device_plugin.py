@@ -7,17 +7,30 @@ dropped, the kubelet's ``/var/lib/kubelet/device-plugins`` hostPath, and ``FAIL_
 at its default (true: a plugin that cannot load NVML crash-loops visibly instead of silently
 advertising nothing). What changes, and why:
 
-* Tolerations come from the pools served: every taint of every served pool (the GPU taint, the
-  pool's extra taints and, on AKS Spot pools, the Spot taint AKS adds), each as an exact ``Equal``
-  toleration. Upstream tolerates only ``nvidia.com/gpu``, so on an AKS Spot pool the plugin never
-  lands, no GPU is advertised, pods stay Pending and the autoscaler keeps buying nodes. Nothing
-  here tolerates everything.
-* A required node affinity keeps it on the served pools' GPU nodes (``gpupools.io/role=gpu``,
-  ``gpupools.io/pool`` in the served pools, ``nvidia.com/gpu.present=true``): never on the system
-  pool or a CPU pool, where it would crash-loop, never on a Bottlerocket pool, whose image
-  ships its own plugin (two plugins would both register ``nvidia.com/gpu``), and never on a pool
-  with ``gpuDriver: none`` (the user's GPU Operator runs its plugin there) or ``managed`` (AKS
-  does). Which pools are served is decided once, by ``is_served``.
+* Its pod template does not depend on which pools exist, so adding or removing a GPU pool never
+  restarts the plugin on every GPU node (a rolling restart that, with ``maxUnavailable: 1``, walks
+  every node while GPUs briefly disappear from the kubelet). Two choices make that true:
+
+  - **Placement by label**: a required node affinity on ``gpupools.io/role=gpu``,
+    ``nvidia.com/gpu.present=true`` and ``gpupools.io/device-plugin NotIn [external]``. Every GPU
+    pool carries the first two; the pools whose nodes get their plugin elsewhere carry the third
+    (``conventions.DEVICE_PLUGIN_LABEL``): Bottlerocket pools, whose image ships its own (two plugins
+    would both register ``nvidia.com/gpu``), and ``gpuDriver: none`` or ``managed`` pools (the
+    user's GPU Operator, or AKS). So it never runs on the system pool or a CPU pool, where it would
+    crash-loop, nor where another plugin runs, and no pool name appears in the template. Which
+    pools are served is decided once, by ``is_served`` (the same rule as the label's).
+  - **Tolerations** (``GPU_NODE_TOLERATIONS``): one ``operator: Exists`` toleration with no key,
+    which tolerates every taint. The rule this keeps is the design's: the plugin tolerates every
+    taint of every GPU pool it serves (the GPU taint, the pool's extra taints and, on AKS Spot
+    pools, the Spot taint AKS adds). A list of the served pools' taints, each as an exact
+    toleration, made the template change whenever a pool with a new taint was added, and a plugin
+    that misses one taint never lands: pods stay Pending and the autoscaler keeps buying nodes (the
+    most common silent failure of GPU pools; upstream tolerates only ``nvidia.com/gpu``). Tolerating
+    by key (``Exists`` per key) would still change with a pool whose extra taint has a new key. The
+    affinity above is what keeps the plugin off every node that is not a served GPU node, so the
+    broad toleration only matters on nodes that need the plugin, and node agents that must run on
+    every selected node tolerate this way (a DaemonSet's pods already tolerate the node-lifecycle
+    taints, ``kubernetes/kubernetes`` ``pkg/controller/daemon/util``, ``AddOrUpdateDaemonPodTolerations``).
 * Its own ServiceAccount without a token (the plugin talks only to the kubelet's socket, never to
   the API server), ``app.kubernetes.io/*`` labels, ``maxUnavailable: 1`` stated, seccomp
   ``RuntimeDefault``, and small requests with a memory limit.
@@ -42,7 +55,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpupools import rules, sharing
-from gpupools.conventions import DEVICE_PLUGIN_CONFIG_LABEL, GPU_PRESENT_LABEL, POOL_LABEL, ROLE_LABEL, Role
+from gpupools.conventions import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_LABEL,
+    EXTERNAL_DEVICE_PLUGIN,
+    GPU_PRESENT_LABEL,
+    POOL_LABEL,
+    ROLE_LABEL,
+    Role,
+)
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import device_plugin_config as configs
 from gpupools.kubernetes import mps_control_daemon as mps
@@ -131,13 +152,37 @@ def served_pools(pools: Sequence[NodePoolInfo]) -> tuple[NodePoolInfo, ...]:
     return tuple(p for p in pools if is_served(p))
 
 
-def plugin_tolerations(pools: Sequence[NodePoolInfo]) -> list[dict[str, str]]:
-    """One exact toleration per distinct taint across ``pools``, sorted."""
+GPU_NODE_TOLERATIONS: tuple[dict[str, str], ...] = ({"operator": "Exists"},)
+"""The plugin's tolerations: every taint (module docstring)."""
+
+
+def plugin_tolerations(pools: Sequence[NodePoolInfo] = ()) -> list[dict[str, str]]:
+    """The plugin DaemonSet's tolerations: ``GPU_NODE_TOLERATIONS``, whatever the pools (module
+    docstring); ``pools`` is accepted so callers need not know that."""
+    return [dict(t) for t in GPU_NODE_TOLERATIONS]
+
+
+def plugin_affinity(pools: Sequence[NodePoolInfo] = ()) -> dict[str, Any]:
+    """The plugin DaemonSet's required node affinity: a GPU node (role and NVIDIA presence labels)
+    whose pool does not bring its own plugin (``gpupools.io/device-plugin`` not ``external``), the
+    same whatever the pools (module docstring)."""
+    term = [
+        requirement(ROLE_LABEL, "In", [Role.GPU.value]),
+        requirement(GPU_PRESENT_LABEL, "In", ["true"]),
+        requirement(DEVICE_PLUGIN_LABEL, "NotIn", [EXTERNAL_DEVICE_PLUGIN]),
+    ]
+    return {"nodeAffinity": required_node_affinity(term)}
+
+
+def pool_tolerations(pools: Sequence[NodePoolInfo]) -> list[dict[str, str]]:
+    """One exact toleration per distinct taint across ``pools``, sorted: for a DaemonSet of one pool
+    (the DCGM exporter's), whose template is the pool's own and so does not change when others are added."""
     return tolerations([taint for pool in pools for taint in pool.taints])
 
 
-def plugin_affinity(pools: Sequence[NodePoolInfo]) -> dict[str, Any]:
-    """The required node affinity: GPU role, one of the served pools, NVIDIA GPU present."""
+def pool_affinity(pools: Sequence[NodePoolInfo]) -> dict[str, Any]:
+    """The required node affinity on ``pools`` by name: GPU role, one of the pools, NVIDIA GPU present
+    (a DaemonSet per pool, the DCGM exporter's)."""
     names = sorted({pool.pool for pool in pools})
     term = [
         requirement(ROLE_LABEL, "In", [Role.GPU.value]),
@@ -147,11 +192,31 @@ def plugin_affinity(pools: Sequence[NodePoolInfo]) -> dict[str, Any]:
     return {"nodeAffinity": required_node_affinity(term)}
 
 
+def check_plugin_labels(path: str, pools: Sequence[NodePoolInfo]) -> None:
+    """The labels ``plugin_affinity`` selects on: every served pool is a GPU node without the
+    external-plugin label, every unserved GPU pool carries it (else the plugin would land beside
+    the pool's own). Raises ConfigError naming the pool and label."""
+    for index, pool in enumerate(pools):
+        if pool.role is not Role.GPU:
+            continue
+        if is_served(pool):
+            expected: dict[str, str | None] = {ROLE_LABEL: Role.GPU.value, GPU_PRESENT_LABEL: "true", DEVICE_PLUGIN_LABEL: None}
+        else:
+            expected = {DEVICE_PLUGIN_LABEL: EXTERNAL_DEVICE_PLUGIN}
+        for key, value in expected.items():
+            if pool.labels.get(key) != value:
+                raise ConfigError(
+                    f"{path}.pools[{index}].labels.{key}",
+                    f"must be {value!r} on a {'served' if is_served(pool) else 'unserved'} GPU pool (absent: None): the "
+                    "plugin selects GPU nodes by these labels",
+                    pool.labels.get(key),
+                )
+
+
 def check_placement(
     path: str, pools: Sequence[NodePoolInfo], served: Callable[[NodePoolInfo], bool], shared_name_rule: str, what: str
 ) -> None:
-    """The placement checks of a DaemonSet that ``plugin_affinity`` places (this plugin, the DCGM
-    exporter): no GPU pool it does not serve shares a served pool's name, since the affinity selects
+    """The placement checks of a DaemonSet that ``pool_affinity`` places (the DCGM exporter's): no GPU pool it does not serve shares a served pool's name, since the affinity selects
     by pool name (``shared_name_rule`` says what would go wrong), and every served pool carries the
     labels the affinity requires, or ``what`` never lands there. Raises ConfigError naming the pool."""
     served_names = {p.pool for p in pools if served(p)}
@@ -183,14 +248,7 @@ def validate(name: str, pools: Sequence[NodePoolInfo], version: str) -> tuple[No
             "system pools, Bottlerocket pools (which ship their own plugin) and gpuDriver none or managed pools are not served",
         )
     rules.check_device_plugin(DevicePluginSpec(version=version), path)
-    check_placement(
-        path,
-        pools,
-        is_served,
-        "a pool with its own device plugin (image, GPU Operator or AKS) must not share its pool name with a served pool "
-        "(the affinity selects by pool name, and two plugins would register nvidia.com/gpu)",
-        "the plugin",
-    )
+    check_plugin_labels(path, pools)
     for index, pool in enumerate(pools):
         if not is_served(pool):
             continue
@@ -289,8 +347,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     Attributes:
         served_pools: the pools the plugin runs on.
-        tolerations: the DaemonSet's tolerations (one per distinct taint of the served pools).
-        affinity: the DaemonSet's affinity (required node affinity on the served GPU pools).
+        tolerations: the DaemonSet's tolerations (``GPU_NODE_TOLERATIONS``).
+        affinity: the DaemonSet's affinity (``plugin_affinity``: served GPU nodes, by label).
         image: the container image.
         configs: config name -> the plugin config (``version: v1``) each node may select; empty
             when no served pool shares its GPUs.
@@ -300,8 +358,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         mps_daemon_set: the MPS control daemon; None without an MPS pool.
 
     Raises:
-        ConfigError: no pool to serve, a version that is not a release tag, an unserved GPU pool
-            (Bottlerocket, ``gpuDriver`` none or managed) sharing a served pool's name, a served pool missing a label the affinity selects on, or
+        ConfigError: no pool to serve, a version that is not a release tag, a GPU pool whose labels
+            do not say whether the plugin serves it (``check_plugin_labels``), or
             a shared pool whose config label does not name its config. Raised before anything is
             registered.
     """

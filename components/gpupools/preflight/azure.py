@@ -42,6 +42,10 @@ reservation    per ``gpuPools[].reservations`` entry (a Capacity Reservation Gro
                ``use-capacity-reservation-groups``) or such members are not ``Succeeded``; ``?``
                when one ends within ``report.RESERVATION_END_WARNING`` (14 days). FOUND: type,
                size, zones, free/reserved VMs.
+access     ``gpupools:cluster.apiAllowedCidrs`` (no call): ``?`` when empty, a warning: the API
+               server then accepts connections from any address (Entra ID still authenticates each
+               call; AKS "Secure access to the API server using authorized IP ranges"), ✓ with the
+               ranges it is limited to (``apiServerAccessProfile.authorizedIPRanges``).
 =============  ================================================================================
 """
 
@@ -83,11 +87,13 @@ REQUIRED_ACTIONS = (
     "Microsoft.ManagedIdentity/userAssignedIdentities/write",
     "Microsoft.ContainerService/managedClusters/write",
     "Microsoft.ContainerService/managedClusters/agentPools/write",
+    "Microsoft.ContainerService/managedClusters/maintenanceConfigurations/write",
     "Microsoft.Authorization/roleAssignments/write",
 )
 """What ``pulumi up`` writes (``tests/snapshots/azure-dev.json``): the resource group, the network,
-the control plane's identity, the cluster and its agent pools, and two role assignments (the
-control plane on the node subnet, the deployer on the cluster). ``roleAssignments/write`` is not in
+the control plane's identity, the cluster, its agent pools and its two maintenance configurations (the
+node-OS and auto-upgrade windows), and two role assignments (the control plane on the node subnet,
+the deployer on the cluster). ``roleAssignments/write`` is not in
 Contributor (its ``notActions`` include ``Microsoft.Authorization/*/Write``: Microsoft Learn, "Azure
 built-in roles for General", Contributor): the deployer needs Owner, User Access Administrator or
 Role Based Access Control Administrator as well."""
@@ -259,8 +265,10 @@ class AzurePreflight:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
-            kinds = [k for k in CheckKind if k not in (CheckKind.SPOT_ROLE, CheckKind.RESERVATION)]
-            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds]
+            kinds = [k for k in CheckKind if k not in (CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.ACCESS)]
+            return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds] + [
+                api_access_check(self.target.spec.cluster.api_allowed_cidrs)
+            ]
         checks: list[Check] = []
         skus: dict[str, Any] | None = None
         try:
@@ -275,6 +283,7 @@ class AzurePreflight:
         checks += self.version()
         checks += self.permissions()
         checks += self.reservations()
+        checks.append(api_access_check(self.target.spec.cluster.api_allowed_cidrs))
         return checks
 
     # sizes and zones
@@ -529,6 +538,18 @@ def reservation_group_check(
             found += f" (in {max(left.days, 0)} d: the pool then runs on Spot/on-demand)"
             return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.UNKNOWN)
     return Check(CheckKind.RESERVATION, pool.name, zone, found, needed, Status.OK)
+
+
+ACCESS_NEEDED = "API server limited to known networks"
+
+
+def api_access_check(cidrs: Sequence[str]) -> Check:
+    """The ``access`` row (module docstring): ``?`` for an API server open to every address."""
+    if not cidrs:
+        found = "open to any address: set gpupools:cluster.apiAllowedCidrs (your office, VPN and CI egress ranges)"
+        return Check(CheckKind.ACCESS, NO_POOL, NO_ZONE, found, ACCESS_NEEDED, Status.UNKNOWN)
+    found = "authorizedIPRanges " + ", ".join(sorted(cidrs))
+    return Check(CheckKind.ACCESS, NO_POOL, NO_ZONE, found, ACCESS_NEEDED, Status.OK)
 
 
 def _version_key(version: str) -> tuple[int, ...]:

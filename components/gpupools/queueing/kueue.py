@@ -46,6 +46,14 @@ ProvisioningRequest admission check) on the cluster's Kubernetes provider.
 
 ``KueueQueues`` registers ``gpupools.queueing.flavors`` and ``gpupools.queueing.queues``'s objects
 as ``apiextensions.CustomResource``, the Namespaces of the LocalQueues, and nothing else.
+
+**Destroy and removal**: every Kueue object ``depends_on`` the release, so Pulumi deletes them
+before it uninstalls Kueue (dependents first), while Kueue's controller, CRDs and webhooks still run
+and can clear their finalizers. The queue Namespaces are ``retain_on_delete``: they hold the teams'
+Jobs and whatever else they put there, which the stack did not create; removing a namespace from
+``gpupools:queueing`` or destroying the stack leaves the Namespace (and its workloads) in the cluster,
+and no Namespace deletion can race the Kueue uninstall with Workloads still carrying Kueue's
+finalizer. Delete a Namespace with ``kubectl delete namespace`` once it is empty (docs/queueing.md).
 """
 
 from __future__ import annotations
@@ -84,6 +92,13 @@ PROVISIONING_REQUEST_CONFIG = KubernetesKind(
     _KUEUE, "v1beta2", "ProvisioningRequestConfig", "provisioningrequestconfigs", namespaced=False
 )
 NAMESPACE_KIND = KubernetesKind("", "v1", "Namespace", "namespaces", namespaced=False)
+PROVISIONING_REQUEST = KubernetesKind(
+    "autoscaling.x-k8s.io", "v1", "ProvisioningRequest", "provisioningrequests", namespaced=True
+)
+"""The API Kueue's ProvisioningRequest controller needs served when it starts (module docstring): the
+AKS access gate waits for it with ``atomicScaleUp`` (``gpupools.azure.kubernetes_access.gate_served``),
+so Kueue is never installed on a cluster where its check would stay inactive and hold every
+ClusterQueue that names it (kueue ``clusterqueue`` controller, reason ``AdmissionCheckInactive``)."""
 CUSTOM_RESOURCE_DEFINITION = KubernetesKind(
     "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False
 )
@@ -244,7 +259,8 @@ class KueueQueues(pulumi.ComponentResource):
     Args:
         name: the component's name; prefixes the resources' names.
         flavours: ``gpupools.queueing.flavors.flavours`` of the stack's pools, in buying order.
-        namespaces: LocalQueues ``gpupools`` go here; gpupools creates these Namespaces.
+        namespaces: LocalQueues ``gpupools`` go here; gpupools creates these Namespaces and never
+            deletes them (``retain_on_delete``).
         teams: per-team ClusterQueues and LocalQueues (their Namespaces too).
         atomic_scale_up: wire the ProvisioningRequest admission check on the GPU flavours.
         opts: ``provider`` the cluster's; ``depends_on`` the ``Kueue`` release (every object waits for it).
@@ -279,7 +295,8 @@ class KueueQueues(pulumi.ComponentResource):
             created[f"Namespace/{namespace}"] = k8s.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
                 metadata={"name": namespace, "labels": dict(queues.MANAGED_BY)},
-                opts=pulumi.ResourceOptions(parent=self),
+                # Never deleted by Pulumi: it holds the teams' workloads (module docstring, "Destroy and removal").
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
             )
         for manifest in self.manifests:
             kind, meta = manifest["kind"], manifest["metadata"]

@@ -186,6 +186,37 @@ def _azure_client_config(_: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def fake_jwt(claims: Mapping[str, Any]) -> str:
+    """An unsigned JWT with ``claims`` (header ``{"alg": "none"}``): only the payload is ever read."""
+
+    def part(value: Mapping[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(dict(value)).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.signature"
+
+
+USER_TOKEN_CLAIMS: dict[str, Any] = {
+    "aud": "https://management.core.windows.net/",
+    "idtyp": "user",
+    "scp": "user_impersonation",
+    "oid": "00000000-0000-0000-0000-00000000d0d0",
+}
+"""The claims of an ARM token issued to a user (``az login`` at a desk): ``idtyp: user`` and delegated
+scopes in ``scp`` (Microsoft identity platform "Access token claims reference")."""
+
+SERVICE_PRINCIPAL_TOKEN_CLAIMS: dict[str, Any] = {
+    "aud": "https://management.core.windows.net/",
+    "idtyp": "app",
+    "oid": "00000000-0000-0000-0000-00000000c1c1",
+}
+"""The claims of an app-only ARM token (a service principal: CI's OIDC federated credential or a
+client secret): ``idtyp: app`` and no ``scp``."""
+
+
+def _azure_client_token(_: Mapping[str, Any]) -> dict[str, Any]:
+    return {"token": fake_jwt(USER_TOKEN_CLAIMS)}
+
+
 # --- AWS -----------------------------------------------------------------------------------------
 
 
@@ -332,6 +363,7 @@ OUTPUTS: dict[str, OutputFake] = {
 CALLS: dict[str, CallFake] = {
     "azure-native:containerservice:listManagedClusterUserCredentials": _aks_credentials,
     "azure-native:authorization:getClientConfig": _azure_client_config,
+    "azure-native:authorization:getClientToken": _azure_client_token,
     "azure-native:containerservice:getAgentPool": _agent_pool_absent,
     "azure-native:containerservice:getManagedCluster": _managed_cluster_absent,
     "aws:eks/getClusters:getClusters": _eks_clusters,

@@ -194,7 +194,7 @@ class MaintenanceArgs(TypedDict, total=False):
     utc_offset: str
     """``+HH:MM`` or ``-HH:MM``; default ``+00:00``."""
     termination_grace_period: str
-    """Karpenter NodePools' ``terminationGracePeriod``; default ``24h``."""
+    """Karpenter NodePools' ``terminationGracePeriod``; default none (running jobs are never force-deleted)."""
 
 
 # -- pool descriptions (outputs, and inputs of the Kubernetes add-ons) -------------------------
@@ -303,6 +303,9 @@ class AzurePoolArgs(TypedDict):
     """The node subnet; default the cluster's."""
     cluster_zones: NotRequired[list[str]]
     """The cluster's zones (a pool without ``zones`` uses them); default ``["1", "2", "3"]``."""
+    kubernetes_version: NotRequired[str]
+    """The pools' ``orchestratorVersion`` (pass the cluster's ``kubernetesVersion`` so upgrades reach them);
+    default none sent."""
 
 
 GpuNodePoolArgs = AzurePoolArgs

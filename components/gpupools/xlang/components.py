@@ -156,7 +156,12 @@ class AksCluster(pulumi.ComponentResource):
 def _azure_pool(cls: Any, component: str, name: str, args: Any, opts: Opts) -> Any:
     a = _args(name, component, args)
     pool = convert.to_config(a.get("pool"))
-    p = cls(name, pool, **convert.pick(a, "resource_group_name", "cluster_name", "subnet_id", "cluster_zones"), opts=opts)
+    p = cls(
+        name,
+        pool,
+        **convert.pick(a, "resource_group_name", "cluster_name", "subnet_id", "cluster_zones", "kubernetes_version"),
+        opts=opts,
+    )
     return _pool_outputs(p, p.pools)
 
 

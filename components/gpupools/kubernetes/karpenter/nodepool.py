@@ -40,16 +40,18 @@ and ``disruption.md`` at v1.14.1, the pinned release):
   disruption method, run before consolidation (``disruption.md``, "Automated Graceful Methods").
   ``expireAfter: Never``: a node that has a running training job is not force-expired after 720h
   (Karpenter's default); nodes go when empty, or are replaced on drift inside the window.
-* **terminationGracePeriod** (``spec.template.spec``) from ``gpupools:maintenance.terminationGracePeriod``
-  (default ``24h``): once a node is being replaced, pods that block eviction (a ``karpenter.sh/do-not-disrupt``
-  annotation, a PDB) get this long before they are deleted. "If left undefined, the controller will wait
-  indefinitely for pods to be drained" (the NodePool CRD), so one stuck pod could hold a drifted GPU node,
-  and a security image, forever. With it set, drift may start on a node with such pods ("When
-  configured, a node may be disrupted via drift even if there are pods with blocking PDBs or the
-  ``karpenter.sh/do-not-disrupt`` annotation", ``disruption.md``, "TerminationGracePeriod"): the node is
-  tainted so nothing new lands, and the running job gets the grace period to finish. Consolidation
-  still never touches a node with such a pod. Changing it drifts existing nodes (``disruption.md``),
-  which the window then schedules.
+* **terminationGracePeriod** (``spec.template.spec``): only when ``gpupools:maintenance.terminationGracePeriod``
+  is configured; by default none. Once set, it "takes precedence over a pod's terminationGracePeriodSeconds
+  and bypasses PodDisruptionBudgets and the karpenter.sh/do-not-disrupt annotation"
+  (MicrosoftDocs/azure-aks-docs ``articles/aks/node-auto-provisioning-disruption.md``), and drift may
+  start on a node with such pods ("When configured, a node may be disrupted via drift even if there
+  are pods with blocking PDBs or the ``karpenter.sh/do-not-disrupt`` annotation", ``disruption.md``,
+  "TerminationGracePeriod"): a weekly node image would then kill every GPU job older than the
+  grace period. Unset, "the controller will wait indefinitely for pods to be drained" (the NodePool
+  CRD): ``do-not-disrupt`` and PDBs protect running jobs, drift waits until they end, and a node
+  that always runs a protected job keeps its image until the job ends (or AKS's 90-day forced
+  image, ``gpupools.azure.maintenance``). docs/karpenter-nap.md says what that means for image age.
+  Changing it drifts existing nodes (``disruption.md``), which the window then schedules.
 * **weight**: higher is preferred when a pod fits several NodePools (``gpu_workload()`` without a
   pool fits every GPU pool). ``weights(order)`` turns an explicit preference order into weights
   100, 99, ...; ``default_order`` orders by size facts (fewest GPUs, then fewest vCPUs, then name:
@@ -78,6 +80,7 @@ from gpupools.conventions import (
     KARPENTER_CAPACITY_TYPE_LABEL,
     CapacityType,
     Taint,
+    device_plugin_labels,
     pool_labels,
 )
 from gpupools.errors import ConfigError
@@ -156,7 +159,8 @@ def template_labels(pool: PoolSpec) -> dict[str, str]:
     """The node labels a pool's NodePool sets (module docstring: no static capacity label)."""
     labels = pool_labels(pool.name, pool.role, CapacityType.SPOT)
     del labels[CAPACITY_TYPE_LABEL]
-    return dict(sorted({**labels, **sharing.node_labels(pool.sharing), **pool.labels}.items()))
+    external = device_plugin_labels(pool.is_gpu, pool.needs_device_plugin)
+    return dict(sorted({**labels, **sharing.node_labels(pool.sharing), **pool.labels, **external}.items()))
 
 
 def template_taints(pool: PoolSpec) -> tuple[Taint, ...]:
@@ -286,7 +290,11 @@ def node_pool(
                     "requirements": requirements(pool, shape, zones, extra_requirements, reserved),
                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in template_taints(pool)],
                     "expireAfter": EXPIRE_AFTER,
-                    "terminationGracePeriod": window.termination_grace_period,
+                    **(
+                        {}
+                        if window.termination_grace_period is None
+                        else {"terminationGracePeriod": window.termination_grace_period}
+                    ),
                 },
             },
             "disruption": disruption(consolidate_after, window),
@@ -347,15 +355,42 @@ up to about 15 minutes, the node class's recheck and the instance's termination;
 finishes sooner returns sooner (the timeout only bounds the wait). A drain blocked for longer (a
 ``karpenter.sh/do-not-disrupt`` pod, a PDB that allows no eviction) makes the delete fail with a
 timeout, and a second ``pulumi destroy`` continues the wait; Pulumi never removes the finalizer.
+With a configured ``terminationGracePeriod`` the wait is bounded by it, and ``delete_timeout`` adds
+it to the timeout.
 
 The same value for AKS Node Auto Provisioning: its NodePools are Karpenter's (the same core
 NodePool/NodeClaim termination); the ``AKSNodeClass`` finalizer of karpenter-provider-azure was not
 checked here and gets the same bound."""
 
 
-def apply(resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
+DELETE_MARGIN_MINUTES = 30
+"""Added to a configured ``terminationGracePeriod`` for a delete's timeout: the instance's termination
+and the node class's 10-minute recheck after the grace period has run out (``DELETE_TIMEOUT``)."""
+
+
+def delete_timeout(window: MaintenanceSpec | None) -> str:
+    """How long deleting a NodePool, or its node class, may wait: ``DELETE_TIMEOUT`` without a
+    configured ``terminationGracePeriod``, else the grace period plus ``DELETE_MARGIN_MINUTES``
+    (``24h`` -> ``1470m``), so a delete outlasts the longest wait its nodes may need. Without a grace
+    period a node with a ``do-not-disrupt`` pod or a blocking PDB is never force-drained: the delete
+    then times out after ``DELETE_TIMEOUT`` and ``pulumi destroy`` says which NodePool still waits
+    (docs/karpenter-nap.md, "Destroying a stack with running jobs")."""
+    if window is None or window.termination_grace_period is None:
+        return DELETE_TIMEOUT
+    value, unit = int(window.termination_grace_period[:-1]), window.termination_grace_period[-1]
+    minutes = value * 60 if unit == "h" else value
+    return f"{minutes + DELETE_MARGIN_MINUTES}m"
+
+
+def apply(
+    resource_name: str,
+    manifest: Mapping[str, Any],
+    opts: pulumi.ResourceOptions,
+    window: MaintenanceSpec | None = None,
+) -> k8s.apiextensions.CustomResource:
     """Register a custom resource manifest (a NodePool or a node class) as it is, under
-    ``resource_name``, with a delete timeout of ``DELETE_TIMEOUT``. ``manifest["spec"]`` may be an
+    ``resource_name``, with a delete timeout of ``delete_timeout(window)`` (``window``: the
+    NodePools' ``gpupools:maintenance``; None: ``DELETE_TIMEOUT``). ``manifest["spec"]`` may be an
     output (an EC2NodeClass names the node role)."""
     return k8s.apiextensions.CustomResource(
         resource_name,
@@ -364,6 +399,6 @@ def apply(resource_name: str, manifest: Mapping[str, Any], opts: pulumi.Resource
         metadata=manifest["metadata"],
         spec=manifest["spec"],
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT))
+            opts, pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=delete_timeout(window)))
         ),
     )
