@@ -328,12 +328,14 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
         ),
         "reservations": lambda d: Row(
             "…reservations",
-            "list of `{id, zone, kind}`",
+            "list of `{id, zone, kind, count}`",
             "none",
             "capacity already paid for, used before Spot: AWS an On-Demand Capacity Reservation or a Capacity Block "
             "(`cr-` and 17 hex digits), `zone` its Availability Zone (may be left out when the pool has one zone), "
             "`kind` `odcr` (default) or `capacityBlock`; "
-            "Azure a Capacity Reservation Group ARM ID. GPU pools only",
+            "Azure a Capacity Reservation Group ARM ID. `count`: instances reserved (a whole number >= 1), the "
+            "reserved group's max; `maxSize` keeps bounding Spot and on-demand; without `count`, the pool's "
+            "`maxSize` (as before `count` existed). GPU pools only",
         ),
         "efa": lambda d: Row(
             "…efa",
