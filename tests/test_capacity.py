@@ -72,7 +72,11 @@ def test_kueue_gpu_quotas_add_up_to_the_ceiling_synth_reports(stack: str) -> Non
     assert kueue_gpu_quota(run) == ceiling["gpuSlots"]
     # The table's TOTAL, --json's total and the diff's fleet totals are that same ceiling.
     total = fleet_total(run.outputs["nodePools"], run.outputs["cost"])
-    assert (total["maxSize"], total["gpusAtMax"], total["gpuSlotsAtMax"]) == (ceiling["nodes"], ceiling["gpus"], ceiling["gpuSlots"])
+    assert (total["maxSize"], total["gpusAtMax"], total["gpuSlotsAtMax"]) == (
+        ceiling["nodes"],
+        ceiling["gpus"],
+        ceiling["gpuSlots"],
+    )
     assert total["costPerHourAtMax"] == ceiling["costPerHour"] == run.outputs["cost"]["ceilingPerHour"]
     diff = fleet_totals(document_of(run))
     assert (diff["ceiling nodes"], diff["ceiling GPUs"], diff["ceiling GPU slots"]) == (
@@ -97,7 +101,7 @@ def test_the_budget_check_and_the_config_figures_are_the_stack_outputs(stack: st
     tight = fleet_cost(groups_of_spec(spec), price_table(spec.cloud), region, CostSpec(budget_per_hour=fleet.ceiling / 2))
     with pytest.raises(ConfigError) as raised:
         check_budget(tight)
-    assert f"must be at least the fleet's ceiling" in str(raised.value)
+    assert "must be at least the fleet's ceiling" in str(raised.value)
     check_budget(fleet_cost(groups_of_spec(spec), price_table(spec.cloud), region, CostSpec(budget_per_hour=fleet.ceiling)))
 
 
@@ -263,4 +267,3 @@ def test_karpenter_reserved_nodes_cross_the_package_boundary() -> None:
 
     info = NodePoolInfo("gpu4", "gpu4", Role.GPU, CapacityType.SPOT, (), ("g5.12xlarge",), 0, 3, reserved_nodes=2)
     assert info_from_dict(info_to_dict(info), "pool").reserved_nodes == 2
-

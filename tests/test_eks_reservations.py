@@ -380,7 +380,9 @@ def test_karpenter_costs_price_the_nodepool_at_spot_with_reserved_listed_first()
     assert cost["ceilingPerHour"] == plain_cost["ceilingPerHour"]
     first, plain_first = cost["capacity"]["atMaxSpotFirst"], plain_cost["capacity"]["atMaxSpotFirst"]
     assert first["byCapacity"]["reserved"] == row["maxSize"] and first["nodes"] == plain_first["nodes"]
-    assert cost["spotAtMaxPerHour"] == pytest.approx(plain_cost["spotAtMaxPerHour"] - row["maxSize"] * row["pricePerNodeHour"], abs=1e-3)
+    assert cost["spotAtMaxPerHour"] == pytest.approx(
+        plain_cost["spotAtMaxPerHour"] - row["maxSize"] * row["pricePerNodeHour"], abs=1e-3
+    )
 
 
 # --- the policy pack --------------------------------------------------------------------------------

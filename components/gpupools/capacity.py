@@ -229,7 +229,11 @@ def _figure(groups: Sequence[CapacityGroup], nodes: Sequence[int], price_of: Pri
         allowed = [g.capacity for g in groups if g.capacity is not CapacityType.RESERVED]
         capacity = CapacityType.ON_DEMAND if CapacityType.ON_DEMAND in allowed else allowed[0]
         total = Figure(
-            total.nodes, total.gpus, total.gpu_slots, None if dearest is None else dearest * limit, {capacity: limit} if limit else {}
+            total.nodes,
+            total.gpus,
+            total.gpu_slots,
+            None if dearest is None else dearest * limit,
+            {capacity: limit} if limit else {},
         )
     return total
 

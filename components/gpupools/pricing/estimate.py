@@ -206,7 +206,9 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
                     capacity,
                     info.instance_types,
                     info.min_size if main else 0,
-                    info.max_size if main or capacity is not CapacityType.RESERVED else min(info.reserved_nodes or info.max_size, info.max_size),
+                    info.max_size
+                    if main or capacity is not CapacityType.RESERVED
+                    else min(info.reserved_nodes or info.max_size, info.max_size),
                     fallback=not main and capacity is CapacityType.ON_DEMAND,
                     shares_limit=not main,
                     gpus_per_node=info.gpus_per_node,
