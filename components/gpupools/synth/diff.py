@@ -438,7 +438,7 @@ class StackDiff:
     outputs: tuple[FieldChange, ...] = ()
     notes: tuple[str, ...] = field(default=())
     fleet: tuple[Mapping[str, int], Mapping[str, int]] | None = None
-    """Fleet totals (max nodes, GPUs at max, idle GPUs) before and after, when the ``nodePools`` output changed."""
+    """Fleet totals (``FLEET_COLUMNS``: the ceiling and idle GPUs) before and after, when the ``nodePools`` output changed."""
     cost: tuple[CostFigureChange, ...] = ()
     """Fleet cost figures that moved (``outputs.cost``), before and after."""
     cost_causes: tuple[PoolCostChange, ...] = ()
