@@ -553,7 +553,7 @@ def _queueing(d: Defaults) -> dict[str, Entry]:
             "bool",
             code(d.azure.queueing.enabled),
             "install Kueue (pinned chart, on the system pool) with a ResourceFlavor per pool and capacity type (per "
-            "NodePool under Karpenter/NAP) in buying order and quotas equal to the pools at max ([Queueing](queueing.md)); "
+            "NodePool under Karpenter/NAP) in buying order and quotas equal to the pools at their ceiling (every group at max, [Queueing](queueing.md)); "
             "every other `queueing` key needs it",
         ),
         "namespaces": lambda d: Row(
@@ -599,7 +599,7 @@ def _team_rows(d: Defaults) -> list[Row]:
             "int >= 0",
             "`0`",
             "GPU slots guaranteed to the team (nominal quota, taken from the flavours in buying order); all teams "
-            "together at most what the queued pools hold at max",
+            "together at most the GPU slots of the queued pools' ceiling (every group at its max at once)",
         ),
     ]
 

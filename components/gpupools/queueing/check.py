@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 
 from gpupools import rules, sharing
-from gpupools.capacity import SCENARIO_MEANINGS, SCENARIO_NAMES, Scenario, fleet_figures
+from gpupools.capacity import SCENARIO_NAMES, Scenario, fleet_figures
 from gpupools.catalog.sizes import size_facts
 from gpupools.errors import ConfigError
 from gpupools.pricing.estimate import groups_of_spec
@@ -107,6 +107,6 @@ def check_queueing(spec: StackSpec, explicit: frozenset[str] = frozenset(), path
         raise ConfigError(
             f"{path}.teams",
             f"must not guarantee more GPU slots than the queued pools' {SCENARIO_NAMES[Scenario.CEILING]} holds "
-            f"({ceiling.gpu_slots} GPU slots: {SCENARIO_MEANINGS[Scenario.CEILING].split(':')[0]})",
+            f"({ceiling.gpu_slots} GPU slots, every group at its max at once)",
             wanted,
         )
