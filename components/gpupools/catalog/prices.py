@@ -125,9 +125,9 @@ class PriceTable:
         recorded = self.unpriced.get(key, {}).get(size)
         if recorded is not None:
             return recorded
-        region = self.unpriced_regions.get(key)
-        if region is not None and size not in self.prices.get(key, {}):
-            return region
+        region_reason = self.unpriced_regions.get(key)
+        if region_reason is not None and size not in self.prices.get(key, {}):
+            return region_reason
         if key not in self.prices:
             return f"region {key} is not in the {self.cloud.value} price catalog"
         return f"{size} has no row for {key} in the price catalog's source"
