@@ -67,11 +67,12 @@ SCENARIO_NAMES: Mapping[Scenario, str] = {
 
 SCENARIO_MEANINGS: Mapping[Scenario, str] = {
     Scenario.IDLE: "every group at minSize",
-    Scenario.SPOT_FIRST: "every pool at max on what it buys first (reserved, Spot); fallbacks at 0",
-    Scenario.SPOT_GONE: "no Spot: reserved and on-demand groups (fallbacks too) at max",
-    Scenario.CEILING: "every group at max at once; budgetPerHour and Kueue's quotas",
+    Scenario.SPOT_FIRST: "each pool at max on its first choice",
+    Scenario.SPOT_GONE: "no Spot: reserved and on-demand at max",
+    Scenario.CEILING: "every group at max at once",
 }
-"""What each state means, in one line (the module docstring says it at length)."""
+"""What each state means, short enough for one line of synth's output (the module docstring and
+docs/costs.md say it at length)."""
 
 CAPACITY_KEYS: Mapping[CapacityType, str] = {
     CapacityType.RESERVED: "reserved",
