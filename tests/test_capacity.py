@@ -267,3 +267,23 @@ def test_karpenter_reserved_nodes_cross_the_package_boundary() -> None:
 
     info = NodePoolInfo("gpu4", "gpu4", Role.GPU, CapacityType.SPOT, (), ("g5.12xlarge",), 0, 3, reserved_nodes=2)
     assert info_from_dict(info_to_dict(info), "pool").reserved_nodes == 2
+
+
+def test_components_check_count_by_the_same_rule() -> None:
+    """Library users build ``ReservationSpec`` themselves: the pool components' own check
+    (``rules.check_gpu_pool``) rejects a count below 1 as the config loader does."""
+    from dataclasses import replace
+
+    from gpupools import rules
+    from gpupools.config import parse_gpu_pool
+    from gpupools.specs import Cloud, ReservationSpec
+
+    pool = parse_gpu_pool({"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4}, Cloud.AZURE, "t4")
+    with pytest.raises(ConfigError) as raised:
+        rules.check_reservations(
+            replace(pool, reservations=(ReservationSpec(CRG, count=0),)), Cloud.AZURE, "GpuNodePool(t4).pool", ("1",)
+        )
+    assert raised.value.path == "GpuNodePool(t4).pool.reservations[0].count"
+    rules.check_reservations(
+        replace(pool, reservations=(ReservationSpec(CRG, count=3),)), Cloud.AZURE, "GpuNodePool(t4).pool", ("1",)
+    )

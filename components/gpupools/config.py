@@ -374,7 +374,7 @@ def _reservation_count(raw: Any, path: str) -> int | None:
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise ConfigError(path, "must be a whole number >= 1 (instances the reservation holds for the pool)", raw)
+        raise ConfigError(path, rules.RESERVATION_COUNT_RULE, raw)
     return raw
 
 
