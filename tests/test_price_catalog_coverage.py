@@ -133,3 +133,28 @@ def test_a_stack_in_ap_northeast_1_prices_its_p5_pool_and_footnotes_the_rest_onc
     notes = table.footnotes("ap-northeast-1", ["m6i.xlarge", "g5.48xlarge", "p5.48xlarge"])
     assert notes == [f"m6i.xlarge, g5.48xlarge: {table.unpriced_regions['ap-northeast-1']}"]
     assert len(notes[0]) < 160
+
+
+REFERENCE = {Cloud.AWS: "us-east-1", Cloud.AZURE: "eastus"}
+ON_DEMAND_BANDS = {Cloud.AWS: (1.0, 1.5), Cloud.AZURE: (1.0, 1.32)}
+"""A region's Linux on-demand price over the reference region's for the same size. Azure: the
+importer's band (``gpupools.pricing.import_coroot.ON_DEMAND_BAND``, why there). AWS: us-east-1 and
+us-west-2 are the cheapest regions, and the dearest region-to-us-east-1 ratio among the rows read
+from SkyPilot's v8 catalog is ap-northeast-1's g5.12xlarge, 1.45x; a row outside is a transcription
+or source error (a Windows rate, a price per GPU instead of per node)."""
+SPOT_BAND = (0.05, 0.70)
+"""Spot over on-demand: both clouds advertise Spot at up to 90 % off; a figure above 0.70x is
+suspect of not being a Spot price, below 0.05x of a price per GPU or a unit error."""
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_every_row_is_within_the_bands_of_the_reference_region(cloud: Cloud) -> None:
+    table = price_table(cloud)
+    low, high = ON_DEMAND_BANDS[cloud]
+    for region, sizes in table.prices.items():
+        for size, price in sizes.items():
+            reference = table.price(REFERENCE[cloud], size)
+            if price.on_demand is not None and reference is not None and reference.on_demand is not None:
+                assert low - 1e-6 <= price.on_demand / reference.on_demand <= high, (region, size)
+            if price.on_demand is not None and price.spot is not None:
+                assert SPOT_BAND[0] <= price.spot / price.on_demand <= SPOT_BAND[1], (region, size)
