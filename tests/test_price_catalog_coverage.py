@@ -133,6 +133,8 @@ def test_a_stack_in_ap_northeast_1_prices_its_p5_pool_and_footnotes_the_rest_onc
     notes = table.footnotes("ap-northeast-1", ["m6i.xlarge", "g5.48xlarge", "p5.48xlarge"])
     assert notes == [f"m6i.xlarge, g5.48xlarge: {table.unpriced_regions['ap-northeast-1']}"]
     assert len(notes[0]) < 160
+    # The cost output carries the same footnotes for the stack's own sizes, once per reason.
+    assert run.outputs["cost"]["priceFootnotes"] == [f"g5.48xlarge, m6i.xlarge: {table.unpriced_regions['ap-northeast-1']}"]
 
 
 REFERENCE = {Cloud.AWS: "us-east-1", Cloud.AZURE: "eastus"}

@@ -350,6 +350,8 @@ class FleetCost:
             them and when gpupools read it (``PriceTable.provenance``), ISO dates.
         spot_basis: what the catalog's Spot figure is.
         figures: the fleet's four states as nodes, GPUs, GPU slots and cost (``gpupools.capacity``).
+        price_footnotes: one short footnote per reason a size of the fleet lacks a price it needs
+            (``PriceTable.footnotes``): what synth prints once under its table instead of in every row.
     """
 
     region: str
@@ -377,6 +379,7 @@ class FleetCost:
     price_source: str = ""
     source_date: str = ""
     figures: FleetFigures | None = None
+    price_footnotes: tuple[str, ...] = ()
 
     def to_output(self) -> dict[str, object]:
         """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals)."""
@@ -401,6 +404,7 @@ class FleetCost:
             "unpriced": list(self.unpriced),
             "unpricedReasons": dict(self.unpriced_reasons),
             "unpricedPools": dict(self.unpriced_pools),
+            "priceFootnotes": list(self.price_footnotes),
             "priceSource": self.price_source,
             "pricesSourceDate": self.source_date,
             "pricesReadOn": self.read_on,
@@ -486,6 +490,9 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         price_source=origin.source,
         source_date=origin.source_date.isoformat(),
         figures=figures,
+        price_footnotes=tuple(
+            table.footnotes(region, [size for entry in unpriced(table, region, groups) for size in entry.split()[:1]])
+        ),
     )
 
 
