@@ -253,6 +253,18 @@ def unpriced(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) ->
     return sorted(missing)
 
 
+def unpriced_sizes(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> list[str]:
+    """The sizes of ``groups`` without the price their group's capacity type needs, in sorted order."""
+    return sorted(
+        {
+            size
+            for group in groups
+            for size in group.instance_types
+            if capacity_price(table.price(region, size), group.capacity) is None
+        }
+    )
+
+
 def why_unpriced(table: PriceTable, region: str, size: str, capacity: CapacityType) -> str:
     """Why ``size`` has no ``capacity`` price in ``region``: the table's recorded reason
     (``PriceTable.missing_reason``), or, for a size priced for the other capacity type only, that."""
@@ -490,9 +502,7 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         price_source=origin.source,
         source_date=origin.source_date.isoformat(),
         figures=figures,
-        price_footnotes=tuple(
-            table.footnotes(region, [size for entry in unpriced(table, region, groups) for size in entry.split()[:1]])
-        ),
+        price_footnotes=tuple(table.footnotes(region, unpriced_sizes(table, region, groups))),
     )
 
 
