@@ -22,17 +22,17 @@ QUEUEING_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "must name a gpuPools or cpuPools entry",
     ),
     (
-        # 1000 GPU slots: far more than azure-dev's two small GPU pools hold at max.
+        # 1000 GPU slots: far more than azure-dev's two small GPU pools hold at their ceiling.
         "queueing-team-quota-above-the-pools",
         queueing("azure-dev", enabled=True, teams=[{"name": "vision", "namespaces": ["vision"], "gpus": 1000}]),
         "gpupools:queueing.teams",
-        "must not guarantee more GPU slots than the queued pools hold at max",
+        "must not guarantee more GPU slots than the queued pools' ceiling holds",
     ),
     (
         "queueing-team-quota-above-the-named-pools",
         queueing("aws-dev", enabled=True, pools=["general"], teams=[{"name": "vision", "namespaces": ["vision"], "gpus": 1}]),
         "gpupools:queueing.teams",
-        "hold at max (0)",
+        "ceiling holds (0 GPU slots",
     ),
     (
         "queueing-provisioning-request-under-karpenter",

@@ -398,7 +398,12 @@ INVALID += [
 INVALID += [
     # gpupools:cost. The budget is priced with the committed catalog in the stack's region: the
     # ceiling of AZURE (10 T4 Spot + 10 T4 on-demand + 4 system nodes) is well above $1/h.
-    ("cost-budget-exceeded", with_key(AZURE, "gpupools:cost", {"budgetPerHour": 1}), "gpupools:cost.budgetPerHour", "worst-case"),
+    (
+        "cost-budget-exceeded",
+        with_key(AZURE, "gpupools:cost", {"budgetPerHour": 1}),
+        "gpupools:cost.budgetPerHour",
+        "the fleet's ceiling",
+    ),
     (
         "cost-budget-unpriced-region",
         with_key(with_key(AZURE, "azure-native:location", "swedencentral"), "gpupools:cost", {"budgetPerHour": 100}),

@@ -375,7 +375,14 @@ def test_karpenter_costs_price_the_nodepool_at_spot_with_reserved_listed_first()
     cost = karpenter().outputs["cost"]
     assert list(cost["priorityOrder"]) == ["reserved", "spot", "on-demand"]
     plain_cost = run_stack("aws-karpenter-dev").outputs["cost"]
-    assert cost["ceilingPerHour"] == plain_cost["ceilingPerHour"] and cost["spotAtMaxPerHour"] == plain_cost["spotAtMaxPerHour"]
+    # The ceiling is the NodePool's limit at its dearest capacity, reservation or not; at max, Spot
+    # first, its reservation (no count: the whole limit) fills first, at no extra cost.
+    assert cost["ceilingPerHour"] == plain_cost["ceilingPerHour"]
+    first, plain_first = cost["capacity"]["atMaxSpotFirst"], plain_cost["capacity"]["atMaxSpotFirst"]
+    assert first["byCapacity"]["reserved"] == row["maxSize"] and first["nodes"] == plain_first["nodes"]
+    assert cost["spotAtMaxPerHour"] == pytest.approx(
+        plain_cost["spotAtMaxPerHour"] - row["maxSize"] * row["pricePerNodeHour"], abs=1e-3
+    )
 
 
 # --- the policy pack --------------------------------------------------------------------------------

@@ -321,7 +321,7 @@ def test_raising_max_size_by_two_shows_twice_the_node_price(stack: str, pool: st
     spot = node_price(table, region, entry["instanceTypes"], CapacityType.SPOT)
     assert spot is not None
     diff = diff_documents(old, new, stack)
-    [all_spot] = [c for c in diff.cost if c.label == "at max, all Spot"]
+    [all_spot] = [c for c in diff.cost if c.label == "at max, Spot first"]
     assert all_spot.delta == pytest.approx(2 * spot, abs=1e-3)
     spot_causes = [c for c in diff.cost_causes if c.capacity == "spot"]
     assert [c.pool for c in spot_causes] == [pool]

@@ -345,13 +345,13 @@ def test_pool_table_counts_gpus_from_the_catalog(synthesis: Any) -> None:
     assert rows["a100s"]["IDLE GPUS"] == 1 * a100_gpus  # minSize 1
     assert rows["a100s"]["ZONES"] == "1,2"
     assert rows["system"]["GPUS AT MAX"] == 0
-    # TOTAL is the fleet at max on Spot: t4's on-demand fallback (t4o, max 2) stays idle.
+    # TOTAL is the fleet's ceiling: every row at max, t4's on-demand fallback (t4o, max 2) too.
     assert rows["t4o"]["CAPACITY"] == "on-demand fallback" and rows["t4s"]["CAPACITY"] == "spot"
     assert rows["system"]["CAPACITY"] == "on-demand"  # no Spot group in its pool: not a fallback
     total = totals(synthesis.document["outputs"]["nodePools"])
-    assert total["GPUS AT MAX"] == 6 * t4_gpus + 3 * a100_gpus
+    assert total["GPUS AT MAX"] == 6 * t4_gpus + 2 * t4_gpus + 3 * a100_gpus
     assert total["IDLE GPUS"] == a100_gpus
-    assert total["MAX"] == 3 + 6 + 3
+    assert total["MAX"] == 3 + 6 + 2 + 3
     assert total["MIN"] == 2 + 0 + 0 + 1
 
 
@@ -365,11 +365,11 @@ def test_summary_names_the_columns_and_shows_totals(synthesis: Any) -> None:
     for column in ("ROLE", "CAPACITY", "ZONES", "INSTANCE TYPES", "MIN", "MAX", "GPUS/NODE", "GPUS AT MAX", "IDLE GPUS"):
         assert column in text
     total_line = next(line for line in text.splitlines() if line.strip().startswith("TOTAL"))
-    # GPUS AT MAX and IDLE GPUS at max on Spot (t4's fallback idle), then $/H AT MAX: this fixture
-    # exports no cost output, so the sum over the same rows ("no price" when a price is unknown), to the cent.
-    costs = [p.get("costPerHourAtMax") for p in synthesis.document["outputs"]["nodePools"] if p["name"] != "t4o"]
+    # GPUS AT MAX and IDLE GPUS at the ceiling (t4's fallback too), then $/H AT MAX: this fixture
+    # exports no cost output, so the sum over every row ("no price" when a price is unknown), to the cent.
+    costs = [p.get("costPerHourAtMax") for p in synthesis.document["outputs"]["nodePools"]]
     figures = total_line.removesuffix("no price").split()
-    assert (figures[-2:] if None in costs else figures[-3:-1]) == [str(6 * 4 + 3 * 2), "2"]
+    assert (figures[-2:] if None in costs else figures[-3:-1]) == [str(6 * 4 + 2 * 4 + 3 * 2), "2"]
     if None in costs:
         assert total_line.endswith("  no price")
     else:

@@ -189,7 +189,7 @@ def test_max_size_without_on_demand_max_changes_both_pools_of_that_pool_only(tmp
         assert [(f.path, f.old, f.new) for f in change.fields] == [("inputs.maxCount", 6, 10)]
     assert diff.fleet is not None
     before, after = diff.fleet
-    assert after["GPUs at max"] - before["GPUs at max"] == 2 * 4 * 4  # 2 pools x 4 more nodes x 4 T4s per node
+    assert after["ceiling GPUs"] - before["ceiling GPUs"] == 2 * 4 * 4  # 2 pools x 4 more nodes x 4 T4s per node
 
 
 def test_vm_size_change_is_flagged_as_replacement_and_cost(base: dict[str, Any], tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_added_pool_is_listed_with_its_size_and_counted_as_capacity(base: dict[s
     markdown = render_markdown([diff])
     assert "#### Added" in markdown
     assert 'vmSize=`"Standard_NC40ads_H100_v5"`' in markdown
-    assert "GPUs at max" in markdown
+    assert "ceiling GPUs" in markdown
 
 
 def test_removed_stack_and_new_stack_are_explained(base: dict[str, Any]) -> None:

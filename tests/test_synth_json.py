@@ -114,67 +114,91 @@ def test_json_per_pool_prices_are_the_catalogs_and_the_tables(stack: str, output
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_total_is_the_fleet_at_max_on_spot_on_every_provisioner(stack: str, outputs: dict[str, Any]) -> None:
+def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: dict[str, Any]) -> None:
+    """The TOTAL row is the ceiling and the idle state, and the four states of ``gpupools.capacity``
+    are what the config says, computed here from the config and the price catalog alone."""
     data, text = outputs[stack]
     config = stack_config(stack)
     cloud, region = Cloud(config["gpupools:cloud"]), region_of(config)
+    karpenter = config.get("gpupools:provisioner") == "karpenter"
     system = config["gpupools:systemPool"]
     pools = list(config.get("gpupools:gpuPools", [])) + list(config.get("gpupools:cpuPools", []))
 
     def gpus(pool: dict[str, Any]) -> int:
         facts = size_facts(pool["instanceTypes"][0])
         assert facts is not None
-        return facts[0]
+        return facts[0] if pool in config.get("gpupools:gpuPools", []) else 0
 
-    # At max on Spot, from the config alone: the system pool at its max (a fixed NAP System pool:
-    # its min), every pool's main rows at maxSize (its Spot side, or on-demand with spot: false, plus
-    # one row per reservation, at no extra cost), on-demand fallbacks at 0.
-    system_max = system.get("maxSize", system["minSize"])
+    def price(pool: dict[str, Any], capacity: str) -> float:
+        value = catalog_price(cloud, region, pool["instanceTypes"], capacity)
+        assert value is not None
+        return value
 
-    def rows_at_max(pool: dict[str, Any]) -> int:
-        return 1 + len(pool.get("reservations", []))
+    def reserved(pool: dict[str, Any]) -> int:  # reservations[].count, the pool's maxSize without one
+        return sum(r.get("count", pool["maxSize"]) for r in pool.get("reservations", []))
 
-    expected_max = system_max + sum(p["maxSize"] * rows_at_max(p) for p in pools)
-    expected_gpus = sum(p["maxSize"] * rows_at_max(p) * gpus(p) for p in pools)
-    expected_idle_gpus = sum(p.get("minSize", 0) * gpus(p) for p in pools)
-    system_price = catalog_price(cloud, region, system["instanceTypes"], "on-demand")
-    assert system_price is not None
-    spot_prices = [
-        catalog_price(cloud, region, p["instanceTypes"], "spot" if p.get("spot", True) else "on-demand") for p in pools
-    ]
-    assert None not in spot_prices
-    expected_cost = system_max * system_price + sum(
-        p["maxSize"] * price for p, price in zip(pools, spot_prices, strict=True) if price is not None
-    )
+    system_max = system.get("maxSize", system["minSize"])  # a fixed NAP System pool: its min
+    system_price = price(system, "on-demand")
+    # Per pool: (nodes at max, Spot first), its cost, (nodes at the ceiling), its cost.
+    first_nodes = ceiling_nodes = system_max
+    first_cost = ceiling_cost = system_max * system_price
+    first_gpus = ceiling_gpus = 0
+    for pool in pools:
+        spot = pool.get("spot", True)
+        fallback = spot and pool.get("onDemandFallback", True)
+        main = price(pool, "spot" if spot else "on-demand")
+        if karpenter:  # one NodePool, one limit: reserved first, the rest Spot; the ceiling the limit at on-demand
+            rsv = min(reserved(pool), pool["maxSize"])
+            first_nodes += pool["maxSize"]
+            first_cost += (pool["maxSize"] - rsv) * main
+            ceiling_nodes += pool["maxSize"]
+            ceiling_cost += pool["maxSize"] * price(pool, "on-demand")
+            first_gpus += pool["maxSize"] * gpus(pool)
+            ceiling_gpus += pool["maxSize"] * gpus(pool)
+            continue
+        fallback_max = pool.get("onDemandMaxSize", pool["maxSize"]) if fallback else 0
+        first_nodes += reserved(pool) + pool["maxSize"]
+        first_cost += pool["maxSize"] * main
+        first_gpus += (reserved(pool) + pool["maxSize"]) * gpus(pool)
+        ceiling_nodes += reserved(pool) + pool["maxSize"] + fallback_max
+        ceiling_cost += pool["maxSize"] * main + fallback_max * price(pool, "on-demand")
+        ceiling_gpus += (reserved(pool) + pool["maxSize"] + fallback_max) * gpus(pool)
+    idle_gpus = sum(p.get("minSize", 0) * gpus(p) for p in pools)
 
     total = data["total"]
-    assert (total["maxSize"], total["gpusAtMax"], total["idleGpus"]) == (expected_max, expected_gpus, expected_idle_gpus)
+    assert (total["maxSize"], total["gpusAtMax"], total["idleGpus"]) == (ceiling_nodes, ceiling_gpus, idle_gpus)
     assert total["minSize"] == system["minSize"] + sum(p.get("minSize", 0) for p in pools)
-    assert total["costPerHourAtMax"] == pytest.approx(expected_cost, abs=1e-3)
-    # One source: the TOTAL's dollars are the cost output's "at max all Spot", below the ceiling
-    # wherever a fallback or a shared limit could add on-demand nodes.
-    assert total["costPerHourAtMax"] == data["cost"]["spotAtMaxPerHour"]
-    assert data["cost"]["ceilingPerHour"] > total["costPerHourAtMax"]
-    # The table's TOTAL row says the same, and its legend says what it means.
+    assert total["costPerHourAtMax"] == pytest.approx(ceiling_cost, abs=1e-3)
+    figures = data["cost"]["capacity"]
+    assert (figures["atMaxSpotFirst"]["nodes"], figures["atMaxSpotFirst"]["gpus"]) == (first_nodes, first_gpus)
+    assert figures["atMaxSpotFirst"]["costPerHour"] == pytest.approx(first_cost, abs=1e-3)
+    # One source: the per-hour keys of the cost output are the states' costs.
+    assert data["cost"]["ceilingPerHour"] == figures["ceiling"]["costPerHour"] == total["costPerHourAtMax"]
+    assert data["cost"]["spotAtMaxPerHour"] == figures["atMaxSpotFirst"]["costPerHour"]
+    assert data["cost"]["onDemandInsteadAtMaxPerHour"] == figures["atMaxSpotGone"]["costPerHour"]
+    assert data["cost"]["idlePerHour"] == figures["idle"]["costPerHour"]
+    # The table's TOTAL row says the same, and the lines under it name the four states once each.
     row = table_rows(text)["TOTAL"]
     assert [int(row[c]) for c in ("MIN", "MAX", "GPUS AT MAX", "IDLE GPUS")] == [
         total["minSize"],
-        expected_max,
-        expected_gpus,
-        expected_idle_gpus,
+        ceiling_nodes,
+        ceiling_gpus,
+        idle_gpus,
     ]
-    assert row["$/H AT MAX"] == f"{expected_cost:,.2f}"
-    assert "TOTAL = the fleet at max on Spot, on every provisioner" in text
-    # Fallback rows are marked, in the table and in the JSON, and are exactly what TOTAL leaves out.
+    assert row["$/H AT MAX"] == f"{ceiling_cost:,.2f}"
+    for name in ("idle", "at max, Spot first", "at max, Spot gone", "ceiling"):
+        assert sum(1 for line in text.splitlines() if line.strip().startswith(name + " ")) == 1, name
+    # Fallback rows are marked, in the table and in the JSON; the TOTAL's MAX adds up every row.
     fallback = {p["name"] for p in data["nodePools"] if p["fallback"]}
     assert fallback == {name for name, r in table_rows(text).items() if r.get("CAPACITY") == "on-demand fallback"}
-    karpenter = config.get("gpupools:provisioner") == "karpenter"
     assert bool(fallback) is not karpenter  # NodePools allow both capacity types under one limit
-    assert sum(p["maxSize"] for p in data["nodePools"] if not p["fallback"]) == expected_max
+    assert sum(p["maxSize"] for p in data["nodePools"]) == ceiling_nodes
 
 
-def test_same_pools_same_total_under_cluster_autoscaler_and_karpenter(outputs: dict[str, Any]) -> None:
-    autoscaled, karpenter = outputs["aws-dev"][0]["total"], outputs["aws-karpenter-dev"][0]["total"]
+def test_same_pools_same_first_choice_under_cluster_autoscaler_and_karpenter(outputs: dict[str, Any]) -> None:
+    """The same pools at max on what they buy first are the same fleet on both provisioners; the
+    ceilings differ by the fallbacks, which a NodePool keeps under its one limit."""
+    autoscaled, karpenter = outputs["aws-dev"][0]["cost"]["capacity"], outputs["aws-karpenter-dev"][0]["cost"]["capacity"]
     config = stack_config("aws-dev")
     karpenter_config = stack_config("aws-karpenter-dev")
     same = ("gpupools:systemPool", "gpupools:cpuPools")
@@ -182,7 +206,9 @@ def test_same_pools_same_total_under_cluster_autoscaler_and_karpenter(outputs: d
     assert [(p["instanceTypes"], p["maxSize"]) for p in config["gpupools:gpuPools"]] == [
         (p["instanceTypes"], p["maxSize"]) for p in karpenter_config["gpupools:gpuPools"]
     ]
-    assert autoscaled == karpenter
+    assert autoscaled["atMaxSpotFirst"] == karpenter["atMaxSpotFirst"]
+    assert autoscaled["idle"] == karpenter["idle"]
+    assert autoscaled["ceiling"]["nodes"] > karpenter["ceiling"]["nodes"]
 
 
 def test_json_lists_the_fleet_figures_and_the_files_written(outputs: dict[str, Any]) -> None:

@@ -169,7 +169,7 @@ AWS_ONLY_KEYS = {
 SUPPORT_TYPES = ("STANDARD", "EXTENDED")
 """``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
 ``eks`` ``SupportType``; a test keeps the two equal)."""
-RESERVATION_KEYS = ("id", "zone", "kind")
+RESERVATION_KEYS = ("id", "zone", "kind", "count")
 RESERVATION_KINDS = ("odcr", "capacityBlock")
 """``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
 
@@ -409,10 +409,23 @@ def parse_reservations(raw: Any, path: str) -> tuple[ReservationSpec, ...]:
             raise ConfigError(f"{at}.kind", "must be one of " + ", ".join(RESERVATION_KINDS), kind)
         reservations.append(
             ReservationSpec(
-                id=_str(item, "id", at, required=True), zone=_str(item, "zone", at), capacity_block=kind == "capacityBlock"
+                id=_str(item, "id", at, required=True),
+                zone=_str(item, "zone", at),
+                capacity_block=kind == "capacityBlock",
+                count=_reservation_count(item.get("count"), f"{at}.count"),
             )
         )
     return tuple(reservations)
+
+
+def _reservation_count(raw: Any, path: str) -> int | None:
+    """``reservations[].count``: instances reserved, a whole number >= 1; absent: ``None`` (the
+    pool's ``maxSize``, ``ReservationSpec.reserved_max``)."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ConfigError(path, rules.RESERVATION_COUNT_RULE, raw)
+    return raw
 
 
 def parse_sharing(raw: Any, path: str) -> SharingSpec:

@@ -341,12 +341,14 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
         ),
         "reservations": lambda d: Row(
             "…reservations",
-            "list of `{id, zone, kind}`",
+            "list of `{id, zone, kind, count}`",
             "none",
             "capacity already paid for, used before Spot: AWS an On-Demand Capacity Reservation or a Capacity Block "
             "(`cr-` and 17 hex digits), `zone` its Availability Zone (may be left out when the pool has one zone), "
             "`kind` `odcr` (default) or `capacityBlock`; "
-            "Azure a Capacity Reservation Group ARM ID. GPU pools only",
+            "Azure a Capacity Reservation Group ARM ID. `count`: instances reserved (a whole number >= 1), the "
+            "reserved group's max; `maxSize` keeps bounding Spot and on-demand; without `count`, the pool's "
+            "`maxSize` (as before `count` existed). GPU pools only",
         ),
         "efa": lambda d: Row(
             "…efa",
@@ -571,7 +573,7 @@ def _queueing(d: Defaults) -> dict[str, Entry]:
             "bool",
             code(d.azure.queueing.enabled),
             "install Kueue (pinned chart, on the system pool) with a ResourceFlavor per pool and capacity type (per "
-            "NodePool under Karpenter/NAP) in buying order and quotas equal to the pools at max ([Queueing](queueing.md)); "
+            "NodePool under Karpenter/NAP) in buying order and quotas equal to the pools at their ceiling (every group at max, [Queueing](queueing.md)); "
             "every other `queueing` key needs it",
         ),
         "namespaces": lambda d: Row(
@@ -617,7 +619,7 @@ def _team_rows(d: Defaults) -> list[Row]:
             "int >= 0",
             "`0`",
             "GPU slots guaranteed to the team (nominal quota, taken from the flavours in buying order); all teams "
-            "together at most what the queued pools hold at max",
+            "together at most the GPU slots of the queued pools' ceiling (every group at its max at once)",
         ),
     ]
 

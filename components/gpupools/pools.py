@@ -56,6 +56,9 @@ class NodePoolInfo:
             The EFA device plugin serves the pools where it is above 0.
         gpu_driver: who owns the pool's driver and device plugin (``gpuPools[].gpuDriver``); default
             ``GpuDriver.INSTALL``. Not ``INSTALL`` means gpupools runs no device plugin there.
+        reserved_nodes: for a Karpenter NodePool that allows ``reserved``, the nodes its reservations
+            hold (``reservations[].count`` summed, ``ReservationSpec.reserved_max``); 0 otherwise
+            (a node group's own ``max_size`` says it).
     """
 
     name: str
@@ -79,6 +82,7 @@ class NodePoolInfo:
     limits: Mapping[str, str] = field(default_factory=frozen_map)
     efa_interfaces: int = 0
     gpu_driver: GpuDriver = GpuDriver.INSTALL
+    reserved_nodes: int = 0
 
     @property
     def gpu_slots_per_node(self) -> int:

@@ -704,6 +704,10 @@ specified agent pool with the Capacity Reservation Group"; ARM resource-group na
 letters, digits, ``-._()``)."""
 
 
+RESERVATION_COUNT_RULE = "must be a whole number >= 1 (instances the reservation holds for the pool)"
+"""``reservations[].count``: the reserved group's maximum (``ReservationSpec.reserved_max``)."""
+
+
 def check_reservations(pool: PoolSpec, cloud: Cloud, path: str, zones: Sequence[str]) -> None:
     """``gpuPools[].reservations``: GPU pools only, IDs in the cloud's format and unique; on AWS each
     reservation in one of the pool's zones (``zone`` may be left out only when the pool has one zone:
@@ -717,6 +721,9 @@ def check_reservations(pool: PoolSpec, cloud: Cloud, path: str, zones: Sequence[
     check_unique([r.id for r in pool.reservations], f"{path}.reservations", "reservation IDs")
     for index, reservation in enumerate(pool.reservations):
         at = f"{path}.reservations[{index}]"
+        count = reservation.count
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            fail(f"{at}.count", RESERVATION_COUNT_RULE, count)
         if cloud is Cloud.AWS:
             if not AWS_RESERVATION_ID.match(reservation.id):
                 fail(

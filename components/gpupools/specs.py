@@ -113,11 +113,22 @@ class ReservationSpec:
             capacityBlock``), which EKS serves with a ``CAPACITY_BLOCK`` node group; default False (an
             On-Demand Capacity Reservation, config ``kind: odcr``). The two share one ID format, so the
             kind is stated rather than looked up.
+        count: how many instances the reservation holds for the pool (config ``count``): the most
+            nodes its reserved group (AKS agent pool, EKS node group) may have. Default ``None``:
+            the pool's ``maxSize`` (``reserved_max``), what gpupools did before ``count`` existed,
+            so a config without it keeps its groups unchanged; a launch past a reservation's real
+            size does not stay in it (EC2 fails it and cluster-autoscaler backs off; Azure places
+            the VM outside the reserved quantity at the pay-as-you-go rate), so set it.
     """
 
     id: str
     zone: str | None = None
     capacity_block: bool = False
+    count: int | None = None
+
+    def reserved_max(self, pool_max_size: int) -> int:
+        """The most nodes of the reserved group: ``count``, or without it the pool's ``maxSize``."""
+        return self.count if self.count is not None else pool_max_size
 
 
 @dataclass(frozen=True)

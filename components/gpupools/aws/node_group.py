@@ -55,8 +55,8 @@ Each group is a plain ``aws.eks.NodeGroup`` (every input visible to tests and pr
   create-before-destroy.
 
 A pool with ``reservations`` also gets one group per EC2 capacity reservation (ODCR or Capacity
-Block), in the reservation's zone, with the pool's first instance type, min 0 and max the pool's
-``maxSize``, labelled ``gpupools.io/capacity-type=reserved``, with a launch template of its own that
+Block), in the reservation's zone, with the pool's first instance type, min 0 and max the
+reservation's ``count`` (the pool's ``maxSize`` without one), labelled ``gpupools.io/capacity-type=reserved``, with a launch template of its own that
 targets the reservation; the priority expander ranks these above the pool's Spot and on-demand
 groups (``gpupools.aws.reservations`` says why each choice).
 
@@ -256,7 +256,8 @@ def plan_reserved_groups(
     pool: GpuPoolSpec, cluster_name: str, zones: Sequence[str], capacity_blocks: Sequence[str] = (), path: str = "pool"
 ) -> list[GroupPlan]:
     """One managed node group per reservation of ``pool`` (``gpupools.aws.reservations``): in the
-    reservation's zone, the pool's first instance type, min 0, max the pool's ``maxSize``."""
+    reservation's zone, the pool's first instance type, min 0, max the reservation's ``count``
+    (without one, the pool's ``maxSize``: ``ReservationSpec.reserved_max``)."""
     zones = list(pool.zones or zones)
     check_capacity_blocks(pool.reservations, capacity_blocks, path)
     first = pool.instance_types[0]
@@ -279,7 +280,7 @@ def plan_reserved_groups(
                 capacity=CapacityType.RESERVED,
                 zone=zone,
                 min_size=0,
-                max_size=pool.max_size,
+                max_size=reservation.reserved_max(pool.max_size),
                 labels=MappingProxyType(group_labels(pool, CapacityType.RESERVED)),
                 taints=taints,
                 instance_types=(first,),

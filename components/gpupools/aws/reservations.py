@@ -31,13 +31,16 @@ Shape of a reserved group, and why:
   Reservation"); cluster-autoscaler builds a group's scale-from-zero template from its first type
   anyway, and the pool's types share vCPUs, memory and GPUs. So the reserved type goes first in
   ``instanceTypes``.
-* **sizes**: min 0 (the pool's ``minSize`` stays on Spot), max the pool's ``maxSize`` (the whole
-  total, not a per-zone share: a reservation lives in one zone). The reservation's own size is not
-  known without an API call, and it is the real bound: a launch that targets a full (or not yet
-  active, or expired) reservation fails instead of starting a paid on-demand instance, the Auto
-  Scaling group reports the failed scaling activity, and cluster-autoscaler backs the group off and
-  the priority expander moves on to Spot (kubernetes/autoscaler PR #4489: failed scaling activities
-  end a scale-up early). A max above the reservation's size therefore costs nothing but that retry.
+* **sizes**: min 0 (the pool's ``minSize`` stays on Spot), max the reservation's ``count`` (config
+  ``reservations[].count``: the instances it holds), so the group, the figures and Kueue's quota
+  say what the reservation really is; the pool's ``maxSize`` keeps bounding its Spot and on-demand
+  groups. Without ``count`` (configs written before it) the max stays the pool's ``maxSize`` (the
+  whole total, not a per-zone share: a reservation lives in one zone; ``ReservationSpec.reserved_max``).
+  The reservation itself is the hard bound: a launch that targets a full (or not yet active, or
+  expired) reservation fails instead of starting a paid on-demand instance, the Auto Scaling group
+  reports the failed scaling activity, and cluster-autoscaler backs the group off and the priority
+  expander moves on to Spot (kubernetes/autoscaler PR #4489: failed scaling activities end a
+  scale-up early). A max above the reservation's size costs that retry and overstates the figures.
 * **labels**: the pool's, with ``gpupools.io/capacity-type=reserved``; the same taints and
   scale-from-zero tags as the pool's other groups.
 
@@ -67,7 +70,10 @@ within a NodePool, and labels each node ``karpenter.k8s.aws/capacity-reservation
 or ``capacity-block``. The ``ReservedCapacity`` feature gate is beta and on by default in v1.14.1
 (``charts/karpenter/values.yaml``, ``settings.featureGates.reservedCapacity: true``;
 ``reference/settings.md``); the chart values set it explicitly when a pool has reservations, so a
-later default cannot silently turn reservations off.
+later default cannot silently turn reservations off. The NodePool's one limit (``maxSize`` nodes)
+bounds reserved, Spot and on-demand nodes together, so ``count`` adds no field there: it enters the
+figures only (``gpupools.capacity``: the reservation's nodes first, at most ``count`` and never past
+the limit).
 """
 
 from __future__ import annotations

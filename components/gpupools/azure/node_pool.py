@@ -12,13 +12,14 @@ without ``AksCluster``):
 - per ``reservations`` entry, first in the chain, a **reserved** pool: on-demand (``Regular``) in
   that Capacity Reservation Group (``capacityReservationGroupID``: "AKS will associate the specified
   agent pool with the Capacity Reservation Group", pulumi-azure-native 3.29 ``AgentPool``), labelled
-  ``gpupools.io/capacity-type=reserved``, autoscaled from 0 to ``maxSize``, in the reservation's
-  ``zone`` when given (else the pool's zones). The priority expander ranks it above Spot: the
-  capacity is paid for whether used or not. ``maxSize`` is the bound because the config does not
-  say how many VMs the group reserves: past its reserved quantity Azure still places VMs in the
-  group, as plain on-demand ones without the guarantee ("overallocation": learn.microsoft.com
-  ``virtual-machines/capacity-reservation-overallocate``);
-  the preflight's reservation row shows the quantity next to ``maxSize``.
+  ``gpupools.io/capacity-type=reserved``, autoscaled from 0 to the reservation's ``count``, in the
+  reservation's ``zone`` when given (else the pool's zones). The priority expander ranks it above
+  Spot: the capacity is paid for whether used or not. ``count`` is the bound because past its
+  reserved quantity Azure still places VMs in the group, as plain pay-as-you-go ones without the
+  guarantee ("overallocation": learn.microsoft.com ``virtual-machines/capacity-reservation-overallocate``),
+  which the figures would count as free; the pool's ``maxSize`` keeps bounding its Spot and
+  on-demand pools. Without ``count`` (configs written before it) the bound stays ``maxSize``
+  (``ReservationSpec.reserved_max``); the preflight's reservation row shows the quantity next to it.
 
 Lifecycle rules built in (the AKS behaviour behind each is cited in the project's design notes):
 
@@ -390,7 +391,7 @@ def plan_agent_pools(
             spec,
             CapacityType.RESERVED,
             min_size=0,
-            max_size=spec.max_size,
+            max_size=reservation.reserved_max(spec.max_size),
             zones=zones,
             subnet_key=subnet_key,
             path=at,

@@ -8,8 +8,15 @@ figure is (``spot_basis``): on-demand prices are list prices and change rarely; 
 with supply and demand, so a Spot figure is an observation, never a quote.
 
 A size or region missing from a table has no price: estimates show "no price (reason)" for it (the
-reason recorded in ``unpriced``, or what is missing) and say how to refresh (``REFRESH_HINT``);
-nothing fails because of it unless a budget must be checked.
+reason recorded in ``unpriced`` for the size, else in ``unpriced_regions`` for the region: every
+region of the region catalog, ``gpupools.catalog.regions``, is either priced or has a recorded
+reason) and say how to refresh (``REFRESH_HINT``); nothing fails because of it unless a budget
+must be checked. ``PriceTable.footnotes`` gives those reasons as short footnotes, one per reason.
+
+A Spot figure equal to or above the on-demand figure is not a Spot price (a source that has no
+Spot meter for a size often repeats the on-demand rate there): ``table_from_json`` drops it and
+records why (``not_spot_reason``), and ``tests/test_price_catalog_coverage.py`` keeps the committed
+tables free of such rows.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from gpupools.specs import Cloud
 
@@ -34,6 +41,20 @@ REFRESH_HINT = "python -m gpupools.pricing refresh --cloud {cloud}"
 """The command that rebuilds a cloud's table (see docs/costs.md)."""
 
 TABLE_FILES = {Cloud.AWS: "prices_aws.json", Cloud.AZURE: "prices_azure.json"}
+
+SPOT_TOLERANCE = 1e-5
+"""A Spot figure within this share of on-demand counts as equal to it: sources round one of the two
+(SkyPilot's p4d.24xlarge rows: on-demand 30.09784, "Spot" 30.0978)."""
+
+
+def is_spot_price(on_demand: float | None, spot: float | None) -> bool:
+    """Whether ``spot`` can be a Spot price: known, and below a known on-demand price (``SPOT_TOLERANCE``)."""
+    return spot is not None and on_demand is not None and spot < on_demand * (1 - SPOT_TOLERANCE)
+
+
+def not_spot_reason(size: str, region: str, on_demand: float, spot: float) -> str:
+    """Why a source's Spot figure was dropped (``is_spot_price`` is false)."""
+    return f"no Spot price for {size} in {region}: the source's Spot figure {spot} is not below on-demand {on_demand}, so it is not a Spot price"
 
 
 @dataclass(frozen=True)
@@ -74,6 +95,9 @@ class PriceTable:
             source than ``source`` (default: none).
         unpriced: region -> size -> why the size has no price there (a source row rejected by a
             check, or no public source), for sizes a stack may name (default: none).
+        unpriced_regions: region -> why a size of that region without a row and a reason of its own
+            has no price (a region no offline source covers, or one imported only in part); with
+            ``prices`` it covers every region of the region catalog (default: none).
     """
 
     cloud: Cloud
@@ -83,6 +107,7 @@ class PriceTable:
     prices: Mapping[str, Mapping[str, Price]]
     region_sources: Mapping[str, RegionSource] = field(default_factory=dict)
     unpriced: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    unpriced_regions: Mapping[str, str] = field(default_factory=dict)
 
     def price(self, region: str, size: str) -> Price | None:
         """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
@@ -100,9 +125,24 @@ class PriceTable:
         recorded = self.unpriced.get(key, {}).get(size)
         if recorded is not None:
             return recorded
+        region_reason = self.unpriced_regions.get(key)
+        if region_reason is not None and size not in self.prices.get(key, {}):
+            return region_reason
         if key not in self.prices:
             return f"region {key} is not in the {self.cloud.value} price catalog"
         return f"{size} has no row for {key} in the price catalog's source"
+
+    def footnotes(self, region: str, sizes: Sequence[str]) -> list[str]:
+        """One short footnote per distinct reason why a size of ``sizes`` lacks a price (either
+        capacity type) in ``region``: ``<sizes>: <reason>``, the sizes sharing it named once, in
+        the order first met. What synth prints under its table instead of a reason in every row."""
+        by_reason: dict[str, list[str]] = {}
+        for size in dict.fromkeys(sizes):
+            price = self.price(region, size)
+            if price is not None and price.on_demand is not None and price.spot is not None:
+                continue
+            by_reason.setdefault(self.missing_reason(region, size), []).append(size)
+        return [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
 
     def to_json(self) -> dict[str, Any]:
         """The table as stored (sorted, so a refresh diff shows only what changed)."""
@@ -136,6 +176,7 @@ class PriceTable:
                 if self.unpriced
                 else {}
             ),
+            **({"unpricedRegions": dict(sorted(self.unpriced_regions.items()))} if self.unpriced_regions else {}),
         }
 
 
@@ -149,16 +190,19 @@ def _optional_price(value: Any) -> float | None:
 
 
 def table_from_json(data: Mapping[str, Any]) -> PriceTable:
-    """Parse a stored table (the inverse of ``PriceTable.to_json``)."""
-    regions = {
-        region: MappingProxyType(
-            {
-                size: Price(on_demand=_optional_price(row.get("onDemand")), spot=_optional_price(row.get("spot")))
-                for size, row in sizes.items()
-            }
-        )
-        for region, sizes in data["regions"].items()
-    }
+    """Parse a stored table (the inverse of ``PriceTable.to_json``). A Spot figure that is not
+    below on-demand (``is_spot_price``) is dropped, with its reason added to ``unpriced``."""
+    unpriced = {region: dict(sizes) for region, sizes in (data.get("unpriced") or {}).items()}
+    regions = {}
+    for region, sizes in data["regions"].items():
+        rows = {}
+        for size, row in sizes.items():
+            on_demand, spot = _optional_price(row.get("onDemand")), _optional_price(row.get("spot"))
+            if spot is not None and on_demand is not None and not is_spot_price(on_demand, spot):
+                unpriced.setdefault(region, {}).setdefault(size, not_spot_reason(size, region, on_demand, spot))
+                spot = None
+            rows[size] = Price(on_demand=on_demand, spot=spot)
+        regions[region] = MappingProxyType(rows)
     return PriceTable(
         cloud=Cloud(data["cloud"]),
         source=str(data["source"]),
@@ -175,9 +219,8 @@ def table_from_json(data: Mapping[str, Any]) -> PriceTable:
                 for region, origin in (data.get("regionSources") or {}).items()
             }
         ),
-        unpriced=MappingProxyType(
-            {region: MappingProxyType(dict(sizes)) for region, sizes in (data.get("unpriced") or {}).items()}
-        ),
+        unpriced=MappingProxyType({region: MappingProxyType(sizes) for region, sizes in unpriced.items()}),
+        unpriced_regions=MappingProxyType(dict(data.get("unpricedRegions") or {})),
     )
 
 

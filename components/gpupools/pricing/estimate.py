@@ -17,17 +17,12 @@ What a figure means:
   nothing, and its own fee is not part of these figures (it is paid already, and its size and term
   are not known without an API call). Reserved groups are listed first, then Spot, then on-demand
   (``CAPACITY_ORDER``): the order in which the autoscalers use them.
-* **at max, all Spot**: every Spot pool at ``maxSize``, fallbacks idle, on-demand-only pools and the
-  system pool at ``maxSize``.
-* **at max, on-demand instead**: as above, but every Spot pool that has a fallback replaced by its
-  fallback at its own maximum (``onDemandMaxSize``): what the same capacity costs when Spot is gone.
-* **ceiling**: every group at its maximum at once, Spot pools *and* their fallbacks. Reachable:
-  when a Spot group is at its maximum the priority expander scales the fallback for the pods still
-  pending. ``budgetPerHour`` is checked against this figure. A Karpenter NodePool (EKS Karpenter,
-  AKS NAP) is one group of nodes of either capacity type under one ``maxSize`` limit: it is modelled
-  as a Spot group and a fallback that *share* the limit (``CapacityGroup.shares_limit``), so its
-  ceiling is ``maxSize`` nodes at the dearer (on-demand) price, not the two added up.
-* **idle**: every group at ``minSize`` (the system pool's minimum included): what runs when no job does.
+* **the fleet's four states** (idle; at max, Spot first; at max, Spot gone; ceiling), as nodes,
+  GPUs, GPU slots and USD per hour, per pool and in total: ``gpupools.capacity`` computes them,
+  once, from the groups here; ``fleet_cost`` prices them. The ``cost`` output carries them in its
+  ``capacity`` block and, per hour, as ``idlePerHour``, ``spotAtMaxPerHour`` (at max, Spot first),
+  ``onDemandInsteadAtMaxPerHour`` (at max, Spot gone) and ``ceilingPerHour``. ``budgetPerHour``
+  is checked against the ceiling. A reserved group's maximum is its reservations' ``count``.
 * **monthly**: idle for every hour of the month (``HOURS_PER_MONTH``) plus ``gpuHoursPerMonth`` GPU
   node-hours, spread evenly over the GPU pools, ``spotShare`` of them at the Spot price (pools
   without Spot: all on-demand; Spot pools without a fallback: all Spot). Savings compare it with
@@ -46,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gpupools.capacity import FleetFigures, Scenario, fleet_figures
 from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, Price, PriceTable, normalize_region
 from gpupools.conventions import CapacityType, Role
 from gpupools.errors import ConfigError
@@ -87,6 +83,8 @@ class CapacityGroup:
         fallback: True for the on-demand fallback of a Spot pool.
         shares_limit: True for a fallback that shares its Spot group's ``max_size`` (one Karpenter
             NodePool allowing both capacity types): together they never exceed it.
+        gpus_per_node: physical GPUs on one node (0 for CPU and system pools).
+        slots_per_node: ``nvidia.com/gpu`` one node advertises (GPUs x sharing replicas).
     """
 
     pool: str
@@ -97,6 +95,19 @@ class CapacityGroup:
     max_size: int
     fallback: bool = False
     shares_limit: bool = False
+    gpus_per_node: int = 0
+    slots_per_node: int = 0
+
+
+def _gpus_of(pool: PoolSpec) -> tuple[int, int]:
+    """(GPUs, GPU slots) on one node of ``pool``: its first type's GPUs (a pool's types share one
+    shape) times the sharing replicas; (0, 0) for a CPU pool or a size no catalog knows."""
+    from gpupools import sharing
+    from gpupools.catalog.sizes import size_facts
+
+    facts = size_facts(pool.instance_types[0]) if pool.instance_types and pool.is_gpu else None
+    gpus = facts[0] if facts else 0
+    return gpus, gpus * sharing.slots_per_gpu(pool.sharing)
 
 
 def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
@@ -107,9 +118,11 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
     ]
     karpenter = spec.provisioner is Provisioner.KARPENTER
     for pool in spec.pools:
+        gpus, slots = _gpus_of(pool)
         if pool.reservations:
-            # cluster-autoscaler: a group per reservation, each up to maxSize (gpupools.aws.reservations);
-            # Karpenter: the pool's one NodePool, under its one limit.
+            # cluster-autoscaler: a group per reservation, each up to its count (gpupools.aws.reservations);
+            # Karpenter: the pool's one NodePool, under its one limit (gpupools.capacity).
+            reserved = sum(r.reserved_max(pool.max_size) for r in pool.reservations)
             groups.append(
                 CapacityGroup(
                     pool.name,
@@ -117,16 +130,38 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                     CapacityType.RESERVED,
                     pool.instance_types[:1],
                     0,
-                    pool.max_size if karpenter else pool.max_size * len(pool.reservations),
+                    min(reserved, pool.max_size) if karpenter else reserved,
                     shares_limit=karpenter,
+                    gpus_per_node=gpus,
+                    slots_per_node=slots,
                 )
             )
         if not pool.spot:
             groups.append(
-                CapacityGroup(pool.name, pool.role, CapacityType.ON_DEMAND, pool.instance_types, pool.min_size, pool.max_size)
+                CapacityGroup(
+                    pool.name,
+                    pool.role,
+                    CapacityType.ON_DEMAND,
+                    pool.instance_types,
+                    pool.min_size,
+                    pool.max_size,
+                    gpus_per_node=gpus,
+                    slots_per_node=slots,
+                )
             )
             continue
-        groups.append(CapacityGroup(pool.name, pool.role, CapacityType.SPOT, pool.instance_types, pool.min_size, pool.max_size))
+        groups.append(
+            CapacityGroup(
+                pool.name,
+                pool.role,
+                CapacityType.SPOT,
+                pool.instance_types,
+                pool.min_size,
+                pool.max_size,
+                gpus_per_node=gpus,
+                slots_per_node=slots,
+            )
+        )
         if pool.on_demand_fallback:
             groups.append(
                 CapacityGroup(
@@ -138,6 +173,8 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                     pool.fallback_max_size,
                     fallback=True,
                     shares_limit=karpenter,
+                    gpus_per_node=gpus,
+                    slots_per_node=slots,
                 )
             )
     return groups
@@ -169,9 +206,13 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
                     capacity,
                     info.instance_types,
                     info.min_size if main else 0,
-                    info.max_size,
+                    info.max_size
+                    if main or capacity is not CapacityType.RESERVED
+                    else min(info.reserved_nodes or info.max_size, info.max_size),
                     fallback=not main and capacity is CapacityType.ON_DEMAND,
                     shares_limit=not main,
+                    gpus_per_node=info.gpus_per_node,
+                    slots_per_node=info.gpu_slots_per_node,
                 )
             continue
         key = (info.pool, info.capacity)
@@ -184,6 +225,8 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
             min_size=info.min_size + (seen.min_size if seen else 0),
             max_size=info.max_size + (seen.max_size if seen else 0),
             fallback=is_fallback,
+            gpus_per_node=info.gpus_per_node,
+            slots_per_node=info.gpu_slots_per_node,
         )
     return list(totals.values())
 
@@ -208,6 +251,18 @@ def unpriced(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) ->
             if capacity_price(table.price(region, size), group.capacity) is None:
                 missing.add(f"{size} ({group.capacity.value})")
     return sorted(missing)
+
+
+def unpriced_sizes(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> list[str]:
+    """The sizes of ``groups`` without the price their group's capacity type needs, in sorted order."""
+    return sorted(
+        {
+            size
+            for group in groups
+            for size in group.instance_types
+            if capacity_price(table.price(region, size), group.capacity) is None
+        }
+    )
 
 
 def why_unpriced(table: PriceTable, region: str, size: str, capacity: CapacityType) -> str:
@@ -290,7 +345,8 @@ class FleetCost:
 
     Attributes:
         region: the region the prices are for.
-        spot_at_max, on_demand_instead_at_max, ceiling, idle: USD per hour.
+        spot_at_max, on_demand_instead_at_max, ceiling, idle: USD per hour: the cost of the
+            ``gpupools.capacity`` states at max, Spot first; at max, Spot gone; ceiling; idle.
         monthly, monthly_all_on_demand: USD per month (``None`` without ``gpuHoursPerMonth``).
         savings_percent: ``1 - monthly / monthly_all_on_demand`` in percent (list prices).
         monthly_with_evictions: ``monthly`` with each pool's Spot hours grown by its eviction rate
@@ -305,6 +361,9 @@ class FleetCost:
         price_source, source_date, read_on: the region's prices' source, when that source collected
             them and when gpupools read it (``PriceTable.provenance``), ISO dates.
         spot_basis: what the catalog's Spot figure is.
+        figures: the fleet's four states as nodes, GPUs, GPU slots and cost (``gpupools.capacity``).
+        price_footnotes: one short footnote per reason a size of the fleet lacks a price it needs
+            (``PriceTable.footnotes``): what synth prints once under its table instead of in every row.
     """
 
     region: str
@@ -331,6 +390,8 @@ class FleetCost:
     unpriced_pools: tuple[tuple[str, str], ...] = ()
     price_source: str = ""
     source_date: str = ""
+    figures: FleetFigures | None = None
+    price_footnotes: tuple[str, ...] = ()
 
     def to_output(self) -> dict[str, object]:
         """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals)."""
@@ -355,11 +416,13 @@ class FleetCost:
             "unpriced": list(self.unpriced),
             "unpricedReasons": dict(self.unpriced_reasons),
             "unpricedPools": dict(self.unpriced_pools),
+            "priceFootnotes": list(self.price_footnotes),
             "priceSource": self.price_source,
             "pricesSourceDate": self.source_date,
             "pricesReadOn": self.read_on,
             "spotBasis": self.spot_basis,
             "refresh": self.refresh,
+            **({"capacity": self.figures.to_output()} if self.figures is not None else {}),
         }
 
 
@@ -395,23 +458,14 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         for g in groups
     ]
 
-    def at(p: _Priced, nodes: int) -> float | None:
-        return None if p.price is None else p.price * nodes
-
-    has_fallback = {p.group.pool for p in priced if p.group.fallback}
-    spot_at_max = _sum(at(p, 0 if p.group.fallback else p.group.max_size) for p in priced)
-    instead = _sum(
-        at(p, 0 if (p.group.capacity is CapacityType.SPOT and p.group.pool in has_fallback) else p.group.max_size) for p in priced
-    )
-    idle = _sum(at(p, p.group.min_size) for p in priced)
-    by_pool: dict[str, float | None] = {}
-    for pool in dict.fromkeys(p.group.pool for p in priced):
-        mine = [at(p, p.group.max_size) for p in priced if p.group.pool == pool]
-        known = [m for m in mine if m is not None]
-        shared = any(p.group.shares_limit for p in priced if p.group.pool == pool)
-        # Groups that share one limit are never all at max at once: the dearest of them bounds the pool.
-        by_pool[pool] = None if len(known) < len(mine) else (max(known) if shared else sum(known))
-    ceiling = _sum(by_pool.values())
+    # Every figure of the fleet's size and cost in its four states: one model (gpupools.capacity).
+    prices = {id(p.group): p.price for p in priced}
+    figures = fleet_figures(groups, lambda group: prices[id(group)])
+    spot_at_max = figures.total(Scenario.SPOT_FIRST).cost_per_hour
+    instead = figures.total(Scenario.SPOT_GONE).cost_per_hour
+    idle = figures.total(Scenario.IDLE).cost_per_hour
+    ceiling = figures.total(Scenario.CEILING).cost_per_hour
+    by_pool = {pool.pool: pool.figures[Scenario.CEILING].cost_per_hour for pool in figures.pools}
     drivers = tuple(sorted(by_pool.items(), key=lambda item: (item[1] is not None, item[1] or 0.0), reverse=True))
 
     monthly = monthly_on_demand = savings = with_evictions = effective = None
@@ -447,6 +501,8 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         unpriced_pools=tuple(unpriced_pools(table, region, groups).items()),
         price_source=origin.source,
         source_date=origin.source_date.isoformat(),
+        figures=figures,
+        price_footnotes=tuple(table.footnotes(region, unpriced_sizes(table, region, groups))),
     )
 
 
@@ -507,8 +563,8 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
         drivers = ", ".join(f"{pool} ${share:,.2f}" for pool, share in fleet.ceiling_by_pool if share)
         raise ConfigError(
             path,
-            f"must be at least the fleet's worst-case cost per hour at max (every pool and fallback at maxSize) "
-            f"in {fleet.region}, ${fleet.ceiling:,.2f}/h: {drivers}; lower a maxSize or raise the budget",
+            f"must be at least the fleet's ceiling (every group at its max at once: reserved, Spot and "
+            f"fallbacks) in {fleet.region}, ${fleet.ceiling:,.2f}/h: {drivers}; lower a maxSize or raise the budget",
             budget,
         )
 

@@ -6,7 +6,8 @@ Each broken rule is one ``ConfigError`` naming the path, the rule and the value:
 * no namespace at all (neither ``namespaces`` nor a team's): nobody could submit to the queue;
 * a namespace or team name that is not a DNS label, a team named like the shared queue, a team twice;
 * ``pools`` naming a pool that is in neither ``gpuPools`` nor ``cpuPools`` (with a close match);
-* ``teams[].gpus`` adding up to more GPU slots than the queued pools hold at max (``gpupools.queueing.quotas``);
+* ``teams[].gpus`` adding up to more GPU slots than the queued pools' ceiling holds (``gpupools.capacity``: the
+  GPU slots Kueue's quotas add up to);
 * ``atomicScaleUp: true`` under ``provisioner: karpenter``: Karpenter and AKS Node Auto Provisioning
   do not act on ProvisioningRequests (kubernetes-sigs/kueue #5133), so the check would hold every
   GPU workload forever.
@@ -17,11 +18,11 @@ from __future__ import annotations
 import difflib
 
 from gpupools import rules, sharing
+from gpupools.capacity import SCENARIO_NAMES, Scenario, fleet_figures
 from gpupools.catalog.sizes import size_facts
 from gpupools.errors import ConfigError
 from gpupools.pricing.estimate import groups_of_spec
 from gpupools.queueing.queues import SHARED_QUEUE
-from gpupools.queueing.quotas import pool_quotas, total
 from gpupools.specs import Provisioner, QueueingSpec, StackSpec
 
 
@@ -100,11 +101,12 @@ def check_queueing(spec: StackSpec, explicit: frozenset[str] = frozenset(), path
         )
     queued = [p for p in spec.pools if not queueing.pools or p.name in queueing.pools]
     groups = [g for g in groups_of_spec(spec) if g.pool in {p.name for p in queued}]
-    capacity = total(pool_quotas(groups, gpu_slots_per_node(spec), path).values())
+    ceiling = fleet_figures(groups).total(Scenario.CEILING)
     wanted = sum(team.gpus for team in queueing.teams)
-    if wanted > capacity.gpus:
+    if wanted > ceiling.gpu_slots:
         raise ConfigError(
             f"{path}.teams",
-            f"must not guarantee more GPU slots than the queued pools hold at max ({capacity.gpus})",
+            f"must not guarantee more GPU slots than the queued pools' {SCENARIO_NAMES[Scenario.CEILING]} holds "
+            f"({ceiling.gpu_slots} GPU slots, every group at its max at once)",
             wanted,
         )

@@ -12,11 +12,10 @@ So the quota of a flavour is what its nodes hold when the flavour's pools are at
   (``gpupools.catalog``). A pool's types share one shape; where they do not, the smallest of them
   counts, so the quota never promises more than every node of the pool has.
 
-"At max" is the same count the synth's fleet ceiling prices ("every pool and fallback at max",
-``gpupools.pricing.estimate``): the capacity groups of ``groups_of_pools`` (created pools) or
-``groups_of_spec`` (config, before anything exists), without the groups that share another group's
-limit (a Karpenter NodePool's on-demand and reserved capacity, under the NodePool's one limit). The
-queue's ceiling and the fleet ceiling are therefore one number of nodes (``tests/test_queueing.py``).
+"At max" is the fleet's **ceiling** (``gpupools.capacity``: every group at its max at once, a
+Karpenter NodePool's limit once), node for node: ``group_quotas`` takes each group's nodes from
+``capacity.group_nodes``, the function the synth table, the diff and the budget take theirs from.
+So the ``nvidia.com/gpu`` quotas add up to the ceiling's GPU slots (``tests/test_capacity.py``).
 
 Node capacity, not allocatable: the kubelet and system daemons take a slice of every node, which
 the catalogs do not know per image; the scheduler has the last word on a node, and with the
@@ -28,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from gpupools.capacity import Scenario, group_nodes
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.sizes import size_facts
@@ -110,12 +110,12 @@ def group_quotas(
         slots_per_node: GPU slots per node per pool name (0 or absent for CPU pools).
     """
     result: dict[tuple[str, str], Quota] = {}
-    for group in groups:
+    for group, nodes in zip(groups, group_nodes(groups, Scenario.CEILING), strict=True):
         if group.role is Role.SYSTEM or group.shares_limit:
             continue
         node = node_quota(group.instance_types, slots_per_node.get(group.pool, 0), f"{path}.{group.pool}.instanceTypes")
         key = (group.pool, group.capacity.value)
-        result[key] = result.get(key, Quota()) + node.times(group.max_size)
+        result[key] = result.get(key, Quota()) + node.times(nodes)
     return result
 
 
@@ -128,5 +128,5 @@ def pool_quotas(groups: Sequence[CapacityGroup], slots_per_node: Mapping[str, in
 
 
 def ceiling_nodes(groups: Sequence[CapacityGroup]) -> int:
-    """Nodes of every non-system group at max, without limit-sharing groups: the synth ceiling's count."""
-    return sum(g.max_size for g in groups if g.role is not Role.SYSTEM and not g.shares_limit)
+    """Nodes of every non-system group in the fleet's ceiling (``gpupools.capacity``)."""
+    return sum(n for g, n in zip(groups, group_nodes(groups, Scenario.CEILING), strict=True) if g.role is not Role.SYSTEM)

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from gpupools.capacity import SCENARIO_NAMES, Scenario
+
 
 @dataclass(frozen=True, order=True)
 class Keyed:
@@ -377,13 +379,14 @@ class PoolCostChange:
 
 
 COST_FIGURES = {
-    "at max, all Spot": "spotAtMaxPerHour",
-    "at max, on-demand instead of Spot": "onDemandInsteadAtMaxPerHour",
-    "ceiling": "ceilingPerHour",
-    "idle": "idlePerHour",
+    SCENARIO_NAMES[Scenario.IDLE]: "idlePerHour",
+    SCENARIO_NAMES[Scenario.SPOT_FIRST]: "spotAtMaxPerHour",
+    SCENARIO_NAMES[Scenario.SPOT_GONE]: "onDemandInsteadAtMaxPerHour",
+    SCENARIO_NAMES[Scenario.CEILING]: "ceilingPerHour",
     "monthly estimate": "monthly",
 }
-"""The ``cost`` output's figures the diff reports, per hour except the monthly estimate."""
+"""The ``cost`` output's figures the diff reports, per hour except the monthly estimate, under the
+names the synth summary gives the same states (``gpupools.capacity.SCENARIO_NAMES``)."""
 
 
 def _cost_of(document: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -435,7 +438,7 @@ class StackDiff:
     outputs: tuple[FieldChange, ...] = ()
     notes: tuple[str, ...] = field(default=())
     fleet: tuple[Mapping[str, int], Mapping[str, int]] | None = None
-    """Fleet totals (max nodes, GPUs at max, idle GPUs) before and after, when the ``nodePools`` output changed."""
+    """Fleet totals (``FLEET_COLUMNS``: the ceiling and idle GPUs) before and after, when the ``nodePools`` output changed."""
     cost: tuple[CostFigureChange, ...] = ()
     """Fleet cost figures that moved (``outputs.cost``), before and after."""
     cost_causes: tuple[PoolCostChange, ...] = ()
@@ -581,18 +584,27 @@ def diff_documents(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None,
     )
 
 
-FLEET_COLUMNS = {"max nodes": "MAX", "GPUs at max": "GPUS AT MAX", "idle GPUs": "IDLE GPUS"}
+FLEET_COLUMNS = {
+    "ceiling nodes": "maxSize",
+    "ceiling GPUs": "gpusAtMax",
+    "ceiling GPU slots": "gpuSlotsAtMax",
+    "idle GPUs": "idleGpus",
+}
+"""The fleet totals the diff reports: the synth table's TOTAL row (``summary.fleet_total``), named
+after the ``gpupools.capacity`` state each comes from."""
 
 
 def fleet_totals(document: Mapping[str, Any] | None) -> dict[str, int]:
-    """Max nodes, GPUs at max and idle GPUs over every pool of the document's ``nodePools`` output,
-    on-demand fallbacks included: every node group at its max, so a change to any of them shows
-    (the synth table's TOTAL, at max on Spot, leaves the fallbacks out)."""
-    from gpupools.synth.summary import pool_rows
+    """The fleet's ceiling (nodes, GPUs, GPU slots) and idle GPUs of a document, as the synth
+    table's TOTAL row has them (``summary.fleet_total``, from the ``cost`` output's ``capacity``
+    block): one model, so the diff and the table never disagree."""
+    from gpupools.synth.summary import fleet_total
 
-    pools = ((document or {}).get("outputs") or {}).get("nodePools") or []
-    rows = pool_rows(pools if isinstance(pools, list) else [])
-    return {label: sum(int(row[column]) for row in rows) for label, column in FLEET_COLUMNS.items()}
+    outputs = (document or {}).get("outputs") or {}
+    pools = outputs.get("nodePools") or []
+    cost = outputs.get("cost")
+    total = fleet_total(pools if isinstance(pools, list) else [], cost if isinstance(cost, Mapping) else None)
+    return {label: int(total[key] or 0) for label, key in FLEET_COLUMNS.items()}
 
 
 # --- Markdown -------------------------------------------------------------------------------------

@@ -33,14 +33,15 @@ $/NODE-H           USD per node-hour of the pool's capacity type in the stack's 
 $/H AT MAX         MAX x $/NODE-H; ``no price`` where $/NODE-H has none
 =================  ===========================================================================
 
-The TOTAL row is the fleet **at max on Spot**, on every provisioner (``TOTAL_MEANING``): every row
-at MAX except the on-demand fallbacks, which stay idle; a Karpenter/NAP NodePool counts once, at
-its limit and its Spot price. MAX and GPUS AT MAX add up those rows, MIN and IDLE GPUS add up every
-row, and $/H AT MAX is the ``cost`` output's "at max all Spot" (``gpupools.pricing.estimate``),
-so the same pools give the same TOTAL under cluster-autoscaler and Karpenter/NAP.
+The TOTAL row is the fleet's **ceiling** and **idle** state (``TOTAL_MEANING``), taken from the
+``cost`` output's ``capacity`` block (``gpupools.capacity``, the one model the diff, the budget check
+and Kueue's quotas use too): MAX, GPUS AT MAX and $/H AT MAX are the ceiling's nodes, GPUs and cost
+(every row at MAX at once; a Karpenter/NAP NodePool once, at its limit and its dearest capacity),
+MIN and IDLE GPUS the idle state's. A document without that block adds up the rows.
 
-Under the table, the stack's ``cost`` output: the fleet at max all Spot, at max with on-demand
-fallbacks instead, the ceiling (every group at max), idle, and with ``gpupools:cost`` the monthly
+Under the table, the fleet's four states by the names ``gpupools.capacity.SCENARIO_NAMES`` gives
+them (idle; at max, Spot first; at max, Spot gone; ceiling), each with nodes, GPUs, GPU slots,
+its split by capacity type and USD per hour, and with ``gpupools:cost`` the monthly
 estimate with its list-price saving and, next to it, the effective saving once evictions are
 counted; the sizes without a price and why; then where the prices come from: the source, the date
 the source collected them and the date gpupools read them (``PriceTable.provenance``). When that
@@ -98,11 +99,11 @@ FALLBACK = "on-demand fallback"
 """CAPACITY of an on-demand fallback row (``estimate.fallback_flags``)."""
 
 TOTAL_MEANING = (
-    "the fleet at max on Spot: every pool at maxSize, Spot where the pool has Spot, on-demand "
-    "fallbacks idle (0 nodes); a Karpenter/NAP NodePool counts once, at its limit and Spot price; "
-    "reserved groups at max cost nothing extra"
+    "MAX, GPUS AT MAX and $/H AT MAX: the fleet's ceiling (every group at its max at once: reserved, Spot "
+    "and fallbacks; a Karpenter/NAP NodePool once, at its limit and its dearest capacity); MIN and IDLE GPUS: "
+    "the fleet idle (every group at minSize)"
 )
-"""What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner."""
+"""What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner (``gpupools.capacity``)."""
 
 
 def money(value: Any, digits: int = 2) -> str:
@@ -239,32 +240,37 @@ def limit_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The TOTAL figures (``TOTAL_MEANING``) of a ``nodePools`` output, as numbers.
-
-    ``minSize`` and ``idleGpus`` add up every entry; ``maxSize`` and ``gpusAtMax`` every entry but
-    the on-demand fallbacks; ``costPerHourAtMax`` is the ``cost`` output's ``spotAtMaxPerHour``
-    (one computation, in ``gpupools.pricing.estimate``), or, for a document without a ``cost``
-    output, the sum of those entries' ``costPerHourAtMax`` (``None`` when one is unknown).
+    """The TOTAL figures (``TOTAL_MEANING``) as numbers: the ``cost`` output's ``capacity`` block
+    (``gpupools.capacity``): ``maxSize``, ``gpusAtMax``, ``gpuSlotsAtMax`` and ``costPerHourAtMax``
+    are the ceiling's, ``minSize`` and ``idleGpus`` the idle state's. A document written before that
+    block existed adds up every ``nodePools`` entry (its ``costPerHourAtMax``, ``None`` when one is unknown).
     """
-    at_max = [p for p, fallback in zip(node_pools, fallbacks(node_pools), strict=True) if not fallback]
+    figures = cost.get("capacity") if isinstance(cost, Mapping) else None
+    if isinstance(figures, Mapping) and "ceiling" in figures and "idle" in figures:
+        ceiling, idle = figures["ceiling"], figures["idle"]
+        return {
+            "meaning": TOTAL_MEANING,
+            "minSize": idle["nodes"],
+            "maxSize": ceiling["nodes"],
+            "gpusAtMax": ceiling["gpus"],
+            "gpuSlotsAtMax": ceiling["gpuSlots"],
+            "idleGpus": idle["gpus"],
+            "costPerHourAtMax": ceiling["costPerHour"],
+        }
 
     def gpus(pool: Mapping[str, Any], key: str) -> int:
         return int(pool.get("gpusPerNode", 0) or 0) * int(pool.get(key, 0) or 0)
 
-    dollars: Any
-    if isinstance(cost, Mapping) and "spotAtMaxPerHour" in cost:
-        dollars = cost.get("spotAtMaxPerHour")
-    else:
-        costs = [p.get("costPerHourAtMax") for p in at_max]
-        known = [float(c) for c in costs if c is not None]
-        dollars = round(sum(known), 4) if len(known) == len(costs) else None
+    costs = [p.get("costPerHourAtMax") for p in node_pools]
+    known = [float(c) for c in costs if c is not None]
     return {
         "meaning": TOTAL_MEANING,
         "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
-        "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in at_max),
-        "gpusAtMax": sum(gpus(p, "maxSize") for p in at_max),
+        "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in node_pools),
+        "gpusAtMax": sum(gpus(p, "maxSize") for p in node_pools),
+        "gpuSlotsAtMax": sum(int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools),
         "idleGpus": sum(gpus(p, "minSize") for p in node_pools),
-        "costPerHourAtMax": dollars,
+        "costPerHourAtMax": round(sum(known), 4) if len(known) == len(costs) else None,
     }
 
 
@@ -283,12 +289,7 @@ def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | No
 
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
-    lines = [
-        f"Fleet cost, USD per hour in {cost.get('region', '?')}: at max all Spot {money(cost.get('spotAtMaxPerHour'))}; "
-        f"at max with on-demand fallbacks instead of Spot {money(cost.get('onDemandInsteadAtMaxPerHour'))}; "
-        f"ceiling (every pool and fallback at max) {money(cost.get('ceilingPerHour'))}; "
-        f"idle (system pool and every minSize) {money(cost.get('idlePerHour'))}",
-    ]
+    lines = state_lines(cost)
     if cost.get("budgetPerHour") is not None:
         lines.append(f"Budget: {money(cost.get('budgetPerHour'))} per hour (checked against the ceiling)")
     if cost.get("gpuHoursPerMonth") is not None:
@@ -332,6 +333,38 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
             "Not included: disks, egress, control plane, NAT, load balancers, discounts."
+        )
+    return lines
+
+
+def state_lines(cost: Mapping[str, Any]) -> list[str]:
+    """The fleet's four states (``gpupools.capacity``), one line each under its one name: nodes (by
+    capacity type), GPUs, GPU slots and USD per hour; a document without the ``capacity`` block
+    gets its per-hour figures only."""
+    from gpupools.capacity import CAPACITY_KEYS, SCENARIO_MEANINGS, SCENARIO_NAMES, Scenario
+
+    CAPACITY_NAMES = {key: capacity.value for capacity, key in CAPACITY_KEYS.items()}
+
+    region = cost.get("region", "?")
+    figures = cost.get("capacity")
+    if not isinstance(figures, Mapping):
+        keys = {
+            Scenario.IDLE: "idlePerHour",
+            Scenario.SPOT_FIRST: "spotAtMaxPerHour",
+            Scenario.SPOT_GONE: "onDemandInsteadAtMaxPerHour",
+            Scenario.CEILING: "ceilingPerHour",
+        }
+        shown = "; ".join(f"{SCENARIO_NAMES[s]} {money(cost.get(k))}" for s, k in keys.items())
+        return [f"Fleet, USD per hour in {region}: {shown}"]
+    lines = [f"Fleet in {region} (nodes, GPUs, GPU slots, USD per hour):"]
+    width = max(len(name) for name in SCENARIO_NAMES.values())
+    for scenario in Scenario:
+        figure = figures.get(scenario.value) or {}
+        split = ", ".join(f"{n} {CAPACITY_NAMES.get(c, c)}" for c, n in (figure.get("byCapacity") or {}).items())
+        lines.append(
+            f"  {SCENARIO_NAMES[scenario].ljust(width)}  {figure.get('nodes', '?')} nodes{f' ({split})' if split else ''}, "
+            f"{figure.get('gpus', '?')} GPUs, {figure.get('gpuSlots', '?')} GPU slots, "
+            f"${money(figure.get('costPerHour'))}/h ({SCENARIO_MEANINGS[scenario]})"
         )
     return lines
 
@@ -387,9 +420,8 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
             "",
             "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
             "  SLOTS/NODE = nvidia.com/gpu per node with the pool's SHARING (what the autoscaler is told).",
-            "  TOTAL = the fleet at max on Spot, on every provisioner: MAX, GPUS AT MAX and $/H AT MAX add up every",
-            f"  row but the {FALLBACK}s (idle, 0 nodes); a Karpenter/NAP NodePool counts once, at its limit and",
-            "  Spot price; $/H AT MAX is 'at max all Spot' below. MIN and IDLE GPUS add up every row.",
+            "  TOTAL: MAX, GPUS AT MAX and $/H AT MAX are the fleet's ceiling (every row at MAX at once; a",
+            "  Karpenter/NAP NodePool once, at its limit and dearest capacity); MIN and IDLE GPUS the fleet idle.",
             *(
                 ["  Reserved rows: nodes in capacity reservations, used first, at no extra cost per hour."]
                 if any(p.get("capacityType") == "reserved" for p in node_pools)

@@ -69,6 +69,8 @@ class ReservationArgs(TypedDict):
     """The reservation's zone; default: the pool's zones."""
     kind: NotRequired[str]
     """AWS: ``odcr`` (default) or ``capacityBlock``."""
+    count: NotRequired[int]
+    """Instances reserved: the reserved group's maximum; default: the pool's ``maxSize``."""
 
 
 class PoolArgs(TypedDict):
@@ -258,6 +260,8 @@ class NodePoolInfo(TypedDict):
     """EFA interfaces per node (0 without EFA)."""
     gpu_driver: str
     """``install``, ``none`` or ``managed``."""
+    reserved_nodes: int
+    """A Karpenter NodePool's reserved nodes (``reservations[].count`` summed); 0 otherwise."""
 
 
 # -- component args ---------------------------------------------------------------------------

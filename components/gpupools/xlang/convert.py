@@ -188,6 +188,7 @@ def info_to_dict(info: NodePoolInfo) -> dict[str, Any]:
         "limits": dict(info.limits),
         "efa_interfaces": info.efa_interfaces,
         "gpu_driver": info.gpu_driver.value,
+        "reserved_nodes": info.reserved_nodes,
     }
 
 
@@ -290,6 +291,7 @@ def info_from_dict(raw: Any, path: str) -> NodePoolInfo:
         limits=dict(raw.get("limits") or {}),
         efa_interfaces=int(raw.get("efa_interfaces") or 0),
         gpu_driver=_enum(GpuDriver, raw.get("gpu_driver", GpuDriver.INSTALL.value), f"{path}.gpuDriver"),
+        reserved_nodes=int(raw.get("reserved_nodes") or 0),
     )
 
 

@@ -309,9 +309,10 @@ def node_pool_info(
     """The pool as the Kubernetes side sees it: the device plugin's affinity and tolerations, the
     smoke test, the ``nodePools`` output and the synth table derive from this, as from node groups.
 
-    ``capacity`` is the first *priced* type (Spot, else on-demand): a NodePool's reservations have
-    an unknown size, so its price and its place in the fleet figures are those of what it buys
-    once they are full; ``capacity_types`` lists ``reserved`` first when ``reserved``."""
+    ``capacity`` is the first *priced* type (Spot, else on-demand): its price and its place in the
+    priority order are those of what it buys once its reservations are full; ``capacity_types``
+    lists ``reserved`` first when ``reserved``, and ``reserved_nodes`` says how many nodes the
+    reservations hold (``gpupools.capacity`` fills them first, under the NodePool's one limit)."""
     types = capacity_types(pool, reserved)
     return NodePoolInfo(
         name=name,
@@ -333,6 +334,7 @@ def node_pool_info(
         capacity_types=types,
         capacity_label=KARPENTER_CAPACITY_TYPE_LABEL,
         limits=frozen_map(limits(pool, shape)),
+        reserved_nodes=sum(r.reserved_max(pool.max_size) for r in pool.reservations) if reserved else 0,
     )
 
 

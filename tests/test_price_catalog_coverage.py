@@ -1,0 +1,162 @@
+"""The offline price tables (issue 30): what they cover, what they say where they have no price, and
+which figures they must never carry.
+
+What is pinned:
+
+* no committed row carries a Spot figure equal to or above its on-demand figure (the eastus H100
+  rows of SkyPilot's Azure catalog repeat the on-demand rate as Spot); a table that has one loads
+  with the Spot figure dropped and the reason recorded;
+* every region of the region catalog (``gpupools.catalog.regions``) is priced or has a recorded
+  reason, and every size of the size catalogs gets either both prices or a reason in every one of
+  them, never the generic fallback;
+* p5.48xlarge on-demand in us-east-1 is the price after AWS's June 2025 cut: "Announcing up to 45%
+  price reduction for Amazon EC2 NVIDIA GPU-accelerated instances" (AWS What's New, 2025-06-05: P4d,
+  P4de, P5 and P5en On-Demand prices lowered, P5 by up to 45 %), as SkyPilot's newest AWS catalog
+  records it (catalogs/v8/aws/vms.csv at 00148f2: 55.04 USD/h, from 98.32);
+* a stack in ap-northeast-1 gets Spot and on-demand prices for its P-family sizes, and one short
+  footnote per reason for the rest.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
+from gpupools.catalog.prices import is_spot_price, price_table, table_from_json, table_path
+from gpupools.catalog.regions import known_regions
+from gpupools.specs import Cloud
+from gpupools.testing import run_stack, stack_config
+
+SIZES = {Cloud.AWS: sorted(INSTANCE_TYPES), Cloud.AZURE: sorted({*GPU_SIZES, *CPU_SIZES})}
+P5_BEFORE_THE_CUT = 98.32
+"""p5.48xlarge On-Demand in us-east-1 before June 2025 (the committed table's figure until then)."""
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_no_committed_spot_figure_is_at_or_above_on_demand(cloud: Cloud) -> None:
+    raw = json.loads(table_path(cloud).read_text())
+    offenders = [
+        (region, size, row)
+        for region, sizes in raw["regions"].items()
+        for size, row in sizes.items()
+        if row["spot"] is not None and (row["onDemand"] is None or row["spot"] >= row["onDemand"] * (1 - 1e-5))
+    ]
+    assert offenders == []
+
+
+def test_a_spot_figure_equal_to_on_demand_loads_as_unknown_with_its_reason() -> None:
+    data = {
+        "cloud": "azure",
+        "source": "test",
+        "readOn": "2026-11-27",
+        "spotBasis": "test",
+        "regions": {
+            "eastus": {
+                "Standard_NC40ads_H100_v5": {"onDemand": 6.98, "spot": 6.98},
+                "Standard_D4s_v5": {"onDemand": 0.192, "spot": 0.0211},
+            }
+        },
+    }
+    table = table_from_json(data)
+    assert table.price("eastus", "Standard_NC40ads_H100_v5") is not None
+    assert table.price("eastus", "Standard_NC40ads_H100_v5").spot is None  # type: ignore[union-attr]
+    assert "is not a Spot price" in table.missing_reason("eastus", "Standard_NC40ads_H100_v5")
+    assert table.price("eastus", "Standard_D4s_v5").spot == 0.0211  # type: ignore[union-attr]
+    assert not is_spot_price(30.09784, 30.0978)  # the same rate, rounded by the source
+    assert is_spot_price(30.09784, 7.5205)
+
+
+def test_the_eastus_h100_rows_say_why_they_have_no_spot_price() -> None:
+    table = price_table(Cloud.AZURE)
+    for size in ("Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5", "Standard_ND96isr_H100_v5"):
+        price = table.price("eastus", size)
+        assert price is not None and price.on_demand is not None and price.spot is None
+        assert "not a Spot price" in table.missing_reason("eastus", size)
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_every_region_and_size_is_priced_or_says_why(cloud: Cloud) -> None:
+    table = price_table(cloud)
+    generic = ("has no row for", "is not in the")
+    for region in sorted(known_regions(cloud)):
+        assert region in table.prices or region in table.unpriced_regions, region
+        for size in SIZES[cloud]:
+            price = table.price(region, size)
+            if price is not None and price.on_demand is not None and price.spot is not None:
+                continue
+            reason = table.missing_reason(region, size)
+            assert not any(g in reason for g in generic), (region, size, reason)
+
+
+def test_p5_on_demand_in_us_east_1_is_the_price_after_the_june_2025_cut() -> None:
+    price = price_table(Cloud.AWS).price("us-east-1", "p5.48xlarge")
+    assert price is not None and price.on_demand is not None and price.spot is not None
+    assert price.on_demand == 55.04
+    # "up to 45 %": at least 40 % below the old list price, never more than 45 %.
+    assert 0.55 * P5_BEFORE_THE_CUT <= price.on_demand <= 0.60 * P5_BEFORE_THE_CUT
+    assert price.spot < price.on_demand
+    for size in ("p4d.24xlarge", "p4de.24xlarge", "p5en.48xlarge"):
+        assert (
+            price_table(Cloud.AWS).price("us-east-1", size).on_demand
+            < {  # type: ignore[union-attr]
+                "p4d.24xlarge": 32.7726,
+                "p4de.24xlarge": 40.96575,
+                "p5en.48xlarge": 84.8,
+            }[size]
+        )
+
+
+def tokyo_training() -> dict[str, Any]:
+    raw = stack_config("aws-training-dev")
+    pools = copy.deepcopy(raw["gpupools:gpuPools"])
+    for pool in pools:
+        pool["zones"] = ["ap-northeast-1c"] if pool["name"] == "h100" else ["ap-northeast-1a"]
+        for reservation in pool.get("reservations", []):
+            reservation["zone"] = "ap-northeast-1c"
+    cluster = {**raw["gpupools:cluster"], "zones": ["ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"]}
+    return {"aws:region": "ap-northeast-1", "gpupools:cluster": cluster, "gpupools:gpuPools": pools}
+
+
+def test_a_stack_in_ap_northeast_1_prices_its_p5_pool_and_footnotes_the_rest_once() -> None:
+    run = run_stack("aws-training-dev", overrides=tokyo_training())
+    rows = {p["name"]: p for p in run.outputs["nodePools"]}
+    [h100] = [p for p in rows.values() if p["pool"] == "h100" and p["capacityType"] == "on-demand"]
+    assert h100["pricePerNodeHour"] == 68.8
+    table = price_table(Cloud.AWS)
+    spot = table.price("ap-northeast-1", "p5.48xlarge")
+    assert spot is not None and spot.spot is not None and spot.spot < spot.on_demand  # type: ignore[operator]
+    assert run.outputs["cost"]["region"] == "ap-northeast-1"
+    notes = table.footnotes("ap-northeast-1", ["m6i.xlarge", "g5.48xlarge", "p5.48xlarge"])
+    assert notes == [f"m6i.xlarge, g5.48xlarge: {table.unpriced_regions['ap-northeast-1']}"]
+    assert len(notes[0]) < 160
+    # The cost output carries the same footnotes for the stack's own sizes, once per reason.
+    assert run.outputs["cost"]["priceFootnotes"] == [f"g5.48xlarge, m6i.xlarge: {table.unpriced_regions['ap-northeast-1']}"]
+
+
+REFERENCE = {Cloud.AWS: "us-east-1", Cloud.AZURE: "eastus"}
+ON_DEMAND_BANDS = {Cloud.AWS: (1.0, 1.5), Cloud.AZURE: (1.0, 1.32)}
+"""A region's Linux on-demand price over the reference region's for the same size. Azure: the
+importer's band (``gpupools.pricing.import_coroot.ON_DEMAND_BAND``, why there). AWS: us-east-1 and
+us-west-2 are the cheapest regions, and the dearest region-to-us-east-1 ratio among the rows read
+from SkyPilot's v8 catalog is ap-northeast-1's g5.12xlarge, 1.45x; a row outside is a transcription
+or source error (a Windows rate, a price per GPU instead of per node)."""
+SPOT_BAND = (0.05, 0.70)
+"""Spot over on-demand: both clouds advertise Spot at up to 90 % off; a figure above 0.70x is
+suspect of not being a Spot price, below 0.05x of a price per GPU or a unit error."""
+
+
+@pytest.mark.parametrize("cloud", list(Cloud))
+def test_every_row_is_within_the_bands_of_the_reference_region(cloud: Cloud) -> None:
+    table = price_table(cloud)
+    low, high = ON_DEMAND_BANDS[cloud]
+    for region, sizes in table.prices.items():
+        for size, price in sizes.items():
+            reference = table.price(REFERENCE[cloud], size)
+            if price.on_demand is not None and reference is not None and reference.on_demand is not None:
+                assert low - 1e-6 <= price.on_demand / reference.on_demand <= high, (region, size)
+            if price.on_demand is not None and price.spot is not None:
+                assert SPOT_BAND[0] <= price.spot / price.on_demand <= SPOT_BAND[1], (region, size)
