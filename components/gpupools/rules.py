@@ -195,6 +195,10 @@ def check_taints(taints: Sequence[conventions.Taint], path: str) -> None:
 def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) -> None:
     if cloud is Cloud.AZURE and zone not in AZURE_ZONES:
         fail(path, 'must be an Azure availability zone number ("1", "2" or "3")', zone)
+    if cloud is Cloud.AZURE and region and regions.azure_has_zones(region) is False:
+        # Azure's regions list (regions.AZURE_REGIONS_WITHOUT_ZONES): AKS rejects a zonal pool there
+        # only at deploy time, after the pools before it exist.
+        fail(path, f"must be left out: {regions.normalize(cloud, region)} has no availability zones (leave out zones)", zone)
     if cloud is Cloud.AWS:
         if not AWS_ZONE.match(zone):
             fail(path, "must be an AWS availability zone name such as us-west-2a", zone)
