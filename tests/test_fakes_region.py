@@ -146,7 +146,9 @@ def test_an_azure_stack_in_westus_without_zones_gets_a_regional_cluster() -> Non
     pools = [{k: v for k, v in p.items() if k != "zones"} for p in stack_config("azure-dev")["gpupools:gpuPools"]]
     spec = config.parse(_azure("West US", **{"gpupools:cluster": cluster, "gpupools:gpuPools": pools}), region="West US")
     assert spec.cluster.zones == ()
-    run = run_stack("azure-dev", overrides={"azure-native:location": "westus", "gpupools:cluster": cluster, "gpupools:gpuPools": pools})
+    run = run_stack(
+        "azure-dev", overrides={"azure-native:location": "westus", "gpupools:cluster": cluster, "gpupools:gpuPools": pools}
+    )
     pools_sent = run.of_type("azure-native:containerservice:AgentPool")
     assert pools_sent and all(p.inputs.get("availabilityZones") is None for p in pools_sent)
 
