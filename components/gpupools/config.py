@@ -168,7 +168,7 @@ def check_keys(raw: Mapping[str, Any], allowed: Sequence[str], path: str) -> Non
         if key not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(allowed)
-            raise ConfigError(f"{path}.{key}" if path else str(key), "is not a known key", key, hint)
+            raise ConfigError(f"{path}.{key}" if path else f"{NAMESPACE}:{key}", "is not a known key", key, hint)
 
 
 def _mapping(value: Any, path: str) -> Mapping[str, Any]:
