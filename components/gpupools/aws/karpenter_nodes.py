@@ -56,7 +56,7 @@ from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool, overlay
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
-from gpupools.pools import NodePoolInfo
+from gpupools.pools import HasNodePools, NodePoolInfo
 from gpupools.specs import AmiType, Cloud, MaintenanceSpec, PoolSpec, Provisioner
 from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS
 
@@ -169,7 +169,7 @@ def check_karpenter_pool(pool: PoolSpec, path: str) -> None:
         )
 
 
-class KarpenterNodePools(pulumi.ComponentResource):
+class KarpenterNodePools(HasNodePools, pulumi.ComponentResource):
     """EC2NodeClasses and a NodePool per pool (see the module docstring).
 
     Args:
@@ -190,7 +190,8 @@ class KarpenterNodePools(pulumi.ComponentResource):
         opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
 
     Attributes:
-        pools: one ``NodePoolInfo`` per NodePool.
+        node_pools: one ``NodePoolInfo`` per NodePool (the name every pool component uses);
+            ``pools`` is the same list.
         manifests: the NodePool manifests by pool name.
         node_classes: the EC2NodeClass plans by name.
         overlays: the NodeOverlay manifests of the shared GPU pools, by pool name.

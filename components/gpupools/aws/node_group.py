@@ -95,7 +95,7 @@ from gpupools.conventions import (
     pool_labels,
 )
 from gpupools.errors import ConfigError, MissingOutputError
-from gpupools.pools import NodePoolInfo
+from gpupools.pools import HasNodePools, NodePoolInfo
 from gpupools.specs import Cloud, GpuPoolSpec
 from gpupools.versions import check_minor
 
@@ -521,7 +521,7 @@ def autoscaling_group_name(node_group: aws.eks.NodeGroup, name: str = "") -> pul
     return node_group.resources.apply(lambda resources: first_autoscaling_group(resources, name))
 
 
-class GpuNodeGroup(pulumi.ComponentResource):
+class GpuNodeGroup(HasNodePools, pulumi.ComponentResource):
     """One ``gpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
     on-demand fallback, a group per capacity reservation of the pool, their launch templates and
     their cluster-autoscaler scale-from-zero tags.
@@ -566,8 +566,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     Attributes:
         spec: the validated pool.
-        groups: one ``NodePoolInfo`` per node group: the reserved groups first, then Spot before
-            on-demand within each zone.
+        node_pools: one ``NodePoolInfo`` per node group: the reserved groups first, then Spot before
+            on-demand within each zone; the same name on every pool component of both clouds.
+        groups: the same list (its name before ``node_pools``).
         node_groups: node group name to ``aws.eks.NodeGroup``.
         launch_template: the pool's launch template (its Spot and on-demand groups).
         reservation_launch_templates: reserved node group name to its own launch template.
@@ -583,6 +584,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     TYPE = TYPE
     ROLE = Role.GPU
+    NODE_POOLS_ATTRIBUTE = "groups"
 
     spec: GpuPoolSpec
     groups: list[NodePoolInfo]

@@ -67,7 +67,7 @@ from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
-from gpupools.pools import NodePoolInfo
+from gpupools.pools import HasNodePools, NodePoolInfo
 from gpupools.specs import Cloud, GpuDriver, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
 
 TYPE = "gpupools:index:NapNodePools"
@@ -195,7 +195,7 @@ def check_nap_pool(pool: PoolSpec, path: str) -> None:
         )
 
 
-class NapNodePools(pulumi.ComponentResource):
+class NapNodePools(HasNodePools, pulumi.ComponentResource):
     """An AKSNodeClass and a NodePool per pool for AKS Node Auto Provisioning (module docstring).
 
     Args:
@@ -214,7 +214,8 @@ class NapNodePools(pulumi.ComponentResource):
         opts: ``provider`` the cluster's Kubernetes provider.
 
     Attributes:
-        pools: one ``NodePoolInfo`` per NodePool. manifests: NodePool manifests by pool name.
+        node_pools: one ``NodePoolInfo`` per NodePool (the name every pool component uses); ``pools``
+            is the same list. manifests: NodePool manifests by pool name.
         node_classes: AKSNodeClass manifests by pool name.
     """
 

@@ -85,7 +85,7 @@ from gpupools.conventions import (
     pool_labels,
 )
 from gpupools.errors import ConfigError
-from gpupools.pools import NodePoolInfo
+from gpupools.pools import HasNodePools, NodePoolInfo
 from gpupools.specs import Cloud, GpuDriver, GpuPoolSpec, ReservationSpec, SharingMode, frozen_map
 
 CREATE_ONLY_FIELDS: tuple[str, ...] = (
@@ -417,7 +417,7 @@ def resolve_gpu_pool(
     return spec, zones
 
 
-class GpuNodePool(pulumi.ComponentResource):
+class GpuNodePool(HasNodePools, pulumi.ComponentResource):
     """A GPU Spot agent pool and its on-demand fallback on an existing AKS cluster.
 
     Type token ``gpupools:index:GpuNodePool``. See the module docstring for what is created and why.
@@ -467,8 +467,9 @@ class GpuNodePool(pulumi.ComponentResource):
         spec: the validated spec.
         agent_pools: the ``AgentPool`` resources, in creation order.
         last: the last ``AgentPool``; pass it as the next pool's ``after``.
-        pools: one ``NodePoolInfo`` per agent pool (what the device plugin, priority expander and
-            stack outputs derive from).
+        node_pools: one ``NodePoolInfo`` per agent pool (what the device plugin, priority expander and
+            stack outputs derive from); the same name on every pool component of both clouds.
+        pools: the same list (its name before ``node_pools``).
         proximity_placement_group: the pool's proximity placement group (``proximityPlacement:
             true``), else None.
     """
