@@ -88,13 +88,19 @@ def test_folding_keeps_other_types_and_order() -> None:
 
 def test_no_price_reasons_become_numbered_footnotes_once_each() -> None:
     rows: list[dict[str, Any]] = [
-        {"NODE POOL/GROUP": "a", "ZONES": "1", "$/NODE-H": "no price (H100: no Spot price)", "$/H AT MAX": "no price"},
+        {
+            "NODE POOL/GROUP": "a",
+            "ZONES": "us-east-1a,us-east-1b",
+            "$/NODE-H": "no price (H100: no Spot price)",
+            "$/H AT MAX": "no price",
+        },
         {"NODE POOL/GROUP": "b", "ZONES": "1", "$/NODE-H": "no price (A100: rejected)", "$/H AT MAX": "no price"},
         {"NODE POOL/GROUP": "c", "ZONES": "1", "$/NODE-H": "no price (H100: no Spot price)", "$/H AT MAX": "no price"},
         {"NODE POOL/GROUP": "d", "ZONES": "1", "$/NODE-H": "0.1000", "$/H AT MAX": "0.40"},
     ]
-    shown, notes = with_footnotes(rows, [])
+    shown, notes = with_footnotes(rows)
     assert [r["$/NODE-H"] for r in shown] == ["no price [1]", "no price [2]", "no price [1]", "0.1000"]
+    assert [r["ZONES"] for r in shown] == ["us-east-1a,b", "1", "1", "1"]
     assert notes == ["[1] H100: no Spot price", "[2] A100: rejected"]
 
 

@@ -414,17 +414,15 @@ def zones_cell(zones: Sequence[str]) -> str:
     return ",".join(zones)
 
 
-def with_footnotes(
-    rows: Sequence[Mapping[str, Any]], nodepools: Sequence[Mapping[str, Any]]
-) -> tuple[list[dict[str, Any]], list[str]]:
+def with_footnotes(rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """``rows`` with each ``no price (<why>)`` cell as ``no price [n]`` and the footnotes ``[n] <why>``,
     one per distinct reason, numbered in row order; and ZONES written with ``zones_cell``."""
-    zones = {str(p.get("name", "")): list(p.get("zones", [])) for p in nodepools}
     notes: list[str] = []
     out = []
     for row in rows:
         row = dict(row)
-        row["ZONES"] = zones_cell(zones.get(str(row["NODE POOL/GROUP"]), [])) if row["ZONES"] != "-" else "-"
+        zones = str(row.get("ZONES", "-"))
+        row["ZONES"] = zones_cell(zones.split(",")) if zones != "-" else "-"
         for column in ("$/NODE-H", "$/H AT MAX"):
             cell = str(row.get(column, ""))
             if cell.startswith(f"{NO_PRICE} (") and cell.endswith(")"):
@@ -522,7 +520,7 @@ def render(
         if wide:
             lines += ["  " + line for line in format_table(rows, footer=footer)]
         else:
-            grouped, notes = with_footnotes(rows, node_pools)
+            grouped, notes = with_footnotes(rows)
             lines += ["  " + line for line in format_table(grouped, GROUP_COLUMNS, footer=footer)]
             lines += ["  " + note for note in notes]
             lines += ["", "Pool shapes (every group of a pool has these; --wide shows them per group):"]
