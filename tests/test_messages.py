@@ -94,7 +94,8 @@ def test_a_missing_submodule_is_reported_as_its_package(monkeypatch: pytest.Monk
         require("AWS", ("botocore.config",))
     assert caught.value.packages == ["botocore"]
     assert "needs botocore, which is not installed" in str(caught.value)
-    # The preflight's own list (boto3 imports botocore.config too): both named as pip knows them.
+    # The preflight's own list, neither installed: both named as pip knows them.
+    monkeypatch.setitem(sys.modules, "boto3", None)
     with pytest.raises(MissingSdkError) as caught:
         require("AWS", ("boto3", "botocore.config"))
     assert caught.value.packages == ["boto3", "botocore"]

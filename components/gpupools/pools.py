@@ -111,25 +111,3 @@ class NodePoolInfo:
             # Karpenter NodePools only, so the output of node groups and agent pools is unchanged.
             **({"capacityTypes": [c.value for c in self.capacity_types], "limits": dict(self.limits)} if self.limits else {}),
         }
-
-
-class HasNodePools:
-    """Mixed into every pool component: ``node_pools``, one ``NodePoolInfo`` per pool, node group or
-    NodePool the component created, under the same name on both clouds (``GpuNodePool``,
-    ``CpuNodePool``, ``NapNodePools`` on AKS; ``GpuNodeGroup``, ``CpuNodeGroup``,
-    ``KarpenterNodePools`` on EKS). It is what ``NvidiaDevicePlugin``, ``PriorityExpander`` and the
-    other Kubernetes components take.
-
-    The names each component had before stay, as the same list: ``pools`` on AKS and on the
-    Karpenter/NAP components, ``groups`` on the EKS node group components (``NODE_POOLS_ATTRIBUTE``).
-    """
-
-    NODE_POOLS_ATTRIBUTE = "pools"
-    """The attribute that holds the list in this component (``groups`` on the EKS node groups)."""
-
-    @property
-    def node_pools(self) -> list[NodePoolInfo]:
-        """One ``NodePoolInfo`` per pool, node group or NodePool this component created (the same
-        list object as its ``pools`` or ``groups``)."""
-        pools: list[NodePoolInfo] = getattr(self, self.NODE_POOLS_ATTRIBUTE)
-        return pools

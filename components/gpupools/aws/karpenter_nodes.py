@@ -56,7 +56,7 @@ from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool, overlay
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
-from gpupools.pools import HasNodePools, NodePoolInfo
+from gpupools.pools import NodePoolInfo
 from gpupools.specs import AmiType, Cloud, MaintenanceSpec, PoolSpec, Provisioner
 from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS
 
@@ -169,7 +169,7 @@ def check_karpenter_pool(pool: PoolSpec, path: str) -> None:
         )
 
 
-class KarpenterNodePools(HasNodePools, pulumi.ComponentResource):
+class KarpenterNodePools(pulumi.ComponentResource):
     """EC2NodeClasses and a NodePool per pool (see the module docstring).
 
     Args:
@@ -197,6 +197,7 @@ class KarpenterNodePools(HasNodePools, pulumi.ComponentResource):
         overlays: the NodeOverlay manifests of the shared GPU pools, by pool name.
     """
 
+    node_pools: list[NodePoolInfo]
     pools: list[NodePoolInfo]
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, NodeClassPlan]
@@ -246,6 +247,7 @@ class KarpenterNodePools(HasNodePools, pulumi.ComponentResource):
         self.manifests = {}
         self.overlays = {}
         self.pools = []
+        self.node_pools = self.pools  # the name every pool component shares; pools stays
         for pool in pools:
             zones_of_pool = pool.zones or tuple(zones)
             plan = plans[pool.name]

@@ -95,7 +95,7 @@ from gpupools.conventions import (
     pool_labels,
 )
 from gpupools.errors import ConfigError, MissingOutputError
-from gpupools.pools import HasNodePools, NodePoolInfo
+from gpupools.pools import NodePoolInfo
 from gpupools.specs import Cloud, GpuPoolSpec
 from gpupools.versions import check_minor
 
@@ -521,7 +521,7 @@ def autoscaling_group_name(node_group: aws.eks.NodeGroup, name: str = "") -> pul
     return node_group.resources.apply(lambda resources: first_autoscaling_group(resources, name))
 
 
-class GpuNodeGroup(HasNodePools, pulumi.ComponentResource):
+class GpuNodeGroup(pulumi.ComponentResource):
     """One ``gpuPools`` entry on an existing EKS cluster: per zone a Spot managed node group and its
     on-demand fallback, a group per capacity reservation of the pool, their launch templates and
     their cluster-autoscaler scale-from-zero tags.
@@ -584,9 +584,9 @@ class GpuNodeGroup(HasNodePools, pulumi.ComponentResource):
 
     TYPE = TYPE
     ROLE = Role.GPU
-    NODE_POOLS_ATTRIBUTE = "groups"
 
     spec: GpuPoolSpec
+    node_pools: list[NodePoolInfo]
     groups: list[NodePoolInfo]
     node_groups: dict[str, aws.eks.NodeGroup]
     launch_template: aws.ec2.LaunchTemplate
@@ -666,6 +666,7 @@ class GpuNodeGroup(HasNodePools, pulumi.ComponentResource):
             **efa_template,
         )
         self.groups = []
+        self.node_pools = self.groups  # the name every pool component shares; groups stays
         self.node_groups = {}
         self.asg_tags = {}
         self.reservation_launch_templates = {}

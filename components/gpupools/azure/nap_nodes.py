@@ -67,7 +67,7 @@ from gpupools.kubernetes.access_gate import KubernetesKind
 from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
-from gpupools.pools import HasNodePools, NodePoolInfo
+from gpupools.pools import NodePoolInfo
 from gpupools.specs import Cloud, GpuDriver, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
 
 TYPE = "gpupools:index:NapNodePools"
@@ -195,7 +195,7 @@ def check_nap_pool(pool: PoolSpec, path: str) -> None:
         )
 
 
-class NapNodePools(HasNodePools, pulumi.ComponentResource):
+class NapNodePools(pulumi.ComponentResource):
     """An AKSNodeClass and a NodePool per pool for AKS Node Auto Provisioning (module docstring).
 
     Args:
@@ -219,6 +219,7 @@ class NapNodePools(HasNodePools, pulumi.ComponentResource):
         node_classes: AKSNodeClass manifests by pool name.
     """
 
+    node_pools: list[NodePoolInfo]
     pools: list[NodePoolInfo]
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, dict[str, Any]]
@@ -255,6 +256,7 @@ class NapNodePools(HasNodePools, pulumi.ComponentResource):
         }
         self.manifests = {}
         self.pools = []
+        self.node_pools = self.pools  # the name every pool component shares; pools stays
         for pool in pools:
             pool_zones = zone_values(location, pool.zones or tuple(zones)) or None
             self.manifests[pool.name] = nodepool.node_pool(

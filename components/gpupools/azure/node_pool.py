@@ -85,7 +85,7 @@ from gpupools.conventions import (
     pool_labels,
 )
 from gpupools.errors import ConfigError
-from gpupools.pools import HasNodePools, NodePoolInfo
+from gpupools.pools import NodePoolInfo
 from gpupools.specs import Cloud, GpuDriver, GpuPoolSpec, ReservationSpec, SharingMode, frozen_map
 
 CREATE_ONLY_FIELDS: tuple[str, ...] = (
@@ -417,7 +417,7 @@ def resolve_gpu_pool(
     return spec, zones
 
 
-class GpuNodePool(HasNodePools, pulumi.ComponentResource):
+class GpuNodePool(pulumi.ComponentResource):
     """A GPU Spot agent pool and its on-demand fallback on an existing AKS cluster.
 
     Type token ``gpupools:index:GpuNodePool``. See the module docstring for what is created and why.
@@ -480,6 +480,7 @@ class GpuNodePool(HasNodePools, pulumi.ComponentResource):
     spec: GpuPoolSpec
     agent_pools: list[containerservice.AgentPool]
     last: containerservice.AgentPool
+    node_pools: list[NodePoolInfo]
     pools: list[NodePoolInfo]
     agent_pool_names: list[str]
     proximity_placement_group: compute.ProximityPlacementGroup | None
@@ -552,6 +553,7 @@ class GpuNodePool(HasNodePools, pulumi.ComponentResource):
             previous = agent_pool
         self.last = self.agent_pools[-1]
         self.pools = [plan.info for plan in plans]
+        self.node_pools = self.pools  # the name every pool component shares; pools stays
         self.agent_pool_names = [plan.name for plan in plans]
         self.register_outputs({"agentPoolNames": self.agent_pool_names, "nodePools": [p.to_output() for p in self.pools]})
 
