@@ -216,13 +216,18 @@ CREATED = [
 
 def test_synth_table_says_no_price_and_why_and_json_carries_it() -> None:
     doc = document(CREATED, TABLE, "westeurope", CostSpec())
-    text = render(doc, today=date(2024, 9, 1))
-    a100_row = next(line for line in text.splitlines() if "a100s" in line)
+    wide = render(doc, today=date(2024, 9, 1), wide=True)
+    a100_row = next(line for line in wide.splitlines() if "a100s" in line)
     assert f"no price ({A100}: {A100_REJECTED})" in a100_row
     assert "?" not in a100_row
+    # By default the reason is a footnote under the table, the cell points to it.
+    text = render(doc, today=date(2024, 9, 1))
+    a100_row = next(line for line in text.splitlines() if "a100s" in line)
+    assert a100_row.split("  ")[-1].strip() == "no price" and "no price [1]" in a100_row
+    assert f"  [1] {A100}: {A100_REJECTED}" in text.splitlines()
     t4_row = next(line for line in text.splitlines() if "t4s" in line)
     assert "0.0790" in t4_row and "0.16" in t4_row  # priced: 0.079 per node-hour, 2 x 0.079 at max
-    assert f"No price for {A100} (on-demand): {A100_REJECTED}; {A100} (spot): {A100_REJECTED}" in text
+    assert f"No price for {A100} (on-demand): {A100_REJECTED}; {A100} (spot): {A100_REJECTED}" in wide
     data = summary_data(doc, today=date(2024, 9, 1))
     by_name = {p["name"]: p for p in data["nodePools"]}
     assert by_name["a100s"]["noPrice"] == f"{A100}: {A100_REJECTED}"
@@ -256,7 +261,7 @@ def test_synth_states_source_and_read_dates_and_warns_when_a_year_old() -> None:
     (warning,) = price_warnings(cost, date(2025, 8, 10))
     assert warning.startswith(f"Prices for westeurope are older than a year: {OLD_SOURCE} collected them on 2024-08-09")
     assert "(366 days before 2025-08-10)" in warning
-    text = render(doc, today=date(2026, 11, 24))
+    text = render(doc, today=date(2026, 11, 24), wide=True)
     assert (
         f"Prices for westeurope: collected by their source 2024-08-09, read by gpupools 2026-11-20; source: {OLD_SOURCE}\n"
         in text

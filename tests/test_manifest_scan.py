@@ -90,11 +90,25 @@ def test_failed_check_fails_the_scan() -> None:
     assert "FAILED  CKV_K8S_22 name of CKV_K8S_22: DaemonSet.kube-system.x" in scan.render(verdict, [], Path("out"))
 
 
-def test_justified_skip_passes_and_is_listed() -> None:
+def test_justified_skip_passes_and_is_listed_with_verbose() -> None:
     verdict = scan.judge(report(skipped=[finding("CKV_K8S_11", reason="no CPU limit on a node-critical agent")]))
     assert verdict.ok
-    assert "SKIPPED CKV_K8S_11 DaemonSet.kube-system.x" in scan.render(verdict, [], Path("out"))
-    assert "no CPU limit on a node-critical agent" in scan.render(verdict, [], Path("out"))
+    assert "SKIPPED CKV_K8S_11 DaemonSet.kube-system.x" in scan.render(verdict, [], Path("out"), verbose=True)
+    assert "no CPU limit on a node-critical agent" in scan.render(verdict, [], Path("out"), verbose=True)
+
+
+def test_justified_skips_are_one_line_by_default() -> None:
+    """The scan used to end with one long SKIPPED line per skip (73 for the example stacks)."""
+    skipped = [
+        finding("CKV_K8S_11", resource=f"DaemonSet.kube-system.{name}", reason="node-critical agent") for name in ("a", "b", "c")
+    ] + [finding("CKV_K8S_8", resource="Deployment.kube-system.d", reason="no endpoint to probe")]
+    verdict = scan.judge(report(skipped=skipped))
+    rendered = scan.render(verdict, [], Path("out"))
+    skip_lines = [line for line in rendered.splitlines() if line.startswith("SKIPPED")]
+    assert skip_lines == [
+        "SKIPPED 4 (each with its reason in the object's annotations; --verbose lists them): CKV_K8S_11 x3, CKV_K8S_8 x1"
+    ]
+    assert "DaemonSet.kube-system.a" not in rendered
 
 
 def test_skip_without_a_reason_fails_the_scan() -> None:

@@ -66,8 +66,12 @@ def test_westeurope_gpu_pools_are_priced_from_checked_rows_and_a_rejected_row_is
     assert "rejected" in reason and "1.60x" in reason
     assert reason in json.dumps(pools[("small", "spot")])
 
-    text = synth(root, "--no-tree")
+    text = synth(root, "--no-tree", "--wide")
     assert f"no price ({REJECTED}: {reason})" in text
+    # The default output gives the reason once, as a footnote the cell points to.
+    default = synth(root, "--no-tree")
+    assert "no price [1]" in default and "no price (" not in default
+    assert f"[1] {REJECTED}: {reason}" in " ".join(default.split())
     origin = table.provenance("westeurope")
     assert "coroot/cloud-pricing" in origin.source
     assert f"collected by their source {origin.source_date.isoformat()}" in text

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
+from gpupools.catalog import regions
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError
 from gpupools.specs import (
@@ -215,7 +216,7 @@ def check_keys(raw: Mapping[str, Any], allowed: Sequence[str], path: str) -> Non
         if key not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(allowed)
-            raise ConfigError(f"{path}.{key}" if path else str(key), "is not a known key", key, hint)
+            raise ConfigError(f"{path}.{key}" if path else f"{NAMESPACE}:{key}", "is not a known key", key, hint)
 
 
 def _mapping(value: Any, path: str) -> Mapping[str, Any]:
@@ -302,7 +303,10 @@ def parse_cloud(value: Any) -> Cloud:
     return Cloud(value)
 
 
-def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") -> ClusterSpec:
+def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster", region: str | None = None) -> ClusterSpec:
+    """``gpupools:cluster``. ``zones`` default: Azure ``DEFAULT_AZURE_ZONES``, or none (a regional
+    cluster) in a ``region`` Azure's regions list names without availability zones (``westus``);
+    AWS none here, the region's first three at deploy time."""
     if raw is None:
         raise ConfigError(path, "is required (at least a name)", None)
     raw = _mapping(raw, path)
@@ -312,6 +316,8 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster") ->
     else:
         _reject_keys(raw, AWS_ONLY_KEYS["cluster"], path, "is AWS only; on Azure grant cluster-admin with adminGroupObjectIds")
     default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
+    if cloud is Cloud.AZURE and region and regions.azure_has_zones(region) is False:
+        default_zones = ()
     version = raw.get("kubernetesVersion")
     if isinstance(version, float):
         raise ConfigError(
@@ -700,7 +706,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     gpu_pools = parse_gpu_pools(ours.get("gpuPools"), cloud)
     spec = StackSpec(
         cloud=cloud,
-        cluster=parse_cluster(ours.get("cluster"), cloud),
+        cluster=parse_cluster(ours.get("cluster"), cloud, region=region),
         network=network,
         system_pool=system_pool,
         gpu_pools=gpu_pools,

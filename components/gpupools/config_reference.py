@@ -156,8 +156,12 @@ def _cluster(d: Defaults) -> dict[str, Entry]:
         "zones": lambda d: Row(
             "gpupools:cluster.zones",
             "list",
-            "Azure `[" + ", ".join(f'"{z}"' for z in d.azure.cluster.zones) + "]`; AWS the region's first 3",
-            "Azure: " + ", ".join(f'`"{z}"`' for z in rules.AZURE_ZONES) + "; AWS: zone names such as `us-west-2a`",
+            "Azure `["
+            + ", ".join(f'"{z}"' for z in d.azure.cluster.zones)
+            + "]`, none in a region without availability zones (`westus`); AWS the region's first 3",
+            "Azure: "
+            + ", ".join(f'`"{z}"`' for z in rules.AZURE_ZONES)
+            + ", only in a region with availability zones (Azure's regions list); AWS: zone names such as `us-west-2a`",
         ),
         "allowLocalAccounts": lambda d: Row(
             "gpupools:cluster.allowLocalAccounts",

@@ -7,9 +7,10 @@ rule and the value, before any resource is registered.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from gpupools import conventions, gpu_driver, sharing, versions
 from gpupools.catalog import regions
@@ -236,6 +237,10 @@ def check_taints(taints: Sequence[conventions.Taint], path: str) -> None:
 def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) -> None:
     if cloud is Cloud.AZURE and zone not in AZURE_ZONES:
         fail(path, 'must be an Azure availability zone number ("1", "2" or "3")', zone)
+    if cloud is Cloud.AZURE and region and regions.azure_has_zones(region) is False:
+        # Azure's regions list (regions.AZURE_REGIONS_WITHOUT_ZONES): AKS rejects a zonal pool there
+        # only at deploy time, after the pools before it exist.
+        fail(path, f"must be left out: {regions.normalize(cloud, region)} has no availability zones (leave out zones)", zone)
     if cloud is Cloud.AWS:
         if not AWS_ZONE.match(zone):
             fail(path, "must be an AWS availability zone name such as us-west-2a", zone)
@@ -419,6 +424,7 @@ def check_system_pool(pool: SystemPoolSpec, cloud: Cloud, path: str) -> None:
         if len(types) != 1:
             fail(f"{path}.instanceTypes", "must list exactly one VM size on Azure (an AKS pool has one size)", list(types))
         size = types[0]
+        check_spelling(size, [*GPU_SIZES, *CPU_SIZES, *RETIRED_SIZES], f"{path}.instanceTypes[0]", "VM size")
         if size in GPU_SIZES or size in RETIRED_SIZES:
             fail(f"{path}.instanceTypes[0]", "must not be a GPU size (GPU nodes belong in gpuPools)", size)
         vcpus = _azure_vcpus(size)
@@ -456,20 +462,42 @@ def check_disk(size: int, cloud: Cloud, path: str) -> None:
         fail(path, f"must be from {low} to {high} GiB", size)
 
 
+def spelled_as(name: str, known: Iterable[str]) -> str | None:
+    """The known name that equals ``name`` but for case (``standard_nc4as_t4_v3`` ->
+    ``Standard_NC4as_T4_v3``, ``G5.xlarge`` -> ``g5.xlarge``), or ``None``."""
+    folded = name.casefold()
+    return next((candidate for candidate in sorted(known) if candidate.casefold() == folded), None)
+
+
+def check_spelling(name: str, known: Iterable[str], path: str, what: str) -> None:
+    """Fail with the right spelling when ``name`` is a known name in another case: the catalogs,
+    labels and the priority expander's patterns all match names exactly, as the cloud lists them."""
+    spelled = spelled_as(name, known)
+    if spelled is not None and spelled != name:
+        fail(path, f"must be spelled as the cloud lists the {what} (names match exactly)", name, f"did you mean {spelled}?")
+
+
 def check_azure_gpu_size(size: str, path: str) -> None:
+    check_spelling(size, [*GPU_SIZES, *CPU_SIZES, *RETIRED_SIZES], path, "VM size")
     retired = RETIRED_SIZES.get(size)
     if retired is not None:
         fail(path, f"must not be a retired size (retired {retired.retired}); use {retired.replacement}", size)
     if size not in GPU_SIZES:
+        close = difflib.get_close_matches(size, sorted(GPU_SIZES), n=1, cutoff=0.85)
         fail(
             path,
             "must be a GPU VM size gpupools knows (" + ", ".join(sorted(GPU_SIZES)) + ")",
             size,
-            "a non-GPU size cannot serve GPU pods; to add a GPU size, add its facts to components/gpupools/catalog/azure_vm_sizes.py",
+            f"did you mean {close[0]}?"
+            if close
+            else "a non-GPU size cannot serve GPU pods"
+            if size in CPU_SIZES
+            else "to add a GPU size, add its facts to components/gpupools/catalog/azure_vm_sizes.py",
         )
 
 
 def check_azure_cpu_size(size: str, path: str) -> None:
+    check_spelling(size, [*GPU_SIZES, *CPU_SIZES, *RETIRED_SIZES], path, "VM size")
     if size in GPU_SIZES or size in RETIRED_SIZES:
         fail(path, "must not be a GPU size in cpuPools: GPU nodes belong in gpuPools", size)
     if size not in CPU_SIZES:
@@ -490,6 +518,7 @@ def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str, karp
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
     first = None
     for index, name in enumerate(types):
+        check_spelling(name, INSTANCE_TYPES, f"{path}[{index}]", "instance type")
         facts = INSTANCE_TYPES.get(name)
         if facts is None:
             fail(
@@ -536,6 +565,7 @@ def check_aws_gpu_types(types: Sequence[str], path: str, karpenter: bool = False
         fail(path, f"must list at most {EKS_MAX_INSTANCE_TYPES} types (EKS limit)", list(types))
     first = None
     for index, name in enumerate(types):
+        check_spelling(name, INSTANCE_TYPES, f"{path}[{index}]", "instance type")
         facts = INSTANCE_TYPES.get(name)
         if facts is None:
             fail(

@@ -190,12 +190,14 @@ class KarpenterNodePools(pulumi.ComponentResource):
         opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
 
     Attributes:
-        pools: one ``NodePoolInfo`` per NodePool.
+        node_pools: one ``NodePoolInfo`` per NodePool (the name every pool component uses);
+            ``pools`` is the same list.
         manifests: the NodePool manifests by pool name.
         node_classes: the EC2NodeClass plans by name.
         overlays: the NodeOverlay manifests of the shared GPU pools, by pool name.
     """
 
+    node_pools: list[NodePoolInfo]
     pools: list[NodePoolInfo]
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, NodeClassPlan]
@@ -252,6 +254,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
         self.manifests = {}
         self.overlays = {}
         self.pools = []
+        self.node_pools = self.pools  # the name every pool component shares; pools stays
         for pool in pools:
             zones_of_pool = pool.zones or tuple(zones)
             plan = plans[pool.name]

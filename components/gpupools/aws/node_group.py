@@ -608,8 +608,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     Attributes:
         spec: the validated pool.
-        groups: one ``NodePoolInfo`` per node group: the reserved groups first, then Spot before
-            on-demand within each zone.
+        node_pools: one ``NodePoolInfo`` per node group: the reserved groups first, then Spot before
+            on-demand within each zone; the same name on every pool component of both clouds.
+        groups: the same list (its name before ``node_pools``).
         node_groups: node group name to ``aws.eks.NodeGroup``.
         launch_template: the pool's launch template (its Spot and on-demand groups).
         reservation_launch_templates: reserved node group name to its own launch template.
@@ -627,6 +628,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     ROLE = Role.GPU
 
     spec: GpuPoolSpec
+    node_pools: list[NodePoolInfo]
     groups: list[NodePoolInfo]
     node_groups: dict[str, aws.eks.NodeGroup]
     launch_template: aws.ec2.LaunchTemplate
@@ -706,6 +708,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             **efa_template,
         )
         self.groups = []
+        self.node_pools = self.groups  # the name every pool component shares; groups stays
         self.node_groups = {}
         self.asg_tags = {}
         self.reservation_launch_templates = {}

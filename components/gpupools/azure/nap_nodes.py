@@ -214,10 +214,12 @@ class NapNodePools(pulumi.ComponentResource):
         opts: ``provider`` the cluster's Kubernetes provider.
 
     Attributes:
-        pools: one ``NodePoolInfo`` per NodePool. manifests: NodePool manifests by pool name.
+        node_pools: one ``NodePoolInfo`` per NodePool (the name every pool component uses); ``pools``
+            is the same list. manifests: NodePool manifests by pool name.
         node_classes: AKSNodeClass manifests by pool name.
     """
 
+    node_pools: list[NodePoolInfo]
     pools: list[NodePoolInfo]
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, dict[str, Any]]
@@ -254,6 +256,7 @@ class NapNodePools(pulumi.ComponentResource):
         }
         self.manifests = {}
         self.pools = []
+        self.node_pools = self.pools  # the name every pool component shares; pools stays
         for pool in pools:
             pool_zones = zone_values(location, pool.zones or tuple(zones)) or None
             self.manifests[pool.name] = nodepool.node_pool(

@@ -520,8 +520,9 @@ class GpuNodePool(pulumi.ComponentResource):
         spec: the validated spec.
         agent_pools: the ``AgentPool`` resources, in creation order.
         last: the last ``AgentPool``; pass it as the next pool's ``after``.
-        pools: one ``NodePoolInfo`` per agent pool (what the device plugin, priority expander and
-            stack outputs derive from).
+        node_pools: one ``NodePoolInfo`` per agent pool (what the device plugin, priority expander and
+            stack outputs derive from); the same name on every pool component of both clouds.
+        pools: the same list (its name before ``node_pools``).
         proximity_placement_group: the pool's proximity placement group (``proximityPlacement:
             true``), else None.
     """
@@ -532,6 +533,7 @@ class GpuNodePool(pulumi.ComponentResource):
     spec: GpuPoolSpec
     agent_pools: list[containerservice.AgentPool]
     last: containerservice.AgentPool
+    node_pools: list[NodePoolInfo]
     pools: list[NodePoolInfo]
     agent_pool_names: list[str]
     proximity_placement_group: compute.ProximityPlacementGroup | None
@@ -614,6 +616,7 @@ class GpuNodePool(pulumi.ComponentResource):
             previous = agent_pool
         self.last = self.agent_pools[-1]
         self.pools = [plan.info for plan in plans]
+        self.node_pools = self.pools  # the name every pool component shares; pools stays
         self.agent_pool_names = [plan.name for plan in plans]
         self.register_outputs({"agentPoolNames": self.agent_pool_names, "nodePools": [p.to_output() for p in self.pools]})
 

@@ -17,13 +17,24 @@ AZURE_MODULES = (
 )
 
 
+def distribution(module: str) -> str:
+    """The package (on PyPI) that installs ``module``: Azure's namespace packages are named after
+    the module (``azure.mgmt.compute`` -> ``azure-mgmt-compute``); any other dotted module is part of
+    its top-level package (``botocore.config`` -> ``botocore``, not a ``botocore-config`` that does
+    not exist)."""
+    return module.replace(".", "-") if module.startswith("azure.") else module.split(".", 1)[0]
+
+
 class MissingSdkError(RuntimeError):
-    """A cloud SDK the preflight needs is not installed; the message says how to install it."""
+    """A cloud SDK the preflight needs is not installed; the message names its packages (as pip
+    installs them, ``distribution``) and how to install them."""
 
     def __init__(self, cloud: str, modules: list[str]) -> None:
         self.modules = modules
-        names = ", ".join(m.replace(".", "-") for m in modules)
-        super().__init__(f"the {cloud} preflight needs {names}, which is not installed: {INSTALL_HINT}")
+        self.packages = list(dict.fromkeys(distribution(m) for m in modules))
+        names = ", ".join(self.packages)
+        verb = "is" if len(self.packages) == 1 else "are"
+        super().__init__(f"the {cloud} preflight needs {names}, which {verb} not installed: {INSTALL_HINT}")
 
 
 def require(cloud: str, modules: tuple[str, ...]) -> dict[str, ModuleType]:

@@ -146,7 +146,9 @@ def apply(table: PriceTable, imports: Sequence[RegionImport], read_on: date) -> 
 
 
 def main(argv: Sequence[str] | None = None, today: date | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpupools.pricing import-coroot", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gpupools.pricing import-coroot", description=__doc__.split("\n")[0].replace("``", "")
+    )
     parser.add_argument("file", type=Path, help="coroot's data/cloud-pricing.json.gz (or the unzipped .json)")
     parser.add_argument("--regions", nargs="+", default=list(DEFAULT_REGIONS), help="Azure regions to import")
     parser.add_argument("--dry-run", action="store_true", help="print the table instead of writing it")

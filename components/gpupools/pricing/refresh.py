@@ -90,7 +90,7 @@ def azure_reader() -> RegionReader:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m gpupools.pricing", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m gpupools.pricing", description=__doc__.split("\n")[0].replace("``", ""))
     commands = parser.add_subparsers(dest="command", required=True)
     refresh = commands.add_parser("refresh", help="rebuild a cloud's price table from its public price sources")
     refresh.add_argument("--cloud", required=True, choices=[c.value for c in Cloud])

@@ -10,7 +10,8 @@ default:
 * ``kubernetes.yaml``: the Kubernetes objects as one multi-document YAML, ready for
   ``kubectl diff -f`` or a schema check;
 
-and prints a summary: the resource tree and the node-pool table (``gpupools.synth.summary``);
+and prints a summary: the resource tree and the node-pool table (``gpupools.synth.summary``),
+fitted to 160 columns (``--wide``: everything, unfolded and unwrapped);
 with ``--json`` the same summary as JSON on stdout and nothing else (``--quiet``: nothing at all;
 the two exclude each other). A bad config exits with status 2 and the one-line ``ConfigError`` message ``pulumi up`` would show.
 
@@ -195,6 +196,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", type=Path, help="project directory (default: the current one if it has Pulumi.yaml)")
     parser.add_argument("--out", type=Path, help="output directory (default: <root>/synth/<stack>)")
     parser.add_argument("--no-tree", action="store_true", help="leave the resource tree out of the summary")
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="print everything: every resource of the tree, every column of the node-pool table per group, "
+        "reasons in their cells, no wrapping (default: fits 160 columns)",
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     output.add_argument(
@@ -242,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif not args.quiet:
         from gpupools.synth.summary import render
 
-        sys.stdout.write(render(synthesis.document, files=shown, tree=not args.no_tree))
+        sys.stdout.write(render(synthesis.document, files=shown, tree=not args.no_tree, wide=args.wide))
     return 0
 
 

@@ -48,6 +48,16 @@ the source collected them and the date gpupools read them (``PriceTable.provenan
 source date is more than ``STALE_AFTER_DAYS`` before today, a warning names the region, the source
 and the date (``price_warnings``; today is an argument, so tests fix it).
 
+The default output fits ``WIDTH`` (160) columns, what a terminal beside an editor shows: the
+resource tree folds each node group's cluster-autoscaler tags (``aws:autoscaling/tag:Tag``, one
+per label, taint and resource) into one line (``FOLDED_TYPES``); the node-pool table keeps the
+columns that differ between a pool's groups (``GROUP_COLUMNS``) and shows what a pool's groups
+share once per pool (``SHAPE_COLUMNS``: role, instance types, GPUs, sharing); a row without a
+price says ``no price [n]`` with the reason as footnote ``[n]`` under the table; longer lines
+(the cost figures, the price source) wrap. ``render(..., wide=True)`` (``--wide``) prints
+everything as before: one tree line per resource, every column in one table, reasons in the cells,
+no wrapping.
+
 ``summary_data`` is the same summary as plain data (``python -m gpupools.synth <stack> --json``):
 the ``nodePools`` and ``cost`` outputs as the stack exports them, each pool marked ``fallback``,
 and the TOTAL figures.
@@ -90,6 +100,25 @@ NUMERIC_COLUMNS = frozenset(
         "LIMIT GPU",
     }
 )
+GROUP_COLUMNS = (
+    "POOL",
+    "NODE POOL/GROUP",
+    "CAPACITY",
+    "ZONES",
+    "MIN",
+    "MAX",
+    "GPUS AT MAX",
+    "IDLE GPUS",
+    "$/NODE-H",
+    "$/H AT MAX",
+)
+"""The default node-pool table: what differs between the groups of one pool, and the figures that add up."""
+SHAPE_COLUMNS = ("POOL", "ROLE", "INSTANCE TYPES", "GPUS/NODE", "SHARING", "SLOTS/NODE")
+"""The default pool-shape table: what every group of a pool shares, once per pool."""
+WIDTH = 160
+"""Columns the default output fits in (``--wide`` does not wrap or fold)."""
+FOLDED_TYPES = frozenset({"aws:autoscaling/tag:Tag"})
+"""Resource types the default tree shows as one line per parent-and-prefix (``<group>-*``), with their count."""
 UNKNOWN_PRICE = "?"
 NO_PRICE = "no price"
 """A table cell whose price the catalog lacks, followed by why when the ``nodePools`` entry says (``noPrice``)."""
@@ -137,8 +166,20 @@ def price_warnings(cost: Mapping[str, Any] | None, today: date) -> list[str]:
     ]
 
 
-def resource_tree(document: Mapping[str, Any]) -> list[str]:
-    """One line per resource, ``<type>  <name>``, indented two spaces per level under its parent."""
+def _fold_key(resource: Mapping[str, Any]) -> str:
+    """The node group an ASG tag belongs to: its name before ``-label-``, ``-taint-`` or ``-resource-``
+    (``aws.asg_tags`` names each ``<group>-<kind>-<key>``)."""
+    name = str(resource["name"])
+    cuts = [name.find(f"-{kind}-") for kind in ("label", "taint", "resource")]
+    found = [cut for cut in cuts if cut > 0]
+    return name[: min(found)] if found else name
+
+
+def resource_tree(document: Mapping[str, Any], fold: bool = False) -> list[str]:
+    """One line per resource, ``<type>  <name>``, indented two spaces per level under its parent.
+
+    With ``fold``, the resources of a ``FOLDED_TYPES`` type under one parent are one line per node
+    group: ``aws:autoscaling/tag:Tag  gpu1-od-us-west-2a-* (9: 7 labels, 1 resource, 1 taint)``."""
     resources = document.get("resources", [])
     known = {r["address"] for r in resources}
     children: dict[str | None, list[Mapping[str, Any]]] = {}
@@ -147,10 +188,33 @@ def resource_tree(document: Mapping[str, Any]) -> list[str]:
         children.setdefault(parent if parent in known else None, []).append(resource)
     lines: list[str] = []
 
+    def folded_line(depth: int, type_: str, group: str, members: Sequence[Mapping[str, Any]]) -> str:
+        kinds: dict[str, int] = {}
+        for member in members:
+            kind = str(member["name"])[len(group) + 1 :].split("-", 1)[0] or "?"
+            kinds[kind] = kinds.get(kind, 0) + 1
+        detail = ", ".join(f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in sorted(kinds.items()))
+        return f"{'  ' * depth}{type_}  {group}-*" + (f" ({len(members)}: {detail})" if len(members) > 1 else "")
+
     def walk(parent: str | None, depth: int) -> None:
+        # In order: a resource (its line, then its children), or a folded group (one line).
+        entries: list[Mapping[str, Any] | tuple[str, str]] = []
+        folded: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for resource in sorted(children.get(parent, []), key=lambda r: (r["type"], r["name"])):
-            lines.append(f"{'  ' * depth}{resource['type']}  {resource['name']}")
-            walk(resource["address"], depth + 1)
+            if fold and resource["type"] in FOLDED_TYPES and not children.get(resource["address"]):
+                key = (str(resource["type"]), _fold_key(resource))
+                if key not in folded:
+                    folded[key] = []
+                    entries.append(key)
+                folded[key].append(resource)
+            else:
+                entries.append(resource)
+        for entry in entries:
+            if isinstance(entry, tuple):
+                lines.append(folded_line(depth, entry[0], entry[1], folded[entry]))
+            else:
+                lines.append(f"{'  ' * depth}{entry['type']}  {entry['name']}")
+                walk(entry["address"], depth + 1)
 
     walk(None, 0)
     return lines
@@ -373,6 +437,67 @@ def _percent(value: Any) -> str:
     return "?" if value is None else f"{value:g}%"
 
 
+def zones_cell(zones: Sequence[str]) -> str:
+    """Zones, the common prefix written once: ``us-west-2a,b,c`` (Azure's ``1,2,3`` unchanged)."""
+    if len(zones) < 2:
+        return ",".join(zones) or "-"
+    prefix = zones[0][:-1]
+    if all(len(z) == len(zones[0]) and z.startswith(prefix) for z in zones) and prefix:
+        return zones[0] + "," + ",".join(z[-1] for z in zones[1:])
+    return ",".join(zones)
+
+
+def with_footnotes(rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``rows`` with each ``no price (<why>)`` cell as ``no price [n]`` and the footnotes ``[n] <why>``,
+    one per distinct reason, numbered in row order; and ZONES written with ``zones_cell``."""
+    notes: list[str] = []
+    out = []
+    for row in rows:
+        row = dict(row)
+        zones = str(row.get("ZONES", "-"))
+        row["ZONES"] = zones_cell(zones.split(",")) if zones != "-" else "-"
+        for column in ("$/NODE-H", "$/H AT MAX"):
+            cell = str(row.get(column, ""))
+            if cell.startswith(f"{NO_PRICE} (") and cell.endswith(")"):
+                why = cell[len(NO_PRICE) + 2 : -1]
+                if why not in notes:
+                    notes.append(why)
+                row[column] = f"{NO_PRICE} [{notes.index(why) + 1}]"
+        out.append(row)
+    return out, [f"[{n}] {why}" for n, why in enumerate(notes, 1)]
+
+
+def shape_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per pool (``SHAPE_COLUMNS``), in table order; a pool whose groups differ in shape
+    (a Karpenter NodePool beside node groups) gets one row per distinct shape."""
+    seen: list[tuple[str, ...]] = []
+    out = []
+    for row in rows:
+        shape = tuple(str(row.get(c, "")) for c in SHAPE_COLUMNS)
+        if shape not in seen:
+            seen.append(shape)
+            out.append({c: row.get(c, "") for c in SHAPE_COLUMNS})
+    return out
+
+
+def wrap(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` in lines of at most ``width`` characters, broken at spaces, continuation lines
+    indented two more than the first; a word longer than a line (a URL) stays whole."""
+    import textwrap
+
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    return textwrap.wrap(
+        line.strip(),
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 def format_table(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str] = POOL_COLUMNS,
@@ -393,9 +518,20 @@ def format_table(
     return [line(columns), rule, *body]
 
 
-def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool = True, today: date | None = None) -> str:
+def render(
+    document: Mapping[str, Any],
+    *,
+    files: Sequence[str] = (),
+    tree: bool = True,
+    today: date | None = None,
+    wide: bool = False,
+) -> str:
     """The whole summary: header, resource tree (unless ``tree=False``), node-pool table, cost lines,
-    warnings about the prices as of ``today`` (default: the system date), files written."""
+    warnings about the prices as of ``today`` (default: the system date), files written.
+
+    Default: at most ``WIDTH`` columns (tags folded, the table split into groups and pool shapes,
+    price reasons as footnotes, long lines wrapped); ``wide``: every resource, column and reason
+    on its own line, nothing wrapped."""
     resources = document.get("resources", [])
     outputs = document.get("outputs", {})
     custom = sum(1 for r in resources if r.get("custom"))
@@ -407,15 +543,21 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
     ]
     if tree:
         lines += ["", "Resources:"]
-        lines += ["  " + line for line in resource_tree(document)]
+        lines += ["  " + line for line in resource_tree(document, fold=not wide)]
     node_pools = outputs.get("nodePools")
     cost = outputs.get("cost")
     lines += ["", "Node pools:"]
     if isinstance(node_pools, list) and node_pools:
         rows = pool_rows(node_pools)
-        lines += [
-            "  " + line for line in format_table(rows, footer=totals(node_pools, cost if isinstance(cost, Mapping) else None))
-        ]
+        footer = totals(node_pools, cost if isinstance(cost, Mapping) else None)
+        if wide:
+            lines += ["  " + line for line in format_table(rows, footer=footer)]
+        else:
+            grouped, notes = with_footnotes(rows)
+            lines += ["  " + line for line in format_table(grouped, GROUP_COLUMNS, footer=footer)]
+            lines += ["  " + note for note in notes]
+            lines += ["", "Pool shapes (every group of a pool has these; --wide shows them per group):"]
+            lines += ["  " + line for line in format_table(shape_rows(rows), SHAPE_COLUMNS)]
         lines += [
             "",
             "  GPUS AT MAX = MAX x GPUS/NODE; IDLE GPUS = MIN x GPUS/NODE (paid for while no GPU pod runs);",
@@ -439,6 +581,8 @@ def render(document: Mapping[str, Any], *, files: Sequence[str] = (), tree: bool
         lines.append("  (no nodePools stack output)")
     if files:
         lines += ["", "Wrote:"] + [f"  {f}" for f in files]
+    if not wide:
+        lines = [part for line in lines for part in wrap(line)]
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,12 @@ issuer without it, and the kubeconfig runs ``aws eks get-token``. ``clusterSecur
 ``nodeSecurityGroupId`` are there for programs that read them. To read another output of a remote
 component, add it here first. Its inputs are recorded like any resource's, so tests can assert on
 what the component was asked for (``name``, ``authenticationMode``, ``skipDefaultNodeGroup``, ...).
+
+The fakes answer in the stack's own region: ``aws:region`` (default ``us-west-2``) and
+``azure-native:location`` (default ``eastus``) of the config the program runs with. The zone
+lookup (``aws.get_availability_zones``) answers that region's zones from the region catalog
+(``gpupools.catalog.regions.AWS_ZONES``: ``ap-northeast-1`` has ``a``, ``c`` and ``d``), and ARNs,
+endpoints and issuer URLs carry the region, as the clouds' own answers do.
 """
 
 from __future__ import annotations
@@ -25,6 +31,11 @@ import base64
 import json
 import uuid
 from typing import Any, Callable, Mapping
+
+import pulumi
+
+from gpupools.catalog import regions
+from gpupools.specs import Cloud
 
 OutputFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -39,6 +50,22 @@ SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
 ACCOUNT = "123456789012"
 FAKE_NAMESPACE = uuid.UUID("6f1c1f0e-8d0c-4a55-9a57-2a1f3f0b6d3e")
+DEFAULT_AWS_REGION = "us-west-2"
+"""The region the AWS fakes answer in when the program's config has no ``aws:region``."""
+DEFAULT_AZURE_LOCATION = "eastus"
+"""The location the Azure fakes answer in when neither the resource nor the config names one."""
+
+
+def aws_region() -> str:
+    """The stack's ``aws:region`` (the config the program runs with), else ``DEFAULT_AWS_REGION``."""
+    return pulumi.runtime.get_config("aws:region") or DEFAULT_AWS_REGION
+
+
+def azure_location(inputs: Mapping[str, Any] | None = None) -> str:
+    """The resource's ``location`` input, else the stack's ``azure-native:location`` (programmatic
+    name: ``East US`` -> ``eastus``), else ``DEFAULT_AZURE_LOCATION``."""
+    location = (inputs or {}).get("location") or pulumi.runtime.get_config("azure-native:location") or DEFAULT_AZURE_LOCATION
+    return regions.normalize(Cloud.AZURE, str(location))
 
 
 def fake_uuid(seed: str) -> str:
@@ -107,13 +134,14 @@ def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
                 for i in identity["userAssignedIdentities"]
             },
         }
+    location = azure_location(inputs)
     return {
         **outputs,
         "name": cluster,
-        "fqdn": f"{cluster}-dns.hcp.eastus.azmk8s.io",
+        "fqdn": f"{cluster}-dns.hcp.{location}.azmk8s.io",
         "oidcIssuerProfile": {
             "enabled": True,
-            "issuerURL": f"https://eastus.oic.prod-aks.azure.com/{TENANT}/{fake_uuid(cluster)}/",
+            "issuerURL": f"https://{location}.oic.prod-aks.azure.com/{TENANT}/{fake_uuid(cluster)}/",
         },
         "__id": _arm_id(inputs["resourceGroupName"], "Microsoft.ContainerService", "managedClusters", cluster),
     }
@@ -136,7 +164,7 @@ def _role_assignment(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 def _aks_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
     cluster = args["resourceName"]
     config = _kubeconfig(
-        f"https://{cluster}-dns.hcp.eastus.azmk8s.io:443",
+        f"https://{cluster}-dns.hcp.{azure_location()}.azmk8s.io:443",
         {
             "exec": {
                 "apiVersion": "client.authentication.k8s.io/v1beta1",
@@ -220,8 +248,8 @@ def _azure_client_token(_: Mapping[str, Any]) -> dict[str, Any]:
 # --- AWS -----------------------------------------------------------------------------------------
 
 
-def _arn(service: str, resource: str, region: str = "us-west-2") -> str:
-    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
+def _arn(service: str, resource: str, region: str | None = None) -> str:
+    return f"arn:aws:{service}:{region or aws_region()}:{ACCOUNT}:{resource}"
 
 
 def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,9 +266,10 @@ def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _eks_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     cluster = inputs.get("name") or name
-    issuer = f"oidc.eks.us-west-2.amazonaws.com/id/{fake_uuid(cluster).replace('-', '').upper()}"
+    region = aws_region()
+    issuer = f"oidc.eks.{region}.amazonaws.com/id/{fake_uuid(cluster).replace('-', '').upper()}"
     kubeconfig = _kubeconfig(
-        f"https://{fake_uuid('endpoint/' + cluster).replace('-', '').upper()}.gr7.us-west-2.eks.amazonaws.com",
+        f"https://{fake_uuid('endpoint/' + cluster).replace('-', '').upper()}.gr7.{region}.eks.amazonaws.com",
         {
             "exec": {
                 "apiVersion": "client.authentication.k8s.io/v1beta1",
@@ -295,12 +324,8 @@ def _sqs_queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     # namePrefix: the provider appends a 26-character unique suffix (an 18-digit timestamp, 8 hex digits);
     # here a fixed one, so two runs give identical documents.
     queue = inputs.get("name") or (inputs["namePrefix"] + "202601010000000000" + "00000001" if inputs.get("namePrefix") else name)
-    return {
-        "name": queue,
-        "arn": _arn("sqs", queue),
-        "url": f"https://sqs.us-west-2.amazonaws.com/{ACCOUNT}/{queue}",
-        "__id": f"https://sqs.us-west-2.amazonaws.com/{ACCOUNT}/{queue}",
-    }
+    url = f"https://sqs.{aws_region()}.amazonaws.com/{ACCOUNT}/{queue}"
+    return {"name": queue, "arn": _arn("sqs", queue), "url": url, "__id": url}
 
 
 def _event_rule(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -313,8 +338,18 @@ def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _availability_zones(_: Mapping[str, Any]) -> dict[str, Any]:
-    names = ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"]
-    return {"names": names, "zoneIds": [f"usw2-az{i}" for i in range(1, 5)], "id": "us-west-2", "groupNames": ["us-west-2"] * 4}
+    """``DescribeAvailabilityZones`` in the stack's region: its zones that need no opt-in, in name
+    order, from the region catalog (``regions.AWS_ZONES``)."""
+    region = aws_region()
+    zones = regions.AWS_ZONES.get(region)
+    if not zones:
+        raise InvokeError(f"DescribeAvailabilityZones: no zones known for region {region} (gpupools.catalog.regions.AWS_ZONES)")
+    return {
+        "names": [name for name, _ in zones],
+        "zoneIds": [zone_id for _, zone_id in zones],
+        "id": region,
+        "groupNames": [region] * len(zones),
+    }
 
 
 def _caller_identity(_: Mapping[str, Any]) -> dict[str, Any]:
@@ -327,11 +362,12 @@ def _partition(_: Mapping[str, Any]) -> dict[str, Any]:
 
 def _eks_clusters(_: Mapping[str, Any]) -> dict[str, Any]:
     """``eks:ListClusters`` in a fresh account: no cluster yet, so no node group has a live size."""
-    return {"names": [], "id": "us-west-2"}
+    return {"names": [], "id": aws_region()}
 
 
 def _region(_: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": "us-west-2", "region": "us-west-2", "id": "us-west-2", "endpoint": "ec2.us-west-2.amazonaws.com"}
+    region = aws_region()
+    return {"name": region, "region": region, "id": region, "endpoint": f"ec2.{region}.amazonaws.com"}
 
 
 OUTPUTS: dict[str, OutputFake] = {
