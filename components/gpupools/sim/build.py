@@ -85,18 +85,13 @@ CONTROLLER_FILES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "karpenter": (
         KARPENTER_MODULE_DIR,
         KARPENTER_MODULE,
-        (
-            "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml",
-            "kwok/charts/crds/karpenter.sh_nodepools.yaml",
-            "kwok/charts/crds/karpenter.sh_nodeclaims.yaml",
-            "kwok/charts/crds/karpenter.sh_nodeoverlays.yaml",
-        ),
+        ("kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml",),
     ),
 }
 """Controller -> (module directory, module, files) copied from the module zip the binary is built
 from into ``controllers/<controller>/``: Kueue's webhook configurations (rewritten to a local URL by
-``gpupools.sim.kueue``), and the CRDs Karpenter's KWOK provider ships with itself (its
-``KWOKNodeClass``, and core's own ``karpenter.sh`` CRDs, which accept any ``nodeClassRef`` group)."""
+``gpupools.sim.kueue``) and the CRD of the node class Karpenter's KWOK provider resolves
+(``KWOKNodeClass``)."""
 
 CRD_FILES: dict[str, tuple[str, ...]] = {
     "sigs.k8s.io/kueue": tuple(

@@ -1,0 +1,145 @@
+"""Kueue in the sim: the real Kueue manager (sigs.k8s.io/kueue v0.19.2, ``cmd/kueue``) run as a local
+process against a queueing stack's own ResourceFlavors, ClusterQueues and LocalQueues (applied with
+the stack's objects).
+
+Its configuration is the stack's own (``managerConfig.controllerManagerConfigYaml`` of the stack's
+Kueue chart: managed namespaces, integrations), with only what running outside a cluster needs
+changed (the fields of ``config.kueue.x-k8s.io/v1beta2`` ``Configuration``, sigs.k8s.io/kueue v0.19.2
+``apis/config/v1beta2/configuration_types.go``):
+
+* ``internalCertManagement.enable: false``: Kueue's own certificate management writes a Secret for
+  the Service ``kueue-webhook-service``, which only in-cluster DNS reaches. Instead the sim makes a CA
+  and a serving certificate for 127.0.0.1 (``webhook.certDir``: ``tls.crt``, ``tls.key``), and
+  rewrites Kueue's webhook configurations (``config/components/webhook/manifests.yaml`` of the
+  module, named ``kueue-…`` as the chart and kustomize name them) from ``service`` to
+  ``url: https://127.0.0.1:<port><path>`` with that CA as ``caBundle``: what controller-runtime's
+  envtest does for out-of-cluster webhooks.
+* ``webhook.host``, ``metrics.bindAddress``, ``health.healthProbeBindAddress``,
+  ``visibilityServer.bindAddress``: 127.0.0.1 and free ports (defaults 9443, 8443, 8081, 8082 on every
+  interface).
+* ``leaderElection.leaderElect: false``: one replica.
+
+Kueue runs with the sim's admin identity (``processes.admin_kubeconfig``), not the chart's RBAC.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from gpupools.sim import pki, processes
+from gpupools.sim.build import Build
+from gpupools.sim.control_plane import HOST, ClusterState, _http_ok, free_port
+from gpupools.sim.kube import Client
+from gpupools.sim.objects import StackObjects
+
+NAME = "kueue"
+NAMESPACE = "kueue-system"
+"""Kueue's namespace (``Configuration.namespace`` default, the chart's release namespace)."""
+WEBHOOK_PREFIX = "kueue-"
+"""kustomize's ``namePrefix`` in Kueue's ``config/default`` (the chart's names are the same)."""
+
+
+def uses_kueue(stack_objects: StackObjects) -> bool:
+    return any(m["kind"] == "ClusterQueue" and str(m["apiVersion"]).startswith("kueue.x-k8s.io/") for m in stack_objects.manifests)
+
+
+def stack_configuration(stack_objects: StackObjects) -> dict[str, Any]:
+    """The Configuration the stack's Kueue chart is given (empty when it gives none)."""
+    for registration in stack_objects.run.registrations:
+        if registration.type.startswith("kubernetes:helm.sh/") and "kueue" in str(registration.inputs.get("chart", "")):
+            values = registration.inputs.get("values") or {}
+            text = (values.get("managerConfig") or {}).get("controllerManagerConfigYaml")
+            if text:
+                return dict(yaml.safe_load(text))
+    return {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+
+
+def configuration(base: Mapping[str, Any], ports: Mapping[str, int], cert_dir: Path) -> dict[str, Any]:
+    """``base`` with the out-of-cluster changes of the module docstring (nothing else)."""
+    config = dict(base)
+    config.update(
+        {
+            "namespace": NAMESPACE,
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+            "webhook": {"host": HOST, "port": ports["webhook"], "certDir": str(cert_dir)},
+            "metrics": {"bindAddress": f"{HOST}:{ports['metrics']}"},
+            "health": {"healthProbeBindAddress": f"{HOST}:{ports['health']}"},
+            "visibilityServer": {"bindAddress": HOST, "bindPort": ports["visibility"]},
+        }
+    )
+    return config
+
+
+def serving_certificate(directory: Path) -> bytes:
+    """A CA and a serving certificate for 127.0.0.1 in ``directory`` (``tls.crt``, ``tls.key``);
+    returns the CA certificate (PEM) for the webhook configurations' ``caBundle``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = pki._key()
+    ca_name = pki._name("gpupools-sim-kueue-webhook-ca")
+    ca = pki._issue(ca_name, ca_key, ca_name, ca_key, ca=True)
+    key = pki._key()
+    pki._write_key(directory / "tls.key", key)
+    pki._write_cert(directory / "tls.crt", pki._issue(pki._name("kueue-webhook"), key, ca_name, ca_key, server=True))
+    pki._write_cert(directory / "ca.crt", ca)
+    return (directory / "ca.crt").read_bytes()
+
+
+def webhook_configurations(manifests_file: Path, port: int, ca_bundle: bytes) -> list[dict[str, Any]]:
+    """Kueue's webhook configurations pointed at ``https://127.0.0.1:<port>`` (module docstring)."""
+    rewritten = []
+    bundle = base64.b64encode(ca_bundle).decode()
+    for document in yaml.safe_load_all(manifests_file.read_text()):
+        if not isinstance(document, dict):
+            continue
+        document = dict(document)
+        document["metadata"] = {"name": WEBHOOK_PREFIX + document["metadata"]["name"]}
+        for webhook in document.get("webhooks") or []:
+            path = webhook["clientConfig"]["service"]["path"]
+            webhook["clientConfig"] = {"url": f"https://{HOST}:{port}{path}", "caBundle": bundle}
+        rewritten.append(document)
+    return rewritten
+
+
+def _namespace(client: Client) -> None:
+    client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+
+
+def start(state: ClusterState, build: Build, stack_objects: StackObjects) -> processes.Controller:
+    """Start Kueue, wait for its readiness probe (its webhook server serves), then register its webhooks."""
+    ports = {name: free_port() for name in ("webhook", "metrics", "health", "visibility")}
+    directory = state.path / NAME
+    ca_bundle = serving_certificate(directory / "certs")
+    config_path = directory / "config.yaml"
+    config_path.write_text(yaml.safe_dump(configuration(stack_configuration(stack_objects), ports, directory / "certs"), sort_keys=False))
+    client = state.client()
+    _namespace(client)
+    controller = processes.Controller(
+        name=NAME,
+        argv=[str(build.binary("kueue")), f"--config={config_path}", "--zap-log-level=2"],
+        env={"KUBECONFIG": str(processes.admin_kubeconfig(state))},
+        ports=ports,
+        extra={"stack": stack_objects.stack},
+    )
+    started = processes.start(state, controller, lambda: _http_ok(f"http://{HOST}:{ports['health']}/readyz"))
+    for configuration_object in webhook_configurations(build.controllers / NAME / "manifests.yaml", ports["webhook"], ca_bundle):
+        client.apply(configuration_object)
+    return started
+
+
+def admitted(workloads: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Names of the Workloads Kueue admitted (condition ``Admitted`` true)."""
+    return [w["metadata"]["name"] for w in workloads if _condition(w, "Admitted")]
+
+
+def quota_reserved(workloads: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Names of the Workloads with quota reserved in their ClusterQueue (condition ``QuotaReserved`` true)."""
+    return [w["metadata"]["name"] for w in workloads if _condition(w, "QuotaReserved")]
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or [])
