@@ -14,10 +14,21 @@ changed (the fields of ``config.kueue.x-k8s.io/v1beta2`` ``Configuration``, sigs
   module, named ``kueue-…`` as the chart and kustomize name them) from ``service`` to
   ``url: https://127.0.0.1:<port><path>`` with that CA as ``caBundle``: what controller-runtime's
   envtest does for out-of-cluster webhooks.
-* ``webhook.host``, ``metrics.bindAddress``, ``health.healthProbeBindAddress``,
-  ``visibilityServer.bindAddress``: 127.0.0.1 and free ports (defaults 9443, 8443, 8081, 8082 on every
-  interface).
+* ``webhook.host``, ``metrics.bindAddress``, ``health.healthProbeBindAddress``: 127.0.0.1 and free
+  ports (defaults 9443, 8443, 8081 on every interface).
+* ``featureGates.VisibilityOnDemand: false``: the visibility server (pending-workloads API) is an
+  aggregated API the API server reaches through a Service, and reads its certificate from the fixed
+  path ``/visibility`` (``pkg/visibility/server.go``); nothing the sim tests reads it.
 * ``leaderElection.leaderElect: false``: one replica.
+
+One path is not Kueue's configuration: with ``internalCertManagement`` off, Kueue v0.19.2 reads its
+metrics server's certificate from the fixed directory ``/etc/kueue/metrics/certs``
+(``cmd/kueue/main.go``, ``metricsCertPath``; the chart mounts cert-manager's Secret there) and exits
+when ``tls.crt`` is missing. The other way out, internal certificate management, issues a
+certificate for the Service's DNS name only, which a local process cannot be reached by, and fails
+its readiness on CRDs installed without their conversion webhook. So the sim writes a certificate
+it makes into ``/etc/kueue/metrics/certs`` (``METRICS_CERT_DIR``) when it may (the directory is
+absent, or holds the sim's own marker), and refuses with that reason otherwise.
 
 Kueue runs with the sim's admin identity (``processes.admin_kubeconfig``), not the chart's RBAC.
 """
@@ -69,10 +80,33 @@ def configuration(base: Mapping[str, Any], ports: Mapping[str, int], cert_dir: P
             "webhook": {"host": HOST, "port": ports["webhook"], "certDir": str(cert_dir)},
             "metrics": {"bindAddress": f"{HOST}:{ports['metrics']}"},
             "health": {"healthProbeBindAddress": f"{HOST}:{ports['health']}"},
-            "visibilityServer": {"bindAddress": HOST, "bindPort": ports["visibility"]},
+            "featureGates": {**(base.get("featureGates") or {}), "VisibilityOnDemand": False},
         }
     )
     return config
+
+
+METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+METRICS_CERT_MARKER = ".written-by-gpupools-sim"
+
+
+def metrics_certificate(directory: Path = METRICS_CERT_DIR) -> None:
+    """Kueue's metrics certificate at its fixed path (module docstring); SimError when the
+    directory holds someone else's files or cannot be created."""
+    from gpupools.sim.control_plane import SimError
+
+    if directory.exists() and any(directory.iterdir()) and not (directory / METRICS_CERT_MARKER).exists():
+        if (directory / "tls.crt").exists() and (directory / "tls.key").exists():
+            return  # someone's own certificate (a Kueue install on this machine): Kueue serves it
+        raise SimError(f"{directory} holds files the sim did not write and no tls.crt/tls.key: Kueue cannot start")
+    try:
+        serving_certificate(directory)
+    except OSError as error:
+        raise SimError(
+            f"Kueue v0.19.2 reads its metrics certificate from {directory} when internal certificate management is off, "
+            f"and the sim cannot write there ({error.strerror}): create that directory writable for this user"
+        ) from None
+    (directory / METRICS_CERT_MARKER).write_text("")
 
 
 def serving_certificate(directory: Path) -> bytes:
@@ -111,11 +145,12 @@ def _namespace(client: Client) -> None:
 
 def start(state: ClusterState, build: Build, stack_objects: StackObjects) -> processes.Controller:
     """Start Kueue, wait for its readiness probe (its webhook server serves), then register its webhooks."""
-    ports = {name: free_port() for name in ("webhook", "metrics", "health", "visibility")}
+    ports = {name: free_port() for name in ("webhook", "metrics", "health")}
     directory = state.path / NAME
     ca_bundle = serving_certificate(directory / "certs")
     config_path = directory / "config.yaml"
     config_path.write_text(yaml.safe_dump(configuration(stack_configuration(stack_objects), ports, directory / "certs"), sort_keys=False))
+    metrics_certificate()
     client = state.client()
     _namespace(client)
     controller = processes.Controller(
