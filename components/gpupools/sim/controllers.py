@@ -47,4 +47,6 @@ def start(state: ClusterState, build: Build, stack_objects: StackObjects, progre
 
 
 def stop(state: ClusterState) -> list[str]:
-    return processes.stop_all(state)
+    """Stop every controller (Kueue's webhook configurations removed first); the names of those that ran."""
+    stopped = [kueue.NAME] if kueue.stop(state) else []
+    return stopped + processes.stop_all(state)

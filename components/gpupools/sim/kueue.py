@@ -160,10 +160,25 @@ def start(state: ClusterState, build: Build, stack_objects: StackObjects) -> pro
         ports=ports,
         extra={"stack": stack_objects.stack},
     )
+    webhooks = webhook_configurations(build.controllers / NAME / "manifests.yaml", ports["webhook"], ca_bundle)
+    controller.extra["webhooks"] = ",".join(f"{w['kind']}/{w['metadata']['name']}" for w in webhooks)
     started = processes.start(state, controller, lambda: _http_ok(f"http://{HOST}:{ports['health']}/readyz"))
-    for configuration_object in webhook_configurations(build.controllers / NAME / "manifests.yaml", ports["webhook"], ca_bundle):
+    for configuration_object in webhooks:
         client.apply(configuration_object)
     return started
+
+
+def stop(state: ClusterState) -> bool:
+    """Remove Kueue's webhook configurations (their failure policy is Fail: left behind, they would
+    refuse every Job once Kueue is gone), then stop Kueue."""
+    record = processes.records(state).get(NAME)
+    if record is None:
+        return False
+    client = state.client()
+    for entry in filter(None, record.extra.get("webhooks", "").split(",")):
+        kind, _, name = entry.partition("/")
+        client.delete({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name}})
+    return processes.stop(state, NAME)
 
 
 def admitted(workloads: Iterable[Mapping[str, Any]]) -> list[str]:
