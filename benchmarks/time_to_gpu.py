@@ -71,7 +71,13 @@ def _wait(condition: Any, timeout: float = 120.0) -> Any:
 def one_launch(client: Any, stack_objects: Any, pool: Any, name: str) -> dict[str, Any]:
     """Seconds from the Job's creation to NodeClaim, Node and running pod; the node's capacity type."""
     job = gpu_job(
-        name, IMAGE, cloud=stack_objects.spec.cloud, namespace=NAMESPACE, pool=pool.name, extra_taints=pool.taints, command=["sleep", "1"]
+        name,
+        IMAGE,
+        cloud=stack_objects.spec.cloud,
+        namespace=NAMESPACE,
+        pool=pool.name,
+        extra_taints=pool.taints,
+        command=["sleep", "1"],
     )
     started = now()
     client.apply(job)
@@ -86,9 +92,7 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str) -> dict[st
             c["metadata"]["labels"].get(POOL_LABEL) == pool.name for c in client.list("karpenter.sh/v1", "NodeClaim")
         ):
             claim_at = now() - started
-        if node_at is None and any(
-            n["metadata"]["labels"].get(POOL_LABEL) == pool.name for n in client.list("v1", "Node")
-        ):
+        if node_at is None and any(n["metadata"]["labels"].get(POOL_LABEL) == pool.name for n in client.list("v1", "Node")):
             node_at = now() - started
         current = pod()
         if current and (current.get("status") or {}).get("phase") in ("Running", "Succeeded"):

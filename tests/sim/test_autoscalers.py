@@ -96,7 +96,9 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
 
 @pytest.fixture(scope="module", params=KARPENTER_STACKS)
 def karpenter_stack(request: pytest.FixtureRequest, session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
-    with running(request.param, session_cluster, sim_build, {"gpupools:autoscaler": {"scaleDownUnneededTime": SCALE_DOWN}}) as run:
+    with running(
+        request.param, session_cluster, sim_build, {"gpupools:autoscaler": {"scaleDownUnneededTime": SCALE_DOWN}}
+    ) as run:
         yield run
 
 
@@ -251,9 +253,27 @@ def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: R
     largest_flavor = max(p.max_size for p in gpu_pools(run)) * max(
         node_shapes.resources_of(s).gpus for p in gpu_pools(run) for s in p.instance_types
     )
-    within = gang_job("within", image=IMAGE, script=["train.py"], nodes=2, gpus_per_node=per_node, namespace=namespace, pool=gpu_pool.name, extra_taints=gpu_pool.taints)
+    within = gang_job(
+        "within",
+        image=IMAGE,
+        script=["train.py"],
+        nodes=2,
+        gpus_per_node=per_node,
+        namespace=namespace,
+        pool=gpu_pool.name,
+        extra_taints=gpu_pool.taints,
+    )
     beyond_nodes = largest_flavor // per_node + 1
-    beyond = gang_job("beyond", image=IMAGE, script=["train.py"], nodes=beyond_nodes, gpus_per_node=per_node, namespace=namespace, pool=gpu_pool.name, extra_taints=gpu_pool.taints)
+    beyond = gang_job(
+        "beyond",
+        image=IMAGE,
+        script=["train.py"],
+        nodes=beyond_nodes,
+        gpus_per_node=per_node,
+        namespace=namespace,
+        pool=gpu_pool.name,
+        extra_taints=gpu_pool.taints,
+    )
     try:
         for manifest in [*within, *beyond]:
             run.client.apply(manifest)

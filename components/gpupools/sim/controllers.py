@@ -36,11 +36,15 @@ def start(state: ClusterState, build: Build, stack_objects: StackObjects, progre
     """Start the stack's controllers; the names of those started."""
     started = []
     if kueue.uses_kueue(stack_objects):
-        progress(f"starting Kueue {build.versions.get('sigs.k8s.io/kueue', '')} (webhooks on 127.0.0.1 with the sim's certificates)")
+        progress(
+            f"starting Kueue {build.versions.get('sigs.k8s.io/kueue', '')} (webhooks on 127.0.0.1 with the sim's certificates)"
+        )
         kueue.start(state, build, stack_objects)
         started.append(kueue.NAME)
     if karpenter.uses_karpenter(stack_objects):
-        progress(f"starting Karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider) with the stack's NodePools")
+        progress(
+            f"starting Karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider) with the stack's NodePools"
+        )
         karpenter.start(state, build, stack_objects)
         started.append(karpenter.NAME)
     return started

@@ -153,7 +153,9 @@ def instance_types(stack_objects: StackObjects, spot_unavailable: Sequence[str] 
         resources = node_shapes.resources_of(size)
         price = prices.price(region, size)
         if price is None or price.on_demand is None:
-            raise KeyError(f"{size} has no on-demand price in {region} (gpupools.catalog.prices): {prices.missing_reason(region, size)}")
+            raise KeyError(
+                f"{size} has no on-demand price in {region} (gpupools.catalog.prices): {prices.missing_reason(region, size)}"
+            )
         labels = {"topology.kubernetes.io/region": region, **cloud_labels(cloud, size, resources)}
         offerings = []
         for capacity in sorted(capacity_types[size]):
@@ -234,7 +236,9 @@ def sim_manifests(manifests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     return [*node_classes(manifests), *rest]
 
 
-def start(state: ClusterState, build: Build, stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()) -> processes.Controller:
+def start(
+    state: ClusterState, build: Build, stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()
+) -> processes.Controller:
     """Start Karpenter (KWOK provider) for the stack; returns once its health probe answers."""
     ports = {"metrics": free_port(), "health": free_port()}
     path = write_instance_types(state, stack_objects, spot_unavailable)

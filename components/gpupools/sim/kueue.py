@@ -55,7 +55,9 @@ WEBHOOK_PREFIX = "kueue-"
 
 
 def uses_kueue(stack_objects: StackObjects) -> bool:
-    return any(m["kind"] == "ClusterQueue" and str(m["apiVersion"]).startswith("kueue.x-k8s.io/") for m in stack_objects.manifests)
+    return any(
+        m["kind"] == "ClusterQueue" and str(m["apiVersion"]).startswith("kueue.x-k8s.io/") for m in stack_objects.manifests
+    )
 
 
 def stack_configuration(stack_objects: StackObjects) -> dict[str, Any]:
@@ -149,7 +151,9 @@ def start(state: ClusterState, build: Build, stack_objects: StackObjects) -> pro
     directory = state.path / NAME
     ca_bundle = serving_certificate(directory / "certs")
     config_path = directory / "config.yaml"
-    config_path.write_text(yaml.safe_dump(configuration(stack_configuration(stack_objects), ports, directory / "certs"), sort_keys=False))
+    config_path.write_text(
+        yaml.safe_dump(configuration(stack_configuration(stack_objects), ports, directory / "certs"), sort_keys=False)
+    )
     metrics_certificate()
     client = state.client()
     _namespace(client)

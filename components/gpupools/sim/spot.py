@@ -32,9 +32,7 @@ def spot_pools(stack_objects: objects.StackObjects) -> list[str]:
     return sorted(p for p in pools if p)
 
 
-def set_spot(
-    state: ClusterState, build: Build, stack_objects: objects.StackObjects, pool: str, *, available: bool
-) -> list[str]:
+def set_spot(state: ClusterState, build: Build, stack_objects: objects.StackObjects, pool: str, *, available: bool) -> list[str]:
     """Mark ``pool``'s Spot capacity (un)available and restart Karpenter with the new offerings;
     returns the pools now without Spot. BadInputError for a pool that buys no Spot under Karpenter."""
     if not karpenter.uses_karpenter(stack_objects):
@@ -44,7 +42,9 @@ def set_spot(
         )
     offered = spot_pools(stack_objects)
     if pool not in offered:
-        raise BadInputError(f"pool {pool!r} of stack {stack_objects.stack} buys no Spot capacity (pools with Spot: {', '.join(offered)})")
+        raise BadInputError(
+            f"pool {pool!r} of stack {stack_objects.stack} buys no Spot capacity (pools with Spot: {', '.join(offered)})"
+        )
     record = processes.records(state).get(karpenter.NAME)
     current = {p for p in (record.extra.get("spotUnavailable", "") if record else "").split(",") if p}
     wanted = sorted(current - {pool} if available else current | {pool})
