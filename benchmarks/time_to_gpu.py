@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     from gpupools.synth import committed_stacks
     from gpupools.testing import stack_config
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/time_to_gpu.py", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="launches per case (median printed); default 3")
     parser.add_argument("--stack", action="append", help="only these stacks (default: every example stack)")
     args = parser.parse_args(argv)
