@@ -170,9 +170,9 @@ def test_spot_unavailable_the_on_demand_fallback_serves(karpenter_stack: Running
     run = karpenter_stack
     pool = gpu_pools(run)[0]
     assert pool.on_demand_fallback
-    # A node of the pool left by an earlier test would take the pod (as it would in the cloud).
-    nodepool = nodepool_of(run, pool.name)["metadata"]["name"]
-    wait_for(lambda: not nodeclaims_of(run, nodepool), timeout=180, interval=2, what=f"pool {pool.name} to have no node")
+    # A node of the pool left by an earlier test would take the pod (as it would in the cloud):
+    # remove them as an operator would (`kubectl delete nodeclaim`), not waiting out consolidateAfter.
+    empty_pool(run, nodepool_of(run, pool.name)["metadata"]["name"])
     try:
         assert spot.set_spot(run.state, run.build, run.objects, pool.name, available=False) == [pool.name]
         job = submit(run, pool, f"fallback-{pool.name}")
@@ -188,6 +188,13 @@ def nodeclaims_of(run: Running, nodepool: str) -> list[dict[str, Any]]:
     return run.client.list("karpenter.sh/v1", "NodeClaim", label_selector=f"{KARPENTER_NODEPOOL_LABEL}={nodepool}")
 
 
+def empty_pool(run: Running, nodepool: str) -> None:
+    """Delete the NodePool's NodeClaims (Karpenter drains and removes their nodes) and wait until they are gone."""
+    for claim in nodeclaims_of(run, nodepool):
+        run.client.delete(claim)
+    wait_for(lambda: not nodeclaims_of(run, nodepool), timeout=120, interval=1, what=f"NodePool {nodepool}'s NodeClaims to go")
+
+
 def test_a_shared_pool_packs_its_slots_per_node(karpenter_stack: Running) -> None:
     run = karpenter_stack
     shared = [p for p in gpu_pools(run) if slots_per_gpu(p.sharing) > 1]
@@ -195,7 +202,7 @@ def test_a_shared_pool_packs_its_slots_per_node(karpenter_stack: Running) -> Non
         pytest.skip(f"{run.stack} has no time-sliced or MPS pool")
     pool = shared[0]
     nodepool = nodepool_of(run, pool.name)["metadata"]["name"]
-    wait_for(lambda: not nodeclaims_of(run, nodepool), timeout=150, what=f"pool {pool.name} to have no node")
+    empty_pool(run, nodepool)
     slots = slots_per_gpu(pool.sharing)
     gpus = min(node_shapes.resources_of(size).gpus for size in pool.instance_types)
     jobs = [submit(run, pool, f"slot-{pool.name}-{i}") for i in range(slots * gpus)]
