@@ -38,6 +38,7 @@ PYTHON_SCRIPTS = {
         "scripts/test-wheel",
         "benchmarks/synth_scale.py",
         "benchmarks/fallback_time.py",
+        "benchmarks/time_to_gpu.py",
         "tests/consumer/run_consumer.py",
     )
 }

@@ -69,6 +69,10 @@ def test_up_nodes_status_down(sim_build: Build, tmp_path: Path) -> None:
         unknown = sim("nodes", STACK, "--pool", "h100", "--count", "1", env=env)
         assert unknown.returncode == 2 and "unknown pool 'h100'" in unknown.stderr
 
+        # azure-dev scales with cluster-autoscaler, which the sim cannot run: `spot` says so.
+        refused = sim("spot", STACK, "--pool", "t4", "--unavailable", env=env)
+        assert refused.returncode == 1 and "cluster-autoscaler" in refused.stderr, refused.stderr
+
         status = sim("status", STACK, "--json", env=env)
         assert status.returncode == 0, status.stderr
         rows = {row["pool"]: row for row in json.loads(status.stdout)["pools"]}

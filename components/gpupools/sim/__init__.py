@@ -15,8 +15,11 @@ the scheduler, and the controllers of kube-controller-manager (DaemonSet, Job, n
 collector, node lifecycle) are the upstream binaries at the pinned version. The kubelets are KWOK's:
 a pod bound to a node is marked Running without a container being started, and a node advertises the
 resources written on it (the GPU slots the device plugin would advertise) instead of discovering
-them. No cloud provider runs: nodes come from ``nodes``, not from an autoscaler (issue 32 adds
-cluster-autoscaler's and Karpenter's KWOK providers). ``docs/sim.md`` says what that proves.
+them. On Karpenter and NAP stacks ``up`` also starts Karpenter with its KWOK provider, which buys
+the nodes (``karpenter``), and on queueing stacks Kueue (``kueue``; both through ``controllers``);
+``spot STACK --pool P --unavailable|--available`` takes a pool's Spot offerings away (``spot``).
+cluster-autoscaler does not run (its Go module is not served): its stacks get nodes from ``nodes``.
+``docs/sim.md`` says what that proves.
 
 The binaries are built from the Go modules pinned in the checkout's ``sim/`` directory by
 ``gpupools.sim.build`` (``scripts/build-sim``) and cached per version outside the checkout.

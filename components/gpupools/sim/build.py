@@ -8,6 +8,10 @@ written):
 * ``sim/cp``: ``kube-apiserver``, ``kube-controller-manager``, ``kube-scheduler`` (k8s.io/kubernetes,
   with every staging module replaced by its published v0.X.Y) and ``kwok``, the KWOK controller
   (sigs.k8s.io/kwok);
+* ``sim/kueue``: ``kueue``, Kueue's manager (sigs.k8s.io/kueue ``cmd/kueue``; k8s.io/* 0.36 and
+  controller-runtime 0.24, its own module graph);
+* ``sim/karpenter``: ``karpenter-kwok``, Karpenter's core with its KWOK cloud provider
+  (sigs.k8s.io/karpenter ``kwok``; k8s.io/* 0.35 and controller-runtime 0.23, so a module of its own);
 * ``sim/crds``: no binary; the CustomResourceDefinitions the example stacks need, copied from the
   module zips, and KWOK's node and pod stages from the kwok module.
 
@@ -41,7 +45,7 @@ from typing import IO, Sequence
 from gpupools import _cli
 from gpupools.sim import layout
 
-RECIPE = "1"
+RECIPE = "2"
 """Bump when the build commands or ldflags change, so every cache key changes with them."""
 
 PROGRESS_SECONDS = 15.0
@@ -53,7 +57,9 @@ PARALLEL = "2"
 KUBE_MODULE_DIR = "cp"
 ETCD_MODULE_DIR = "etcd"
 CRD_MODULE_DIR = "crds"
-MODULE_DIRS = (ETCD_MODULE_DIR, KUBE_MODULE_DIR, CRD_MODULE_DIR)
+KUEUE_MODULE_DIR = "kueue"
+KARPENTER_MODULE_DIR = "karpenter"
+MODULE_DIRS = (ETCD_MODULE_DIR, KUBE_MODULE_DIR, CRD_MODULE_DIR, KUEUE_MODULE_DIR, KARPENTER_MODULE_DIR)
 
 KUBE_BINARIES = {
     "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
@@ -64,7 +70,28 @@ KUBE_BINARIES = {
 """Binary name -> main package, all from the ``sim/cp`` module (one module graph, one build)."""
 
 ETCD_PACKAGE = "go.etcd.io/etcd/server/v3"
-BINARIES = ("etcd", *KUBE_BINARIES)
+KUEUE_MODULE = "sigs.k8s.io/kueue"
+KUEUE_PACKAGE = "sigs.k8s.io/kueue/cmd/kueue"
+KARPENTER_MODULE = "sigs.k8s.io/karpenter"
+KARPENTER_PACKAGE = "sigs.k8s.io/karpenter/kwok"
+BINARIES = ("etcd", *KUBE_BINARIES, "kueue", "karpenter-kwok")
+
+CONTROLLER_FILES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "kueue": (
+        KUEUE_MODULE_DIR,
+        KUEUE_MODULE,
+        ("config/components/webhook/manifests.yaml",),
+    ),
+    "karpenter": (
+        KARPENTER_MODULE_DIR,
+        KARPENTER_MODULE,
+        ("kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml",),
+    ),
+}
+"""Controller -> (module directory, module, files) copied from the module zip the binary is built
+from into ``controllers/<controller>/``: Kueue's webhook configurations (rewritten to a local URL by
+``gpupools.sim.kueue``) and the CRD of the node class Karpenter's KWOK provider resolves
+(``KWOKNodeClass``)."""
 
 CRD_FILES: dict[str, tuple[str, ...]] = {
     "sigs.k8s.io/kueue": tuple(
@@ -145,6 +172,10 @@ class Build:
     def stages(self) -> Path:
         return self.root / "kwok-stages.yaml"
 
+    @property
+    def controllers(self) -> Path:
+        return self.root / "controllers"
+
     def binary(self, name: str) -> Path:
         return self.bin / name
 
@@ -198,6 +229,8 @@ def required_versions(module_root: Path) -> dict[str, str]:
         ETCD_MODULE_DIR: (ETCD_PACKAGE,),
         KUBE_MODULE_DIR: ("k8s.io/kubernetes", "sigs.k8s.io/kwok"),
         CRD_MODULE_DIR: tuple(CRD_FILES),
+        KUEUE_MODULE_DIR: (KUEUE_MODULE,),
+        KARPENTER_MODULE_DIR: (KARPENTER_MODULE,),
     }
     versions = {}
     for directory, paths in pins.items():
@@ -261,6 +294,27 @@ def ldflags_kubernetes(version: str) -> str:
 def ldflags_kwok(version: str, kube_version: str) -> str:
     """``-X`` flags of KWOK's ``hack/releases.sh``: its own version and the Kubernetes version it reports."""
     return f"-X sigs.k8s.io/kwok/pkg/consts.Version={version.removeprefix('v')} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion={kube_version.removeprefix('v')}"
+
+
+def ldflags_controllers(kueue: str, karpenter: str) -> tuple[str, str]:
+    """``-X`` flags of Kueue's Makefile (``pkg/version.GitVersion``) and Karpenter's
+    (``pkg/operator.Version``), so each reports the pinned version in its logs and metrics."""
+    return (
+        f"-s -w -X {KUEUE_MODULE}/pkg/version.GitVersion={kueue}",
+        f"-s -w -X {KARPENTER_MODULE}/pkg/operator.Version={karpenter}",
+    )
+
+
+def copy_controller_files(module_root: Path, target: Path) -> list[Path]:
+    """Copy ``CONTROLLER_FILES`` out of the module zips into ``target/<controller>/``."""
+    copied = []
+    for controller, (directory, path, files) in CONTROLLER_FILES.items():
+        source = module_dir(module_root / directory, path)
+        destination = target / controller
+        destination.mkdir(parents=True, exist_ok=True)
+        for file in files:
+            copied.append(Path(shutil.copyfile(source / file, destination / Path(file).name)))
+    return copied
 
 
 def _progress(label: str, stream: IO[str], log: IO[str], out: IO[str]) -> None:
@@ -357,7 +411,8 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     (staging / "bin").mkdir(parents=True)
     log_path = staging / "build.log"
     out.write(
-        f"[build-sim] {go}: building Kubernetes {kube}, etcd {versions[ETCD_PACKAGE]}, KWOK {versions['sigs.k8s.io/kwok']} into {root}\n"
+        f"[build-sim] {go}: building Kubernetes {kube}, etcd {versions[ETCD_PACKAGE]}, KWOK {versions['sigs.k8s.io/kwok']}, "
+        f"Kueue {versions[KUEUE_MODULE]}, Karpenter {versions[KARPENTER_MODULE]} into {root}\n"
     )
     out.write(
         f"[build-sim] the first build compiles about 2,500 packages (tens of minutes on two cores); its log is {log_path}\n"
@@ -376,6 +431,20 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
             out,
         ),
     }
+    kueue_flags, karpenter_flags = ldflags_controllers(versions[KUEUE_MODULE], versions[KARPENTER_MODULE])
+    seconds["kueue"] = go_build(
+        "kueue", module_root / KUEUE_MODULE_DIR, staging / "bin" / "kueue", [KUEUE_PACKAGE], kueue_flags, log_path, out
+    )
+    seconds["karpenter"] = go_build(
+        "karpenter (KWOK provider)",
+        module_root / KARPENTER_MODULE_DIR,
+        staging / "bin" / "karpenter-kwok",
+        [KARPENTER_PACKAGE],
+        karpenter_flags,
+        log_path,
+        out,
+    )
+    copy_controller_files(module_root, staging / "controllers")
     copy_crds(module_root, staging / "crds")
     write_stages(module_root, staging / "kwok-stages.yaml")
     total = time.monotonic() - started
@@ -396,7 +465,7 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m gpupools.sim.build",
-        description="Build the sim's etcd, Kubernetes control plane and KWOK controller from the Go modules pinned in sim/, "
+        description="Build the sim's etcd, Kubernetes control plane, KWOK controller, Kueue and Karpenter (KWOK provider) from the Go modules pinned in sim/, "
         "cached per version (GPUPOOLS_CACHE, default ~/.cache/gpupools).",
     )
     parser.add_argument("--force", action="store_true", help="rebuild even when the cached build exists")

@@ -10,6 +10,7 @@ from typing import Sequence
 
 from gpupools import _cli
 from gpupools.conventions import CapacityType
+from gpupools.sim import spot
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -51,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="nodes per pool and capacity type, pods pending and running per pool")
     status.add_argument("stack", help="stack name")
     status.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    spot.add_parser(commands)
     down = commands.add_parser("down", help="stop every process of the stack's sim cluster and remove its state")
     down.add_argument("stack", help="stack name")
     return parser
@@ -77,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "status":
             data = cluster.status(args.stack)
             sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else cluster.render_status(data))
+        elif args.command == "spot":
+            spot.run(args)
         elif args.command == "down":
             stopped = cluster.down(args.stack)
             print(f"stopped {', '.join(stopped)}" if stopped else f"no sim cluster of stack {args.stack} was running")

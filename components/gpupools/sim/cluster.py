@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType
 from gpupools.sim import build as builds
-from gpupools.sim import control_plane, node_shapes, objects, pki
+from gpupools.sim import control_plane, controllers, node_shapes, objects, pki
 from gpupools.sim.control_plane import ClusterState, SimError
 from gpupools.sim.kube import Client, wait_for
 
@@ -148,15 +148,17 @@ def up(
         names = add_nodes(state, system, count)
         progress(f"{len(names)} nodes of the system pool: {', '.join(names)}")
         progress(f"applying {len(stack_objects.manifests)} objects (server-side apply, dry run first)")
-        objects.apply(client, stack_objects.manifests)
+        objects.apply(client, controllers.prepare(client, build, stack_objects))
         for line in stack_objects.skipped:
             progress(f"skipped {line}")
         wait_settled(client)
+        controllers.start(state, build, stack_objects, progress)
         path = kubeconfig or (state.path / "kubeconfig")
         control_plane.write_kubeconfig(path, control_plane.kubeconfig(state.server, _pki(state), "admin", f"sim-{stack}"))
         state.kubeconfig = str(path)
         state.save()
     except BaseException:
+        controllers.stop(state)
         control_plane.stop(state)
         raise
     return UpResult(state=state, kubeconfig=path, objects=stack_objects, crds=[c.name for c in crds])
@@ -236,7 +238,7 @@ def down(stack: str) -> list[str]:
     state = control_plane.load_state(stack)
     if state is None:
         return []
-    return control_plane.stop(state)
+    return controllers.stop(state) + control_plane.stop(state)
 
 
 def render_status(data: Mapping[str, Any]) -> str:

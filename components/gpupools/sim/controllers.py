@@ -1,0 +1,56 @@
+"""The controllers of a stack's sim cluster, beside the control plane: the stack's own autoscaler
+and Kueue, as the stack configures them.
+
+* A stack with Karpenter NodePools (``gpupools:provisioner: karpenter``, EKS Karpenter or AKS Node
+  Auto Provisioning) runs Karpenter's KWOK provider (``gpupools.sim.karpenter``).
+* A stack with Kueue ClusterQueues (``gpupools:queueing``) runs Kueue (``gpupools.sim.kueue``).
+* A cluster-autoscaler stack runs no autoscaler: cluster-autoscaler cannot be built here (the Go
+  module proxy serves no version of ``k8s.io/autoscaler/cluster-autoscaler``; docs/sim.md), so its
+  node groups get nodes only from ``sim nodes``.
+
+``prepare`` runs before the stack's objects are applied (CRDs the controllers need, the objects as
+the sim applies them), ``start`` after; ``cluster.up`` calls both, ``cluster.down`` stops them first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from gpupools.sim import karpenter, kueue, processes
+from gpupools.sim.build import Build
+from gpupools.sim.control_plane import ClusterState
+from gpupools.sim.kube import Client
+from gpupools.sim.objects import StackObjects
+
+
+def prepare(client: Client, build: Build, stack_objects: StackObjects) -> list[dict[str, Any]]:
+    """Install what the controllers need before the stack's objects; returns the objects to apply."""
+    manifests = [dict(m) for m in stack_objects.manifests]
+    if karpenter.uses_karpenter(stack_objects):
+        karpenter.install_crds(client, build)
+        manifests = karpenter.sim_manifests(manifests)
+    return manifests
+
+
+def start(state: ClusterState, build: Build, stack_objects: StackObjects, progress: Callable[[str], None]) -> list[str]:
+    """Start the stack's controllers; the names of those started."""
+    started = []
+    if kueue.uses_kueue(stack_objects):
+        progress(
+            f"starting Kueue {build.versions.get('sigs.k8s.io/kueue', '')} (webhooks on 127.0.0.1 with the sim's certificates)"
+        )
+        kueue.start(state, build, stack_objects)
+        started.append(kueue.NAME)
+    if karpenter.uses_karpenter(stack_objects):
+        progress(
+            f"starting Karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider) with the stack's NodePools"
+        )
+        karpenter.start(state, build, stack_objects)
+        started.append(karpenter.NAME)
+    return started
+
+
+def stop(state: ClusterState) -> list[str]:
+    """Stop every controller (Kueue's webhook configurations removed first); the names of those that ran."""
+    stopped = [kueue.NAME] if kueue.stop(state) else []
+    return stopped + processes.stop_all(state)

@@ -1,0 +1,262 @@
+"""Karpenter in the sim: the real Karpenter core (sigs.k8s.io/karpenter v1.14.1) with its KWOK cloud
+provider, run against a Karpenter or NAP stack's own NodePools.
+
+What is the stack's, unchanged: every NodePool (weights, limits, requirements, taints, template
+labels, disruption: ``consolidateAfter``, ``consolidationPolicy``, budgets) and every NodeOverlay (the
+GPU slots of shared pools), as the stack program registers them; the feature gates of the stack's
+Karpenter chart (``settings.featureGates``, which the chart turns into ``FEATURE_GATES``:
+karpenter-provider-aws v1.14.1 ``charts/karpenter/templates/deployment.yaml``), so ``NodeOverlay``
+is on exactly when the stack turns it on.
+
+The one change: each NodePool's ``spec.template.spec.nodeClassRef`` points at a ``KWOKNodeClass`` of
+the same name (``karpenter.kwok.sh``), because the KWOK provider resolves only its own node class
+and fails a launch whose class it cannot find (sigs.k8s.io/karpenter v1.14.1
+``kwok/cloudprovider/cloudprovider.go``, ``Create`` / ``resolveNodeClassFromNodeClaim``).
+
+The instance types (``--instance-types-file-path``, ``kwok/options/options.go``) come from gpupools'
+size catalog, one entry per size any NodePool allows: capacity (vCPUs, memory, GPUs) from
+``gpupools.catalog``; one offering per (zone the NodePools allow, capacity type they allow), priced
+from ``gpupools.catalog.prices`` (a size without a Spot figure gets the on-demand one); and, as
+single-valued offering requirements, the labels the cloud's provider puts on its nodes, which the
+KWOK provider copies onto the Node (``addInstanceLabels``): on EKS
+``karpenter.k8s.aws/instance-{family,size,cpu,memory,gpu-count}`` (karpenter-provider-aws v1.14.1
+``pkg/providers/instancetype/types.go``, ``computeRequirements``), on AKS
+``karpenter.azure.com/sku-{name,cpu,memory,gpu-count}`` (karpenter-provider-azure v1.14.2
+``pkg/providers/instancetype/instancetype.go``), and the region.
+
+**A Spot shortage** (``spot``): the KWOK provider marks every offering of its file available
+(``setDefaultOptions``: ``opts.Offerings[i].Available = true``), so an "unavailable" flag in the file
+would be ignored. The real mechanism is the one a shortage has for Karpenter's scheduler: the pool's
+sizes have no Spot offering. ``spot --unavailable`` rewrites the file without the Spot offerings of
+the pool's sizes and restarts the provider (it reads the file once, at start); Karpenter then
+launches what the NodePool allows next (on-demand, or another NodePool by weight). What this does not
+reproduce: a launch that fails with InsufficientCapacity after the decision (Karpenter's
+``unavailableOfferings`` cache), since the KWOK provider never fails a launch with an existing class.
+
+Node capacity: the KWOK provider writes the instance type's own allocatable on the Node, not the
+NodeOverlay's (``toNode``: "NodeOverlay will not apply"), and no device plugin runs on a KWOK node.
+So a shared pool's node advertises its GPUs, not its slots: Karpenter's packing decision (how many
+slot requests one NodeClaim takes) is observable on the NodeClaim, not by running the pods.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
+from gpupools.catalog.prices import price_table
+from gpupools.conventions import GPU_RESOURCE, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
+from gpupools.sim import node_shapes, processes
+from gpupools.sim.build import Build
+from gpupools.sim.control_plane import HOST, ClusterState, _http_ok, free_port
+from gpupools.sim.kube import Client
+from gpupools.sim.objects import StackObjects
+from gpupools.specs import Cloud
+
+NAME = "karpenter"
+KWOK_GROUP = "karpenter.kwok.sh"
+KWOK_NODE_CLASS = {"apiVersion": f"{KWOK_GROUP}/v1alpha1", "kind": "KWOKNodeClass"}
+INSTANCE_TYPES_FILE = "karpenter-instance-types.json"
+
+DEFAULT_FEATURE_GATES = {
+    "NodeRepair": "false",
+    "ReservedCapacity": "true",
+    "SpotToSpotConsolidation": "false",
+    "NodeOverlay": "false",
+    "StaticCapacity": "false",
+    "CapacityBuffer": "false",
+}
+"""Karpenter v1.14.1's own defaults (``pkg/operator/options/options.go``, ``--feature-gates``)."""
+
+BATCH_IDLE_DURATION = "1s"
+BATCH_MAX_DURATION = "10s"
+"""Karpenter's defaults (``options.go``), which the stacks keep: a pending pod waits for 1 s of quiet
+(at most 10 s) before the provisioner decides; part of the decision loop the sim measures."""
+
+
+def nodepools(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(m) for m in manifests if m["kind"] == "NodePool" and str(m["apiVersion"]).startswith("karpenter.sh/")]
+
+
+def kwok_nodepools(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The stack's NodePools with ``nodeClassRef`` pointed at a KWOKNodeClass of the same name (the only change)."""
+    swapped = []
+    for nodepool in nodepools(manifests):
+        nodepool = copy.deepcopy(nodepool)
+        ref = nodepool["spec"]["template"]["spec"]["nodeClassRef"]
+        ref.update({"group": KWOK_GROUP, "kind": KWOK_NODE_CLASS["kind"]})
+        swapped.append(nodepool)
+    return swapped
+
+
+def node_classes(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One empty KWOKNodeClass per node class the NodePools reference (no registration delay)."""
+    names = sorted({str(n["spec"]["template"]["spec"]["nodeClassRef"]["name"]) for n in nodepools(manifests)})
+    return [{**KWOK_NODE_CLASS, "metadata": {"name": name}, "spec": {}} for name in names]
+
+
+def _requirement(nodepool: Mapping[str, Any], key: str) -> list[str]:
+    for requirement in nodepool["spec"]["template"]["spec"].get("requirements") or []:
+        if requirement.get("key") == key and requirement.get("operator") == "In":
+            return [str(v) for v in requirement.get("values") or []]
+    return []
+
+
+def cloud_labels(cloud: Cloud, size: str, resources: node_shapes.Resources) -> dict[str, str]:
+    """The instance-type labels the cloud's Karpenter provider sets (module docstring, with sources)."""
+    if cloud is Cloud.AWS:
+        family, _, size_name = size.partition(".")
+        labels = {
+            "karpenter.k8s.aws/instance-family": family,
+            "karpenter.k8s.aws/instance-size": size_name,
+            "karpenter.k8s.aws/instance-cpu": str(INSTANCE_TYPES[size].vcpus),
+            "karpenter.k8s.aws/instance-memory": str(INSTANCE_TYPES[size].memory_mib),
+        }
+        if resources.gpus:
+            labels["karpenter.k8s.aws/instance-gpu-count"] = str(resources.gpus)
+        return labels
+    labels = {
+        "karpenter.azure.com/sku-name": size,
+        "karpenter.azure.com/sku-cpu": str(resources.cpu),
+        "karpenter.azure.com/sku-memory": str(resources.memory_mib),
+    }
+    if resources.gpus:
+        labels["karpenter.azure.com/sku-gpu-count"] = str(resources.gpus)
+    return labels
+
+
+def _in(key: str, value: str) -> dict[str, Any]:
+    return {"key": key, "operator": "In", "values": [value]}
+
+
+def instance_types(stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The KWOK provider's instance-types file for the stack (module docstring). ``spot_unavailable``:
+    pools whose sizes get no Spot offering. KeyError naming a size the catalog or the price table lacks."""
+    cloud = stack_objects.spec.cloud
+    region = stack_objects.region
+    prices = price_table(cloud)
+    zones: dict[str, set[str]] = {}
+    capacity_types: dict[str, set[str]] = {}
+    no_spot: set[str] = set()
+    for nodepool in nodepools(stack_objects.manifests):
+        pool = str(((nodepool["spec"]["template"].get("metadata") or {}).get("labels") or {}).get(POOL_LABEL, ""))
+        for size in _requirement(nodepool, "node.kubernetes.io/instance-type"):
+            zones.setdefault(size, set()).update(_requirement(nodepool, "topology.kubernetes.io/zone") or [f"{region}-1"])
+            capacity_types.setdefault(size, set()).update(_requirement(nodepool, KARPENTER_CAPACITY_TYPE_LABEL) or ["on-demand"])
+            if pool in spot_unavailable:
+                no_spot.add(size)
+    entries = []
+    for size in sorted(zones):
+        resources = node_shapes.resources_of(size)
+        price = prices.price(region, size)
+        if price is None or price.on_demand is None:
+            raise KeyError(
+                f"{size} has no on-demand price in {region} (gpupools.catalog.prices): {prices.missing_reason(region, size)}"
+            )
+        labels = {"topology.kubernetes.io/region": region, **cloud_labels(cloud, size, resources)}
+        offerings = []
+        for capacity in sorted(capacity_types[size]):
+            if capacity == "spot" and size in no_spot:
+                continue
+            amount = price.spot if capacity == "spot" and price.spot is not None else price.on_demand
+            extra = []
+            if cloud is Cloud.AZURE:
+                # NAP labels a Spot node's priority as AKS does (node_shapes.AZURE_NAP_LABELS).
+                extra.append(_in("kubernetes.azure.com/scalesetpriority", "spot" if capacity == "spot" else "regular"))
+            for zone in sorted(zones[size]):
+                offerings.append(
+                    {
+                        "Price": amount,
+                        "Available": True,
+                        "Requirements": [
+                            _in(KARPENTER_CAPACITY_TYPE_LABEL, capacity),
+                            _in("topology.kubernetes.io/zone", zone),
+                            *(_in(k, v) for k, v in sorted(labels.items())),
+                            *extra,
+                        ],
+                    }
+                )
+        quantities = {"cpu": str(resources.cpu), "memory": f"{resources.memory_mib}Mi", "ephemeral-storage": "100Gi"}
+        if resources.gpus:
+            quantities[GPU_RESOURCE] = str(resources.gpus)
+        entries.append(
+            {
+                "name": size,
+                "offerings": offerings,
+                "architecture": resources.arch,
+                "operatingSystems": ["linux"],
+                "resources": quantities,
+            }
+        )
+    return entries
+
+
+def feature_gates(stack_objects: StackObjects) -> str:
+    """``FEATURE_GATES`` as the stack's Karpenter chart would set it (Karpenter's defaults where the
+    stack has no chart: NAP is managed by AKS)."""
+    gates = dict(DEFAULT_FEATURE_GATES)
+    for registration in stack_objects.run.registrations:
+        if not registration.type.startswith("kubernetes:helm.sh/"):
+            continue
+        if "karpenter" not in str(registration.inputs.get("chart", "")):
+            continue
+        values = registration.inputs.get("values") or {}
+        for key, value in ((values.get("settings") or {}).get("featureGates") or {}).items():
+            gates[key[0].upper() + key[1:]] = str(value).lower()
+    return ",".join(f"{k}={v}" for k, v in gates.items())
+
+
+def uses_karpenter(stack_objects: StackObjects) -> bool:
+    return bool(nodepools(stack_objects.manifests))
+
+
+def write_instance_types(state: ClusterState, stack_objects: StackObjects, spot_unavailable: Sequence[str]) -> Path:
+    path = state.path / INSTANCE_TYPES_FILE
+    path.write_text(json.dumps(instance_types(stack_objects, spot_unavailable), indent=2) + "\n")
+    return path
+
+
+def install_crds(client: Client, build: Build) -> None:
+    """The KWOK provider's own CRD (``KWOKNodeClass``). The ``karpenter.sh`` CRDs stay those of the
+    stack's cloud provider (installed with the stack's objects): they accept any node class group
+    and validate the stack's NodePools as the cloud's API server would."""
+    from gpupools.sim import objects
+
+    objects.install_crds(client, [c for c in objects.crd_index(build.controllers) if c.group == KWOK_GROUP])
+
+
+def sim_manifests(manifests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The stack's objects as the sim applies them under Karpenter: the KWOKNodeClasses first, then
+    every object with its NodePools' ``nodeClassRef`` swapped (on create: the field is immutable)."""
+    swapped = {n["metadata"]["name"]: n for n in kwok_nodepools(manifests)}
+    rest = [swapped.get(m["metadata"]["name"], dict(m)) if m["kind"] == "NodePool" else dict(m) for m in manifests]
+    return [*node_classes(manifests), *rest]
+
+
+def start(
+    state: ClusterState, build: Build, stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()
+) -> processes.Controller:
+    """Start Karpenter (KWOK provider) for the stack; returns once its health probe answers."""
+    ports = {"metrics": free_port(), "health": free_port()}
+    path = write_instance_types(state, stack_objects, spot_unavailable)
+    controller = processes.Controller(
+        name=NAME,
+        argv=[str(build.binary("karpenter-kwok"))],
+        env={
+            "KUBECONFIG": str(processes.admin_kubeconfig(state)),
+            "DISABLE_LEADER_ELECTION": "true",
+            "METRICS_PORT": str(ports["metrics"]),
+            "HEALTH_PROBE_PORT": str(ports["health"]),
+            "INSTANCE_TYPES_FILE_PATH": str(path),
+            "FEATURE_GATES": feature_gates(stack_objects),
+            "BATCH_IDLE_DURATION": BATCH_IDLE_DURATION,
+            "BATCH_MAX_DURATION": BATCH_MAX_DURATION,
+            "LOG_LEVEL": "debug",
+        },
+        ports=ports,
+        extra={"stack": stack_objects.stack, "spotUnavailable": ",".join(sorted(spot_unavailable))},
+    )
+    return processes.start(state, controller, lambda: _http_ok(f"http://{HOST}:{ports['health']}/healthz"))

@@ -1,0 +1,308 @@
+"""The stacks' own provisioner and Kueue, running, on the session's control plane (``conftest.py``).
+
+Karpenter stacks (``aws-karpenter-dev``: EKS Karpenter; ``azure-nap-dev``: AKS Node Auto
+Provisioning): the real Karpenter v1.14.1 with its KWOK provider runs against the stack's NodePools
+(``gpupools.sim.karpenter``). What is asserted comes from the stack's config (pool names, sizes,
+Spot/on-demand, sharing, the scale-down time), never from what Karpenter did:
+
+* a GPU Job of each GPU pool, with no node of that pool, gets a node of that pool's NodePool, of
+  one of the pool's sizes, bought as Spot, and its pod runs;
+* with the pool's Spot unavailable (``spot --unavailable``), the next Job's node is on-demand;
+* four one-slot pods of a time-sliced pool (4 slots per GPU) share NodeClaims: one claim takes more
+  slot requests than its size has GPUs, so the stack's NodeOverlay is applied (the NodeOverlay feature gate as the stack's chart sets it);
+* an emptied node is removed after the stack's ``consolidateAfter``: ``gpupools:autoscaler.scaleDownUnneededTime``,
+  shortened from the stacks' 10m to its minimum, 1m, through the stack's own config (the only
+  change, made for the whole module so the tier stays short).
+
+Kueue (``aws-training-dev``): Kueue v0.19.2 with the stack's ResourceFlavors, ClusterQueue and
+LocalQueue. A gang Job within the ClusterQueue's quota gets its quota reserved and Kueue creates the
+ProvisioningRequest of the stack's admission check (class ``best-effort-atomic-scale-up``); one
+beyond every flavor's quota is held, suspended. The last step, ``Admitted``, waits for
+cluster-autoscaler to provision that request, which the sim cannot run (docs/sim.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import pytest
+from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL, POOL_LABEL
+from gpupools.jobs import gpu_job
+from gpupools.queueing.workloads import gang_job
+from gpupools.sharing import slots_per_gpu
+from gpupools.sim import cluster, controllers, karpenter, kueue, node_shapes, objects, spot
+from gpupools.sim.build import Build
+from gpupools.sim.control_plane import ClusterState
+from gpupools.sim.kube import Client, KubeError, wait_for
+from gpupools.specs import PoolSpec, Role
+
+pytestmark = pytest.mark.sim
+
+KARPENTER_STACKS = ("aws-karpenter-dev", "azure-nap-dev")
+KUEUE_STACK = "aws-training-dev"
+SCALE_DOWN = "1m"
+"""``gpupools:autoscaler.scaleDownUnneededTime`` for the Karpenter stacks here (their files say 10m;
+1m is the config's minimum)."""
+IMAGE = "registry.invalid/cuda:sim"
+WORKLOADS = "sim-autoscaling"
+LAUNCH_TIMEOUT = 90.0
+"""Seconds for Karpenter to launch a node and the pod to run (measured: 2-5 s; the batch window is 1-10 s)."""
+
+
+@dataclass
+class Running:
+    stack: str
+    objects: objects.StackObjects
+    state: ClusterState
+    build: Build
+    client: Client
+    manifests: list[dict[str, Any]] = field(default_factory=list)
+    system_nodes: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, Any] | None = None) -> Iterator[Running]:
+    """``stack``'s objects and controllers on the session cluster, as ``sim up`` starts them; removed after."""
+    stack_objects = objects.load(stack, overrides=overrides)
+    client = state.client()
+    objects.install_crds(client, objects.crds_for(stack_objects, build.crds))
+    system = node_shapes.groups_of(cluster.groups_for(stack_objects), cluster.SYSTEM_POOL)
+    names = cluster.add_nodes(state, system, 1)
+    manifests = controllers.prepare(client, build, stack_objects)
+    objects.apply(client, manifests)
+    client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
+    run = Running(stack, stack_objects, state, build, client, manifests, names)
+    try:
+        controllers.start(state, build, stack_objects, lambda _: None)
+        yield run
+    finally:
+        client.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
+        # NodePools first, while Karpenter runs: it removes their NodeClaims and nodes (finalizers).
+        for manifest in karpenter.kwok_nodepools(manifests):
+            with contextlib.suppress(KubeError):
+                client.delete(manifest)
+        with contextlib.suppress(TimeoutError, KubeError):
+            wait_for(lambda: not client.list("karpenter.sh/v1", "NodeClaim"), timeout=120, what="NodeClaims to go")
+        controllers.stop(state)
+        for manifest in reversed(manifests):
+            with contextlib.suppress(KubeError):
+                client.delete(manifest)
+        for name in names:
+            client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+
+
+@pytest.fixture(scope="module", params=KARPENTER_STACKS)
+def karpenter_stack(request: pytest.FixtureRequest, session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
+    with running(
+        request.param, session_cluster, sim_build, {"gpupools:autoscaler": {"scaleDownUnneededTime": SCALE_DOWN}}
+    ) as run:
+        yield run
+
+
+def gpu_pools(run: Running) -> list[PoolSpec]:
+    return [p for p in run.objects.spec.pools if p.role is Role.GPU]
+
+
+def nodepool_of(run: Running, pool: str) -> dict[str, Any]:
+    for nodepool in karpenter.nodepools(run.manifests):
+        if nodepool["spec"]["template"]["metadata"]["labels"].get(POOL_LABEL) == pool:
+            return nodepool
+    raise AssertionError(f"stack {run.stack} has no NodePool for pool {pool}")
+
+
+def submit(run: Running, pool: PoolSpec, name: str, gpus: int = 1) -> dict[str, Any]:
+    job = gpu_job(
+        name,
+        IMAGE,
+        cloud=run.objects.spec.cloud,
+        gpus=gpus,
+        namespace=WORKLOADS,
+        pool=pool.name,
+        extra_taints=pool.taints,
+        command=["sleep", "infinity"],
+    )
+    run.client.apply(job)
+    return job
+
+
+def pod_of(run: Running, job: str) -> dict[str, Any] | None:
+    pods = run.client.list("v1", "Pod", namespace=WORKLOADS, label_selector=f"job-name={job}")
+    return pods[0] if pods else None
+
+
+def running_node(run: Running, job: str) -> dict[str, Any]:
+    """The node of ``job``'s pod once the pod has run (the real scheduler bound it; KWOK ran it, and
+    completes Job pods at once: KWOK's ``pod-complete`` stage)."""
+
+    def ready() -> dict[str, Any] | None:
+        pod = pod_of(run, job)
+        if pod and (pod.get("status") or {}).get("phase") in ("Running", "Succeeded"):
+            return run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": pod["spec"]["nodeName"]}})
+        return None
+
+    node: dict[str, Any] = wait_for(ready, timeout=LAUNCH_TIMEOUT, what=f"job {job}'s pod to run on a node Karpenter made")
+    return node
+
+
+def delete_job(run: Running, job: dict[str, Any]) -> None:
+    run.client.delete(job, propagation="Foreground")
+    wait_for(lambda: pod_of(run, job["metadata"]["name"]) is None, timeout=60, what="the job's pods to go")
+
+
+def test_gpu_pod_gets_a_spot_node_of_its_pool_from_zero(karpenter_stack: Running) -> None:
+    run = karpenter_stack
+    for pool in gpu_pools(run):
+        assert pool.spot, f"{run.stack} pool {pool.name}: the example stacks' GPU pools buy Spot first"
+        job = submit(run, pool, f"zero-{pool.name}")
+        node = running_node(run, f"zero-{pool.name}")
+        labels = node["metadata"]["labels"]
+        assert labels[KARPENTER_NODEPOOL_LABEL] == nodepool_of(run, pool.name)["metadata"]["name"]
+        assert labels[POOL_LABEL] == pool.name
+        assert labels["node.kubernetes.io/instance-type"] in pool.instance_types
+        assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "spot"
+        delete_job(run, job)
+
+
+def test_spot_unavailable_the_on_demand_fallback_serves(karpenter_stack: Running) -> None:
+    run = karpenter_stack
+    pool = gpu_pools(run)[0]
+    assert pool.on_demand_fallback
+    # A node of the pool left by an earlier test would take the pod (as it would in the cloud):
+    # remove them as an operator would (`kubectl delete nodeclaim`), not waiting out consolidateAfter.
+    empty_pool(run, nodepool_of(run, pool.name)["metadata"]["name"])
+    try:
+        assert spot.set_spot(run.state, run.build, run.objects, pool.name, available=False) == [pool.name]
+        job = submit(run, pool, f"fallback-{pool.name}")
+        labels = running_node(run, f"fallback-{pool.name}")["metadata"]["labels"]
+        assert labels[POOL_LABEL] == pool.name
+        assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "on-demand"
+        delete_job(run, job)
+    finally:
+        spot.set_spot(run.state, run.build, run.objects, pool.name, available=True)
+
+
+def nodeclaims_of(run: Running, nodepool: str) -> list[dict[str, Any]]:
+    return run.client.list("karpenter.sh/v1", "NodeClaim", label_selector=f"{KARPENTER_NODEPOOL_LABEL}={nodepool}")
+
+
+def empty_pool(run: Running, nodepool: str) -> None:
+    """Delete the NodePool's NodeClaims (Karpenter drains and removes their nodes) and wait until they are gone."""
+    for claim in nodeclaims_of(run, nodepool):
+        run.client.delete(claim)
+    wait_for(lambda: not nodeclaims_of(run, nodepool), timeout=120, interval=1, what=f"NodePool {nodepool}'s NodeClaims to go")
+
+
+def test_a_shared_pool_packs_its_slots_per_node(karpenter_stack: Running) -> None:
+    run = karpenter_stack
+    shared = [p for p in gpu_pools(run) if slots_per_gpu(p.sharing) > 1]
+    if not shared:
+        pytest.skip(f"{run.stack} has no time-sliced or MPS pool")
+    pool = shared[0]
+    nodepool = nodepool_of(run, pool.name)["metadata"]["name"]
+    empty_pool(run, nodepool)
+    slots = slots_per_gpu(pool.sharing)
+    gpus = min(node_shapes.resources_of(size).gpus for size in pool.instance_types)
+    jobs = [submit(run, pool, f"slot-{pool.name}-{i}") for i in range(slots * gpus)]
+    claims = wait_for(lambda: nodeclaims_of(run, nodepool), timeout=LAUNCH_TIMEOUT, what="a NodeClaim for the slot pods")
+    time.sleep(15)  # more than Karpenter's batch window (10 s at most): a second claim would exist by now
+    claims = nodeclaims_of(run, nodepool)
+    # Without the overlay a NodeClaim of these sizes holds at most `gpus` GPU requests, so each pod
+    # would need its own node. (The Job controller creates the pods over a few seconds, so they may
+    # fall into more than one of Karpenter's batches: the count of claims is not asserted exactly.)
+    packed = max(int(c["spec"]["resources"]["requests"].get("nvidia.com/gpu", "0")) for c in claims)
+    assert packed > gpus, f"no NodeClaim of pool {pool.name} took more than {gpus} slot requests: the NodeOverlay is not applied"
+    assert len(claims) < len(jobs), f"{len(jobs)} one-slot pods of pool {pool.name} took {len(claims)} nodes"
+    for job in jobs:
+        run.client.delete(job, propagation="Foreground")
+
+
+def test_an_idle_node_is_removed_after_the_stacks_scale_down_time(karpenter_stack: Running) -> None:
+    run = karpenter_stack
+    pool = gpu_pools(run)[-1]
+    nodepool = nodepool_of(run, pool.name)
+    assert nodepool["spec"]["disruption"]["consolidateAfter"] == SCALE_DOWN
+    job = submit(run, pool, f"idle-{pool.name}")
+    node = running_node(run, f"idle-{pool.name}")["metadata"]["name"]
+    delete_job(run, job)
+    emptied = time.monotonic()
+
+    def gone() -> bool:
+        return run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}) is None
+
+    wait_for(gone, timeout=180, interval=2, what=f"node {node} to be removed after consolidateAfter {SCALE_DOWN}")
+    waited = time.monotonic() - emptied
+    assert waited >= 55, f"node {node} was removed {waited:.0f}s after it emptied, before consolidateAfter {SCALE_DOWN}"
+
+
+@pytest.fixture(scope="module")
+def kueue_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
+    with running(KUEUE_STACK, session_cluster, sim_build) as run:
+        yield run
+
+
+def workload_of(run: Running, namespace: str, job: str) -> dict[str, Any] | None:
+    for workload in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace):
+        if any(o.get("name") == job for o in workload["metadata"].get("ownerReferences") or []):
+            return workload
+    return None
+
+
+def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: Running) -> None:
+    run = kueue_stack
+    queueing = run.objects.spec.queueing
+    assert queueing.enabled
+    namespace = queueing.namespaces[0]
+    gpu_pool = gpu_pools(run)[0]
+    per_node = node_shapes.resources_of(gpu_pool.instance_types[0]).gpus
+    largest_flavor = max(p.max_size for p in gpu_pools(run)) * max(
+        node_shapes.resources_of(s).gpus for p in gpu_pools(run) for s in p.instance_types
+    )
+    within = gang_job(
+        "within",
+        image=IMAGE,
+        script=["train.py"],
+        nodes=2,
+        gpus_per_node=per_node,
+        namespace=namespace,
+        pool=gpu_pool.name,
+        extra_taints=gpu_pool.taints,
+    )
+    beyond_nodes = largest_flavor // per_node + 1
+    beyond = gang_job(
+        "beyond",
+        image=IMAGE,
+        script=["train.py"],
+        nodes=beyond_nodes,
+        gpus_per_node=per_node,
+        namespace=namespace,
+        pool=gpu_pool.name,
+        extra_taints=gpu_pool.taints,
+    )
+    try:
+        for manifest in [*within, *beyond]:
+            run.client.apply(manifest)
+        reserved = wait_for(
+            lambda: (w := workload_of(run, namespace, "within")) and kueue.quota_reserved([w]) and w,
+            timeout=60,
+            what="Kueue to reserve quota for the job within quota",
+        )
+        requests = wait_for(
+            lambda: run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace),
+            timeout=60,
+            what="Kueue's admission check to create a ProvisioningRequest",
+        )
+        assert {r["spec"]["provisioningClassName"] for r in requests} == {"best-effort-atomic-scale-up.autoscaling.x-k8s.io"}
+        assert not kueue.admitted([reserved]), "admission waits for cluster-autoscaler to provision the request"
+        held = wait_for(lambda: workload_of(run, namespace, "beyond"), timeout=60, what="the Workload of the job beyond quota")
+        time.sleep(5)
+        held = workload_of(run, namespace, "beyond") or held
+        assert not kueue.quota_reserved([held])
+        job = run.client.get(next(m for m in beyond if m["kind"] == "Job"))
+        assert job["spec"]["suspend"] is True
+    finally:
+        for manifest in [*within, *beyond]:
+            with contextlib.suppress(KubeError):
+                run.client.delete(manifest, propagation="Foreground")
