@@ -343,6 +343,94 @@ def test_every_region_priced_from_the_v8_catalog_records_source_commit_and_date(
         assert origin.source_date <= origin.read_on, region
 
 
+AZURE_V6_REGIONS = {
+    "Standard_NC16as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC24ads_A100_v4": ("centralus", "eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3"),
+    "Standard_NC40ads_H100_v5": ("eastus", "eastus2", "southcentralus", "westus3"),
+    "Standard_NC48ads_A100_v4": ("centralus", "eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3"),
+    "Standard_NC4as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC64as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC80adis_H100_v5": ("eastus", "eastus2", "southcentralus", "westus3"),
+    "Standard_NC8as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC96ads_A100_v4": ("centralus", "eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3"),
+    "Standard_ND96amsr_A100_v4": ("eastus", "eastus2", "southcentralus"),
+    "Standard_ND96asr_v4": ("eastus", "southcentralus", "westus2"),
+    "Standard_ND96isr_H100_v5": ("eastus", "eastus2", "westus"),
+}
+"""Where SkyPilot's Azure catalog (catalogs/v6/azure/vms.csv at 098741e70562f65d7af1cceb81e33b284f742604, US regions
+only) lists each GPU size of the size catalog, read from its rows (Standard_ND96isr_H200_v5 is in none)."""
+AZURE_US_REGIONS = (
+    "centralus",
+    "eastus",
+    "eastus2",
+    "northcentralus",
+    "southcentralus",
+    "westcentralus",
+    "westus",
+    "westus2",
+    "westus3",
+)
+
+
+def test_every_azure_gpu_size_is_priced_in_every_us_region_skypilot_lists_it() -> None:
+    table = price_table(Cloud.AZURE)
+    assert set(AZURE_V6_REGIONS) <= set(GPU_SIZES)
+    missing = []
+    for size, regions in AZURE_V6_REGIONS.items():
+        for region in regions:
+            price = table.price(region, size)
+            if price is None or price.on_demand is None:
+                missing.append((region, size, "on-demand"))
+            elif price.spot is None and not table.missing_reason(region, size).startswith("no Spot price"):
+                missing.append((region, size, "Spot"))
+    assert missing == []
+
+
+def test_an_azure_gpu_size_skypilot_does_not_list_in_a_us_region_says_why() -> None:
+    table = price_table(Cloud.AZURE)
+    for size in sorted(GPU_SIZES):
+        for region in sorted(set(AZURE_US_REGIONS) - set(AZURE_V6_REGIONS.get(size, ()))):
+            assert table.price(region, size) is None, (region, size)
+            reason = table.missing_reason(region, size)
+            assert not any(g in reason for g in ("has no row for", "is not in the")), (region, size, reason)
+
+
 REFERENCE = {Cloud.AWS: "us-east-1", Cloud.AZURE: "eastus"}
 ON_DEMAND_BANDS = {Cloud.AWS: (1.0, 1.6), Cloud.AZURE: (1.0, 1.32)}
 """A region's Linux on-demand price over the reference region's for the same size. Azure: the
