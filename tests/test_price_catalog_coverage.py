@@ -143,13 +143,13 @@ def test_a_stack_in_ap_northeast_1_prices_its_gpu_sizes_and_footnotes_the_rest_o
     # Both of its ap-northeast-1 zones quote the on-demand rate as Spot: no Spot price, with the reason.
     assert g5.spot is None and table.missing_reason("ap-northeast-1", "g5.48xlarge").startswith("no Spot price")
     notes = table.footnotes("ap-northeast-1", ["m6i.xlarge", "g5.48xlarge", "p5.48xlarge"])
-    assert notes == [
-        f"m6i.xlarge: {table.unpriced_regions['ap-northeast-1']}",
-        f"g5.48xlarge: {table.missing_reason('ap-northeast-1', 'g5.48xlarge')}",
-    ]
+    assert notes == [f"g5.48xlarge: {table.missing_reason('ap-northeast-1', 'g5.48xlarge')}"]
     assert all(len(note) < 160 for note in notes)
+    # The system pool's m6i.xlarge is priced there too (before: no price).
+    [system] = [p for p in rows.values() if p["pool"] == "system"]
+    assert system["pricePerNodeHour"] is not None
     # The cost output carries the same footnotes for the stack's own sizes, once per reason.
-    assert sorted(run.outputs["cost"]["priceFootnotes"]) == sorted(notes)
+    assert run.outputs["cost"]["priceFootnotes"] == notes
 
 
 def test_the_other_gpu_sizes_of_ap_northeast_1_are_priced_from_the_v8_rows() -> None:
@@ -287,6 +287,31 @@ V8_REGIONS = {
 """Where SkyPilot's v8 AWS catalog (catalogs/v8/aws/vms.csv at 00148f2af3672e2229b4f7bf8157d5a3f36e3c35) lists
 each GPU family of the size catalog: the regions of its rows, read from the catalog (every size of a family
 is listed in the same regions there; Local Zones such as usw2-lax1-az1 are not regions)."""
+V8_M6I_REGIONS = (
+    "af-south-1",
+    "ap-east-1",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-northeast-3",
+    "ap-south-1",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ap-southeast-3",
+    "ca-central-1",
+    "eu-central-1",
+    "eu-north-1",
+    "eu-south-1",
+    "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
+    "me-central-1",
+    "me-south-1",
+    "us-east-1",
+    "us-east-2",
+    "us-west-1",
+    "us-west-2",
+)
+"""Where SkyPilot's v8 AWS catalog lists the m6i sizes (the default system pool's), read from its rows."""
 V8_SOURCE = "catalogs/v8/aws/vms.csv at commit 00148f2af3672e2229b4f7bf8157d5a3f36e3c35"
 V7_REGIONS = ("us-east-1", "us-west-2", "eu-west-1", "eu-central-1")
 """The regions whose rows come from the table's own source (SkyPilot v7); v8 only fills sizes they lack."""
@@ -333,6 +358,15 @@ def test_a_gpu_size_not_listed_in_a_region_says_it_is_not_offered_there() -> Non
                 assert reason.startswith(f"not offered in {region}") or region in V7_REGIONS, (region, size, reason)
             else:
                 assert "SkyPilot v8 lists none of the GPU sizes there" in reason, (region, size, reason)
+
+
+def test_the_m6i_sizes_are_priced_in_every_region_skypilot_v8_lists_them() -> None:
+    table = price_table(Cloud.AWS)
+    for size in ("m6i.large", "m6i.xlarge", "m6i.2xlarge", "m6i.4xlarge"):
+        for region in V8_M6I_REGIONS:
+            price = table.price(region, size)
+            assert price is not None and price.on_demand is not None and price.spot is not None, (region, size)
+        assert table.missing_reason("eu-south-2", size).startswith("not offered in eu-south-2")
 
 
 def test_every_region_priced_from_the_v8_catalog_records_source_commit_and_date() -> None:
