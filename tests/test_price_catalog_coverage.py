@@ -14,7 +14,11 @@ What is pinned:
   P4de, P5 and P5en On-Demand prices lowered, P5 by up to 45 %), as SkyPilot's newest AWS catalog
   records it (catalogs/v8/aws/vms.csv at 00148f2: 55.04 USD/h, from 98.32);
 * a stack in ap-northeast-1 gets Spot and on-demand prices for its P-family sizes, and one short
-  footnote per reason for the rest.
+  footnote per reason for the rest;
+* every GPU size of the size catalog has an on-demand price (and a Spot price or the reason for its
+  absence) in every region SkyPilot's v8 AWS catalog lists it in, and a size it does not list in a
+  region it covers says "not offered" there (``V8_REGIONS``);
+* every region priced from that catalog records its source, commit and date.
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ def tokyo_training() -> dict[str, Any]:
     return {"aws:region": "ap-northeast-1", "gpupools:cluster": cluster, "gpupools:gpuPools": pools}
 
 
-def test_a_stack_in_ap_northeast_1_prices_its_p5_pool_and_footnotes_the_rest_once() -> None:
+def test_a_stack_in_ap_northeast_1_prices_its_gpu_sizes_and_footnotes_the_rest_once() -> None:
     run = run_stack("aws-training-dev", overrides=tokyo_training())
     rows = {p["name"]: p for p in run.outputs["nodePools"]}
     [h100] = [p for p in rows.values() if p["pool"] == "h100" and p["capacityType"] == "on-demand"]
@@ -130,20 +134,344 @@ def test_a_stack_in_ap_northeast_1_prices_its_p5_pool_and_footnotes_the_rest_onc
     spot = table.price("ap-northeast-1", "p5.48xlarge")
     assert spot is not None and spot.spot is not None and spot.spot < spot.on_demand  # type: ignore[operator]
     assert run.outputs["cost"]["region"] == "ap-northeast-1"
+    # Every GPU size of the stack has an on-demand price there (before: g5.48xlarge had none).
+    for row in rows.values():
+        if row["pool"] != "system" and row["capacityType"] == "on-demand":
+            assert row["pricePerNodeHour"] is not None, row["name"]
+    g5 = table.price("ap-northeast-1", "g5.48xlarge")
+    assert g5 is not None and g5.on_demand is not None
+    # Both of its ap-northeast-1 zones quote the on-demand rate as Spot: no Spot price, with the reason.
+    assert g5.spot is None and table.missing_reason("ap-northeast-1", "g5.48xlarge").startswith("no Spot price")
     notes = table.footnotes("ap-northeast-1", ["m6i.xlarge", "g5.48xlarge", "p5.48xlarge"])
-    assert notes == [f"m6i.xlarge, g5.48xlarge: {table.unpriced_regions['ap-northeast-1']}"]
-    assert len(notes[0]) < 160
+    assert notes == [f"g5.48xlarge: {table.missing_reason('ap-northeast-1', 'g5.48xlarge')}"]
+    assert all(len(note) < 160 for note in notes)
+    # The system pool's m6i.xlarge is priced there too (before: no price).
+    [system] = [p for p in rows.values() if p["pool"] == "system"]
+    assert system["pricePerNodeHour"] is not None
     # The cost output carries the same footnotes for the stack's own sizes, once per reason.
-    assert run.outputs["cost"]["priceFootnotes"] == [f"g5.48xlarge, m6i.xlarge: {table.unpriced_regions['ap-northeast-1']}"]
+    assert run.outputs["cost"]["priceFootnotes"] == notes
+
+
+def test_the_other_gpu_sizes_of_ap_northeast_1_are_priced_from_the_v8_rows() -> None:
+    table = price_table(Cloud.AWS)
+    for size in ("g4dn.xlarge", "g5.xlarge", "g6.xlarge", "g6e.xlarge", "g6f.xlarge", "g6.48xlarge"):
+        price = table.price("ap-northeast-1", size)
+        assert price is not None and price.on_demand is not None and price.spot is not None, size
+        assert price.spot < price.on_demand, size
+
+
+V8_REGIONS = {
+    "g4dn": (
+        "af-south-1",
+        "ap-east-1",
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-northeast-3",
+        "ap-south-1",
+        "ap-southeast-1",
+        "ap-southeast-2",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-south-1",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-3",
+        "me-south-1",
+        "us-east-1",
+        "us-east-2",
+        "us-west-1",
+        "us-west-2",
+    ),
+    "g5": (
+        "ap-east-1",
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-south-1",
+        "ap-southeast-2",
+        "ap-southeast-3",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-west-1",
+        "eu-west-2",
+        "me-central-1",
+        "us-east-1",
+        "us-east-2",
+        "us-west-2",
+    ),
+    "g6": (
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-south-1",
+        "ap-southeast-2",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-south-2",
+        "eu-west-2",
+        "eu-west-3",
+        "me-central-1",
+        "us-east-1",
+        "us-east-2",
+        "us-west-2",
+    ),
+    "g6e": (
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-south-2",
+        "us-east-1",
+        "us-east-2",
+        "us-west-2",
+    ),
+    "g6f": (
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-south-1",
+        "ap-southeast-2",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-south-2",
+        "eu-west-2",
+        "us-east-1",
+        "us-east-2",
+        "us-west-2",
+    ),
+    "p4d": (
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-south-1",
+        "ap-southeast-2",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-west-1",
+        "eu-west-2",
+        "us-east-1",
+        "us-east-2",
+        "us-west-2",
+    ),
+    "p4de": ("ap-northeast-1", "ap-southeast-1", "eu-central-1", "us-east-1", "us-west-2"),
+    "p5": (
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-south-1",
+        "ap-southeast-2",
+        "ap-southeast-3",
+        "ca-central-1",
+        "eu-north-1",
+        "eu-west-2",
+        "us-east-1",
+        "us-east-2",
+        "us-west-1",
+        "us-west-2",
+    ),
+    "p5e": ("ap-southeast-2", "ap-southeast-3", "eu-north-1", "eu-west-2", "us-east-2", "us-west-2"),
+    "p5en": (
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-south-1",
+        "ap-southeast-3",
+        "eu-north-1",
+        "eu-south-2",
+        "me-central-1",
+        "us-east-1",
+        "us-east-2",
+        "us-west-1",
+        "us-west-2",
+    ),
+}
+"""Where SkyPilot's v8 AWS catalog (catalogs/v8/aws/vms.csv at 00148f2af3672e2229b4f7bf8157d5a3f36e3c35) lists
+each GPU family of the size catalog: the regions of its rows, read from the catalog (every size of a family
+is listed in the same regions there; Local Zones such as usw2-lax1-az1 are not regions)."""
+V8_M6I_REGIONS = (
+    "af-south-1",
+    "ap-east-1",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-northeast-3",
+    "ap-south-1",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ap-southeast-3",
+    "ca-central-1",
+    "eu-central-1",
+    "eu-north-1",
+    "eu-south-1",
+    "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
+    "me-central-1",
+    "me-south-1",
+    "us-east-1",
+    "us-east-2",
+    "us-west-1",
+    "us-west-2",
+)
+"""Where SkyPilot's v8 AWS catalog lists the m6i sizes (the default system pool's), read from its rows."""
+V8_SOURCE = "catalogs/v8/aws/vms.csv at commit 00148f2af3672e2229b4f7bf8157d5a3f36e3c35"
+V7_REGIONS = ("us-east-1", "us-west-2", "eu-west-1", "eu-central-1")
+"""The regions whose rows come from the table's own source (SkyPilot v7); v8 only fills sizes they lack."""
+
+
+def gpu_family(size: str) -> str | None:
+    """``g5.xlarge`` -> ``g5`` for the GPU sizes of the size catalog (g6f counts 0 GPUs but is a GPU family)."""
+    family = size.split(".")[0]
+    return family if family in V8_REGIONS else None
+
+
+def test_every_gpu_family_of_the_size_catalog_is_in_the_v8_listing() -> None:
+    gpu_families = {size.split(".")[0] for size, it in INSTANCE_TYPES.items() if it.gpus or size.startswith("g6f.")}
+    assert gpu_families == set(V8_REGIONS)
+
+
+def test_every_gpu_size_is_priced_in_every_region_skypilot_v8_lists_it() -> None:
+    table = price_table(Cloud.AWS)
+    missing = []
+    for size in SIZES[Cloud.AWS]:
+        family = gpu_family(size)
+        for region in V8_REGIONS[family] if family else ():
+            price = table.price(region, size)
+            reason = table.unpriced.get(region, {}).get(size, "")
+            if price is None or price.on_demand is None:
+                if "no on-demand price" not in reason:  # p5e: the source lists no on-demand rate
+                    missing.append((region, size, "on-demand"))
+            elif price.spot is None and not reason.startswith("no Spot price"):
+                missing.append((region, size, "Spot"))
+    assert missing == []
+
+
+def test_a_gpu_size_not_listed_in_a_region_says_it_is_not_offered_there() -> None:
+    table = price_table(Cloud.AWS)
+    covered = set().union(*V8_REGIONS.values())
+    for size in SIZES[Cloud.AWS]:
+        family = gpu_family(size)
+        if family is None:
+            continue
+        for region in sorted(known_regions(Cloud.AWS) - set(V8_REGIONS[family])):
+            assert table.price(region, size) is None or region in V7_REGIONS, (region, size)
+            reason = table.missing_reason(region, size)
+            if region in covered:
+                assert reason.startswith(f"not offered in {region}") or region in V7_REGIONS, (region, size, reason)
+            else:
+                assert "SkyPilot v8 lists none of the GPU sizes there" in reason, (region, size, reason)
+
+
+def test_the_m6i_sizes_are_priced_in_every_region_skypilot_v8_lists_them() -> None:
+    table = price_table(Cloud.AWS)
+    for size in ("m6i.large", "m6i.xlarge", "m6i.2xlarge", "m6i.4xlarge"):
+        for region in V8_M6I_REGIONS:
+            price = table.price(region, size)
+            assert price is not None and price.on_demand is not None and price.spot is not None, (region, size)
+        assert table.missing_reason("eu-south-2", size).startswith("not offered in eu-south-2")
+
+
+def test_every_region_priced_from_the_v8_catalog_records_source_commit_and_date() -> None:
+    table = price_table(Cloud.AWS)
+    for region in set().union(*V8_REGIONS.values()) - set(V7_REGIONS):
+        origin = table.provenance(region)
+        assert V8_SOURCE in origin.source, region
+        assert origin.source_date <= origin.read_on, region
+
+
+AZURE_V6_REGIONS = {
+    "Standard_NC16as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC24ads_A100_v4": ("centralus", "eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3"),
+    "Standard_NC40ads_H100_v5": ("eastus", "eastus2", "southcentralus", "westus3"),
+    "Standard_NC48ads_A100_v4": ("centralus", "eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3"),
+    "Standard_NC4as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC64as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC80adis_H100_v5": ("eastus", "eastus2", "southcentralus", "westus3"),
+    "Standard_NC8as_T4_v3": (
+        "centralus",
+        "eastus",
+        "eastus2",
+        "northcentralus",
+        "southcentralus",
+        "westus",
+        "westus2",
+        "westus3",
+    ),
+    "Standard_NC96ads_A100_v4": ("centralus", "eastus", "eastus2", "southcentralus", "westus", "westus2", "westus3"),
+    "Standard_ND96amsr_A100_v4": ("eastus", "eastus2", "southcentralus"),
+    "Standard_ND96asr_v4": ("eastus", "southcentralus", "westus2"),
+    "Standard_ND96isr_H100_v5": ("eastus", "eastus2", "westus"),
+}
+"""Where SkyPilot's Azure catalog (catalogs/v6/azure/vms.csv at 098741e70562f65d7af1cceb81e33b284f742604, US regions
+only) lists each GPU size of the size catalog, read from its rows (Standard_ND96isr_H200_v5 is in none)."""
+AZURE_US_REGIONS = (
+    "centralus",
+    "eastus",
+    "eastus2",
+    "northcentralus",
+    "southcentralus",
+    "westcentralus",
+    "westus",
+    "westus2",
+    "westus3",
+)
+
+
+def test_every_azure_gpu_size_is_priced_in_every_us_region_skypilot_lists_it() -> None:
+    table = price_table(Cloud.AZURE)
+    assert set(AZURE_V6_REGIONS) <= set(GPU_SIZES)
+    missing = []
+    for size, regions in AZURE_V6_REGIONS.items():
+        for region in regions:
+            price = table.price(region, size)
+            if price is None or price.on_demand is None:
+                missing.append((region, size, "on-demand"))
+            elif price.spot is None and not table.missing_reason(region, size).startswith("no Spot price"):
+                missing.append((region, size, "Spot"))
+    assert missing == []
+
+
+def test_an_azure_gpu_size_skypilot_does_not_list_in_a_us_region_says_why() -> None:
+    table = price_table(Cloud.AZURE)
+    for size in sorted(GPU_SIZES):
+        for region in sorted(set(AZURE_US_REGIONS) - set(AZURE_V6_REGIONS.get(size, ()))):
+            assert table.price(region, size) is None, (region, size)
+            reason = table.missing_reason(region, size)
+            assert not any(g in reason for g in ("has no row for", "is not in the")), (region, size, reason)
 
 
 REFERENCE = {Cloud.AWS: "us-east-1", Cloud.AZURE: "eastus"}
-ON_DEMAND_BANDS = {Cloud.AWS: (1.0, 1.5), Cloud.AZURE: (1.0, 1.32)}
+ON_DEMAND_BANDS = {Cloud.AWS: (1.0, 1.6), Cloud.AZURE: (1.0, 1.32)}
 """A region's Linux on-demand price over the reference region's for the same size. Azure: the
 importer's band (``gpupools.pricing.import_coroot.ON_DEMAND_BAND``, why there). AWS: us-east-1 and
-us-west-2 are the cheapest regions, and the dearest region-to-us-east-1 ratio among the rows read
-from SkyPilot's v8 catalog is ap-northeast-1's g5.12xlarge, 1.45x; a row outside is a transcription
-or source error (a Windows rate, a price per GPU instead of per node)."""
+us-west-2 are the cheapest regions (no row read from SkyPilot's v8 catalog is below them), and the
+dearest region-to-us-east-1 ratio among those rows is ap-east-1's (Hong Kong) g4dn and g5 sizes, 1.54x;
+a row outside is a transcription or source error (a Windows rate, a price per GPU instead of per node)."""
 SPOT_BAND = (0.05, 0.70)
 """Spot over on-demand: both clouds advertise Spot at up to 90 % off; a figure above 0.70x is
 suspect of not being a Spot price, below 0.05x of a price per GPU or a unit error."""

@@ -103,7 +103,7 @@ def test_unknown_region_is_one_config_error_naming_the_key(raw: dict[str, object
         (AZURE, "swedencentral"),
         (AZURE, "newzealandnorth"),
         # Azure takes display names in any case and spacing.
-        (AZURE, "East US 2"),
+        (AZURE, "West Central US"),
     ],
 )
 def test_real_but_unpriced_regions_are_accepted(raw: dict[str, object], region: str) -> None:
