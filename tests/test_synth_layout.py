@@ -58,8 +58,9 @@ def test_asg_tags_are_one_line_per_group_by_default_and_each_with_wide(outputs: 
     default, wide = outputs["aws-dev"]
     tag_lines = [line for line in default.splitlines() if "aws:autoscaling/tag:Tag" in line]
     wide_tag_lines = [line for line in wide.splitlines() if "aws:autoscaling/tag:Tag" in line]
-    # gpu1: 7 labels (3 gpupools, accelerator, device-plugin config, gpu.present, team), 1 resource, 1 taint per group.
-    assert "    aws:autoscaling/tag:Tag  gpu1-od-us-west-2a-* (9: 7 labels, 1 resource, 1 taint)" in tag_lines
+    # gpu1: 7 labels (3 gpupools, accelerator, device-plugin config, gpu.present, team), 2 resources
+    # (nvidia.com/gpu, ephemeral-storage), 1 taint per group.
+    assert "    aws:autoscaling/tag:Tag  gpu1-od-us-west-2a-* (10: 7 labels, 2 resources, 1 taint)" in tag_lines
     groups = {line.split()[1] for line in tag_lines}
     assert len(tag_lines) == len(groups)  # one line per node group
     assert len(wide_tag_lines) > 3 * len(tag_lines)

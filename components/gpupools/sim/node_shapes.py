@@ -51,6 +51,7 @@ MAX_PODS = 110
 AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+EKS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 EKS_SUBNET = "aws:ec2/subnet:Subnet"
 KARPENTER_NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 
@@ -241,14 +242,28 @@ def _subnet_zones(run: Run) -> dict[str, str]:
     return {str(make_id(r.name, r.inputs)["__id"]): str(r.inputs.get("availabilityZone", "")) for r in run.of_type(EKS_SUBNET)}
 
 
+def _launch_template_types(run: Run) -> dict[str, str]:
+    """Launch template ID -> its instance type, with the IDs the recording runtime gave the templates
+    (its own fakes). A Capacity Block group names its type there only: EKS rejects it on the group
+    (EKS user guide ``ml/capacity-blocks-mng``; ``gpupools.aws.reservations``)."""
+    make_id = fakes.OUTPUTS[EKS_LAUNCH_TEMPLATE]
+    return {
+        str(make_id(r.name, r.inputs)["__id"]): str(r.inputs["instanceType"])
+        for r in run.of_type(EKS_LAUNCH_TEMPLATE)
+        if r.inputs.get("instanceType")
+    }
+
+
 def eks_groups(run: Run, spec: StackSpec, region: str) -> list[NodeGroup]:
     """Every managed node group of an EKS stack (the system group included)."""
     zones_of = _subnet_zones(run)
+    template_types = _launch_template_types(run)
     groups = []
     for registration in run.of_type(EKS_NODE_GROUP):
         inputs = registration.inputs
         name = str(inputs.get("nodeGroupName") or registration.name)
-        types = [str(t) for t in inputs.get("instanceTypes") or []]
+        template_id = str((inputs.get("launchTemplate") or {}).get("id", ""))
+        types = [str(t) for t in inputs.get("instanceTypes") or []] or [template_types[template_id]]
         labels = {str(k): str(v) for k, v in (inputs.get("labels") or {}).items()}
         pool = labels.get(POOL_LABEL, name)
         capacity_type = str(inputs.get("capacityType") or "ON_DEMAND")

@@ -34,9 +34,6 @@ from gpupools.testing import Run
 NOT_APPLIED = ("kubernetes:helm.sh/", "kubernetes:yaml/")
 """Registrations that are no single Kubernetes object (Helm releases, YAML groups)."""
 
-PROVISIONING_REQUEST_CRD_DIR = "apis"
-"""``build.CRD_FILES``' directory of the ProvisioningRequest CRD (``k8s.io/autoscaler/cluster-autoscaler/apis``)."""
-
 KARPENTER_CRD_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure"}
 
 
@@ -132,6 +129,9 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         "scheduling.k8s.io",
         "networking.k8s.io",
         "storage.k8s.io",
+        # A CRD the stack registers itself (the vendored ProvisioningRequest CRD,
+        # gpupools.kubernetes.crds) is one of its objects, served by the API server itself.
+        "apiextensions.k8s.io",
     }
     families: set[str] = set()
     for manifest in objects.manifests:
@@ -145,8 +145,6 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         if not preferred:
             raise KeyError(f"no CRD for {manifest['apiVersion']} {manifest['kind']} among the extracted ones ({crd_dir})")
         families.add(preferred[0].family)
-    if any("provisioningrequests" in str(r.inputs) for r in objects.run.registrations if r.type.startswith("kubernetes:yaml/")):
-        families.add(PROVISIONING_REQUEST_CRD_DIR)
     return [c for c in index if c.family in families]
 
 
