@@ -1,0 +1,174 @@
+"""``sim deploy``, ``sim preview``, ``sim destroy``: a stack's Kubernetes half through the real Pulumi engine.
+
+The engine is the ``pulumi`` CLI and the pulumi-kubernetes provider built from pinned Go modules
+(``gpupools.sim.engine_build``). The program is an Automation API *inline* program: the Python SDK
+runs the program's language runtime in this process and calls ``pulumi up --client=<address>``
+(pulumi ``sdk/python/lib/pulumi/automation/_stack.py``), so no Python language host is needed. The
+program is ``gpupools.sim.engine_program.kubernetes_half``: the library's Kubernetes components over
+the stack's own pools, on a ``pulumi_kubernetes.Provider`` for the sim cluster's kubeconfig.
+
+Where things are, per stack (all outside the checkout):
+
+* the state: a local file backend (``file://``) in ``<sim state>/<stack>/pulumi/`` (beside the
+  cluster's own state, so ``sim down`` removes it with the cluster), secrets encrypted with the
+  ``passphrase`` provider and the fixed passphrase ``PASSPHRASE`` (the state holds the sim's
+  kubeconfig, whose certificates are the sim's own and die with it);
+* ``PULUMI_HOME``: ``<cache>/sim/engine/home`` (the CLI's own files; never ``~/.pulumi``);
+* the plugins: the engine's ``bin/`` first on ``PATH``; the engine uses a provider found on PATH
+  ("ambient" plugins, pulumi ``sdk/go/common/workspace/plugins.go``) before any plugin cache, and
+  ``PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION`` stops it from ever downloading one;
+* the output: the engine's own (progress, diff, the update summary), printed and also written to
+  ``<sim state>/<stack>/<operation>.txt``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from gpupools.sim import engine_build, engine_program, layout
+
+PROJECT = "gpupools-sim"
+"""The engine's project name for the sim's stacks (one Pulumi stack per gpupools stack)."""
+
+PASSPHRASE = "gpupools-sim"
+"""The passphrase secrets provider's passphrase: fixed, because the state is local to a throwaway
+cluster (the only secret in it is that cluster's kubeconfig)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One engine operation: what the engine printed and its counts per operation."""
+
+    operation: str
+    output: str
+    changes: dict[str, int]
+    """``create``/``same``/``update``/``delete``/``replace`` -> resources (the engine's summary)."""
+    summary_file: Path
+
+
+def state_dir(stack: str) -> Path:
+    return layout.cluster_dir(stack) / "pulumi"
+
+
+def pulumi_home() -> Path:
+    return layout.cache_root() / "sim" / "engine" / "home"
+
+
+def engine_env(build: engine_build.EngineBuild) -> dict[str, str]:
+    """The environment of every CLI and plugin process the engine starts."""
+    path = os.pathsep.join([str(build.bin), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {
+        "PATH": path,
+        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_DISABLE_REGISTRY_RESOLVE": "true",
+        # The dynamic-provider shim runs `python3 -m pulumi.dynamic`; this environment's Python.
+        "PULUMI_PYTHON_CMD": sys.executable,
+    }
+
+
+def _stack(
+    stack: str, kubeconfig: Path, build: engine_build.EngineBuild, facts: engine_program.StackFacts | None
+) -> Any:
+    """The engine's stack ``stack`` of project ``PROJECT`` with the inline program (created on first use)."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+    from pulumi import automation as auto
+
+    state = state_dir(stack)
+    (state / "work").mkdir(parents=True, exist_ok=True)
+    pulumi_home().mkdir(parents=True, exist_ok=True)
+    kubeconfig_text = kubeconfig.read_text()
+
+    def program() -> None:
+        if facts is None:  # destroy: the state alone says what to delete
+            return
+        provider = k8s.Provider("sim", kubeconfig=pulumi.Output.secret(kubeconfig_text))
+        engine_program.kubernetes_half(facts, provider)
+
+    env = engine_env(build)
+    options = auto.LocalWorkspaceOptions(
+        work_dir=str(state / "work"),
+        pulumi_home=str(pulumi_home()),
+        env_vars=env,
+        secrets_provider="passphrase",
+        project_settings=auto.ProjectSettings(
+            name=PROJECT, runtime="python", backend=auto.ProjectBackend(url=f"file://{state}")
+        ),
+        pulumi_command=auto.PulumiCommand(root=str(build.root)),
+    )
+    return auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program, opts=options)
+
+
+def _record(operation: str, stack: str, lines: list[str], changes: Mapping[str, int]) -> Outcome:
+    path = layout.cluster_dir(stack) / f"{operation}.txt"
+    path.write_text("".join(lines))
+    return Outcome(operation=operation, output="".join(lines), changes=dict(changes), summary_file=path)
+
+
+def _printer(lines: list[str], echo: Callable[[str], None] | None) -> Callable[[str], None]:
+    def on_output(text: str) -> None:
+        line = text if text.endswith("\n") else text + "\n"
+        lines.append(line)
+        if echo is not None:
+            echo(line)
+
+    return on_output
+
+
+def _echo(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def deploy(
+    stack: str,
+    kubeconfig: Path,
+    *,
+    build: engine_build.EngineBuild | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    echo: Callable[[str], None] | None = _echo,
+) -> Outcome:
+    """``pulumi up`` of ``stack``'s Kubernetes half against the cluster of ``kubeconfig``."""
+    build = build or engine_build.cached() or engine_build.build()
+    facts = engine_program.facts(stack, overrides)
+    lines: list[str] = []
+    result = _stack(stack, kubeconfig, build, facts).up(color="never", on_output=_printer(lines, echo))
+    return _record("deploy", stack, lines, result.summary.resource_changes or {})
+
+
+def preview(
+    stack: str,
+    kubeconfig: Path,
+    *,
+    build: engine_build.EngineBuild | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    diff: bool = True,
+    echo: Callable[[str], None] | None = _echo,
+) -> Outcome:
+    """``pulumi preview [--diff]`` of ``stack``'s Kubernetes half (nothing changes in the cluster)."""
+    build = build or engine_build.cached() or engine_build.build()
+    facts = engine_program.facts(stack, overrides)
+    lines: list[str] = []
+    result = _stack(stack, kubeconfig, build, facts).preview(diff=diff, color="never", on_output=_printer(lines, echo))
+    changes = {str(getattr(op, "value", op)): count for op, count in result.change_summary.items()}
+    return _record("preview", stack, lines, changes)
+
+
+def destroy(
+    stack: str,
+    kubeconfig: Path,
+    *,
+    build: engine_build.EngineBuild | None = None,
+    echo: Callable[[str], None] | None = _echo,
+) -> Outcome:
+    """``pulumi destroy`` of everything the engine's state of ``stack`` holds."""
+    build = build or engine_build.cached() or engine_build.build()
+    lines: list[str] = []
+    result = _stack(stack, kubeconfig, build, None).destroy(color="never", on_output=_printer(lines, echo))
+    return _record("destroy", stack, lines, result.summary.resource_changes or {})
