@@ -10,6 +10,7 @@ from typing import Sequence
 
 from gpupools import _cli
 from gpupools.conventions import CapacityType
+from gpupools.sim import engine_cli
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print JSON instead of the table")
     down = commands.add_parser("down", help="stop every process of the stack's sim cluster and remove its state")
     down.add_argument("stack", help="stack name")
+    engine_cli.add_commands(commands)
     return parser
 
 
@@ -80,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "down":
             stopped = cluster.down(args.stack)
             print(f"stopped {', '.join(stopped)}" if stopped else f"no sim cluster of stack {args.stack} was running")
+        elif args.command in engine_cli.COMMANDS:
+            engine_cli.run(args)
     except cluster.BadInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from gpupools.sim import engine_build, engine_program, layout
+from gpupools.sim.control_plane import SimError
 
 PROJECT = "gpupools-sim"
 """The engine's project name for the sim's stacks (one Pulumi stack per gpupools stack)."""
@@ -48,6 +49,8 @@ class Outcome:
     changes: dict[str, int]
     """``create``/``same``/``update``/``delete``/``replace`` -> resources (the engine's summary)."""
     summary_file: Path
+    steps: list[tuple[str, str]] = field(default_factory=list)
+    """``(type, op)`` of every step the engine announced (its ``ResourcePreEvent``s), in order."""
 
 
 def state_dir(stack: str) -> Path:
@@ -72,9 +75,7 @@ def engine_env(build: engine_build.EngineBuild) -> dict[str, str]:
     }
 
 
-def _stack(
-    stack: str, kubeconfig: Path, build: engine_build.EngineBuild, facts: engine_program.StackFacts | None
-) -> Any:
+def _stack(stack: str, kubeconfig: Path, build: engine_build.EngineBuild, facts: engine_program.StackFacts | None) -> Any:
     """The engine's stack ``stack`` of project ``PROJECT`` with the inline program (created on first use)."""
     import pulumi
     import pulumi_kubernetes as k8s
@@ -97,18 +98,16 @@ def _stack(
         pulumi_home=str(pulumi_home()),
         env_vars=env,
         secrets_provider="passphrase",
-        project_settings=auto.ProjectSettings(
-            name=PROJECT, runtime="python", backend=auto.ProjectBackend(url=f"file://{state}")
-        ),
+        project_settings=auto.ProjectSettings(name=PROJECT, runtime="python", backend=auto.ProjectBackend(url=f"file://{state}")),
         pulumi_command=auto.PulumiCommand(root=str(build.root)),
     )
     return auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program, opts=options)
 
 
-def _record(operation: str, stack: str, lines: list[str], changes: Mapping[str, int]) -> Outcome:
+def _record(operation: str, stack: str, lines: list[str], changes: Mapping[str, int], steps: list[tuple[str, str]]) -> Outcome:
     path = layout.cluster_dir(stack) / f"{operation}.txt"
     path.write_text("".join(lines))
-    return Outcome(operation=operation, output="".join(lines), changes=dict(changes), summary_file=path)
+    return Outcome(operation=operation, output="".join(lines), changes=dict(changes), summary_file=path, steps=steps)
 
 
 def _printer(lines: list[str], echo: Callable[[str], None] | None) -> Callable[[str], None]:
@@ -126,6 +125,37 @@ def _echo(text: str) -> None:
     sys.stdout.flush()
 
 
+def _operate(
+    operation: str,
+    stack: str,
+    call: Callable[[Callable[[str], None], Callable[[Any], None]], Any],
+    echo: Callable[[str], None] | None,
+) -> tuple[Any, list[str], list[tuple[str, str]]]:
+    """Run one engine operation, keeping its output; on failure the output so far is still written
+    to the summary file, and the engine's error becomes an EngineError naming it."""
+    from pulumi.automation import errors
+
+    lines: list[str] = []
+    steps: list[tuple[str, str]] = []
+
+    def on_event(event: Any) -> None:
+        pre = getattr(event, "resource_pre_event", None)
+        if pre is not None:
+            steps.append((str(pre.metadata.type), str(getattr(pre.metadata.op, "value", pre.metadata.op))))
+
+    try:
+        result = call(_printer(lines, echo), on_event)
+    except errors.CommandError as error:
+        path = layout.cluster_dir(stack) / f"{operation}.txt"
+        path.write_text("".join(lines) + str(error))
+        raise EngineError(f"`pulumi {operation}` of {stack} failed (the engine's output: {path})") from None
+    return result, lines, steps
+
+
+class EngineError(SimError):
+    """The engine reported a failed operation; the message names the file with its output."""
+
+
 def deploy(
     stack: str,
     kubeconfig: Path,
@@ -136,10 +166,11 @@ def deploy(
 ) -> Outcome:
     """``pulumi up`` of ``stack``'s Kubernetes half against the cluster of ``kubeconfig``."""
     build = build or engine_build.cached() or engine_build.build()
-    facts = engine_program.facts(stack, overrides)
-    lines: list[str] = []
-    result = _stack(stack, kubeconfig, build, facts).up(color="never", on_output=_printer(lines, echo))
-    return _record("deploy", stack, lines, result.summary.resource_changes or {})
+    engine_stack = _stack(stack, kubeconfig, build, engine_program.facts(stack, overrides))
+    result, lines, steps = _operate(
+        "up", stack, lambda out, events: engine_stack.up(color="never", on_output=out, on_event=events), echo
+    )
+    return _record("deploy", stack, lines, result.summary.resource_changes or {}, steps)
 
 
 def preview(
@@ -153,11 +184,15 @@ def preview(
 ) -> Outcome:
     """``pulumi preview [--diff]`` of ``stack``'s Kubernetes half (nothing changes in the cluster)."""
     build = build or engine_build.cached() or engine_build.build()
-    facts = engine_program.facts(stack, overrides)
-    lines: list[str] = []
-    result = _stack(stack, kubeconfig, build, facts).preview(diff=diff, color="never", on_output=_printer(lines, echo))
+    engine_stack = _stack(stack, kubeconfig, build, engine_program.facts(stack, overrides))
+    result, lines, steps = _operate(
+        "preview",
+        stack,
+        lambda out, events: engine_stack.preview(diff=diff, color="never", on_output=out, on_event=events),
+        echo,
+    )
     changes = {str(getattr(op, "value", op)): count for op, count in result.change_summary.items()}
-    return _record("preview", stack, lines, changes)
+    return _record("preview", stack, lines, changes, steps)
 
 
 def destroy(
@@ -169,6 +204,8 @@ def destroy(
 ) -> Outcome:
     """``pulumi destroy`` of everything the engine's state of ``stack`` holds."""
     build = build or engine_build.cached() or engine_build.build()
-    lines: list[str] = []
-    result = _stack(stack, kubeconfig, build, None).destroy(color="never", on_output=_printer(lines, echo))
-    return _record("destroy", stack, lines, result.summary.resource_changes or {})
+    engine_stack = _stack(stack, kubeconfig, build, None)
+    result, lines, steps = _operate(
+        "destroy", stack, lambda out, events: engine_stack.destroy(color="never", on_output=out, on_event=events), echo
+    )
+    return _record("destroy", stack, lines, result.summary.resource_changes or {}, steps)

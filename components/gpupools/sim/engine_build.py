@@ -185,7 +185,10 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     shim.chmod(0o755)
     total = time.monotonic() - started
     (staging / "build.json").write_text(
-        json.dumps({"go": go, "versions": versions, "seconds": {**{k: round(v) for k, v in seconds.items()}, "total": round(total)}}, indent=2)
+        json.dumps(
+            {"go": go, "versions": versions, "seconds": {**{k: round(v) for k, v in seconds.items()}, "total": round(total)}},
+            indent=2,
+        )
         + "\n"
     )
     shutil.rmtree(root, ignore_errors=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import pulumi
+
 from gpupools.conventions import Role
 from gpupools.pools import NodePoolInfo
 from gpupools.sim import objects
