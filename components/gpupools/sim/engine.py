@@ -23,6 +23,7 @@ Where things are, per stack (all outside the checkout):
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -55,6 +56,16 @@ class Outcome:
 
 def state_dir(stack: str) -> Path:
     return layout.cluster_dir(stack) / "pulumi"
+
+
+def has_state(stack: str) -> bool:
+    """Whether the engine's state of ``stack`` holds any resource (a ``deploy`` ran, no ``destroy`` since).
+    The file backend keeps a stack's checkpoint in ``.pulumi/stacks/<project>/<stack>.json``."""
+    path = state_dir(stack) / ".pulumi" / "stacks" / PROJECT / f"{stack}.json"
+    if not path.is_file():
+        return False
+    latest = (json.loads(path.read_text()).get("checkpoint") or {}).get("latest") or {}
+    return bool(latest.get("resources"))
 
 
 def pulumi_home() -> Path:
@@ -148,7 +159,8 @@ def _operate(
     except errors.CommandError as error:
         path = layout.cluster_dir(stack) / f"{operation}.txt"
         path.write_text("".join(lines) + str(error))
-        raise EngineError(f"`pulumi {operation}` of {stack} failed (the engine's output: {path})") from None
+        verb = {"deploy": "up"}.get(operation, operation)
+        raise EngineError(f"`pulumi {verb}` of {stack} failed (the engine's output: {path})") from None
     return result, lines, steps
 
 
@@ -168,7 +180,7 @@ def deploy(
     build = build or engine_build.cached() or engine_build.build()
     engine_stack = _stack(stack, kubeconfig, build, engine_program.facts(stack, overrides))
     result, lines, steps = _operate(
-        "up", stack, lambda out, events: engine_stack.up(color="never", on_output=out, on_event=events), echo
+        "deploy", stack, lambda out, events: engine_stack.up(color="never", on_output=out, on_event=events), echo
     )
     return _record("deploy", stack, lines, result.summary.resource_changes or {}, steps)
 
