@@ -10,8 +10,9 @@ cluster:
   updates or deletes nothing;
 * a second ``deploy`` reports every resource the same;
 * ``preview --diff`` with one more GPU pool plans exactly the objects the config change adds (per
-  Kubernetes type) and updates exactly the existing objects whose manifest changes, which the test
-  works out from the two manifest sets, not from the engine;
+  Kubernetes type), updates exactly the existing objects whose manifest changes and replaces the
+  changed ConfigMaps (pulumi-kubernetes' rule), which the test works out from the two manifest sets,
+  not from the engine;
 * ``destroy`` deletes every resource and leaves none of the stack's objects in the cluster, except
   what the program marks ``retain_on_delete`` (Kueue's queue Namespaces after issue 28: they hold
   the teams' workloads); nothing stays Terminating or stuck on a finalizer.
