@@ -21,7 +21,6 @@ cluster:
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,9 +62,22 @@ def k8s_type(manifest: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module", params=STACKS)
 def deployed_by_engine(
-    request: pytest.FixtureRequest, session_cluster: ClusterState, sim_build: Build, engine_bin: engine_build.EngineBuild
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    session_cluster: ClusterState,
+    sim_build: Build,
+    engine_bin: engine_build.EngineBuild,
 ) -> Iterator[Engine]:
     stack = request.param
+    with pytest.MonkeyPatch.context() as env:
+        # The engine's state and output files go to a temporary directory, never a user's sim state.
+        env.setenv(layout.STATE_ENV, str(tmp_path_factory.mktemp(f"engine-{stack}")))
+        yield from _deployed(stack, session_cluster, sim_build, engine_bin)
+
+
+def _deployed(
+    stack: str, session_cluster: ClusterState, sim_build: Build, engine_bin: engine_build.EngineBuild
+) -> Iterator[Engine]:
     loaded = objects.load(stack)
     client = session_cluster.client()
     objects.install_crds(client, objects.crds_for(loaded, sim_build.crds))
@@ -82,7 +94,6 @@ def deployed_by_engine(
             client.delete(manifest)
     for name in nodes:
         client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-    shutil.rmtree(engine.state_dir(stack), ignore_errors=True)
 
 
 def test_deploy_creates_every_object(deployed_by_engine: Engine) -> None:
