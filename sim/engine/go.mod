@@ -1,3 +1,13 @@
+// The Pulumi CLI the sim's engine commands (`sim deploy|preview|destroy`) run, pinned in one place.
+//
+// This module has no code of its own: it pins github.com/pulumi/pulumi/pkg/v3 (and sdk/v3), whose
+// cmd/pulumi `python -m gpupools.sim.engine_build` builds. pkg/v3's own go.mod replaces sdk/v3 with
+// ../sdk and atotto/clipboard with a fork; replaces do not apply to consumers, so this module takes
+// the published sdk/v3 at the same version and the original clipboard module (both build).
+//
+// Version (served by the Go module proxy, 2026-11-27): v3.274.1, the nearest served release to the
+// Python `pulumi` SDK of the requirements (3.272.0); the Automation API refuses a CLI older than its
+// minimum, not a newer one.
 module gpupools.dev/sim/engine
 
 go 1.26.6

@@ -65,3 +65,11 @@ def test_has_state_reads_the_checkpoint(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert not engine.has_state("azure-dev")  # a destroyed stack keeps its file, with no resources
     path.write_text(json.dumps({"version": 3, "checkpoint": {"latest": {"resources": [{"urn": "urn:pulumi:x"}]}}}))
     assert engine.has_state("azure-dev")
+
+
+def test_comments_in_go_mod_do_not_change_the_cache_key(tmp_path: Path) -> None:
+    root = copy_modules(tmp_path)
+    key = engine_build.cache_key(root, "go1.26.8")
+    go_mod = root / engine_build.ENGINE_MODULE_DIR / "go.mod"
+    go_mod.write_text("// a note on a pin\n" + go_mod.read_text())
+    assert engine_build.cache_key(root, "go1.26.8") == key
