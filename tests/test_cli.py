@@ -29,6 +29,7 @@ MODULES = {
     "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
     "gpupools.sim": [PY, "-m", "gpupools.sim"],
     "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],
+    "gpupools.sim.engine_build": [PY, "-m", "gpupools.sim.engine_build"],
 }
 PYTHON_SCRIPTS = {
     name: [PY, str(ROOT / name)]
@@ -45,6 +46,7 @@ PYTHON_SCRIPTS = {
 SHELL_SCRIPTS = {
     name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots", "scripts/build-sim", "scripts/test-sim")
 }
+SHELL_SCRIPTS.update({name: [str(ROOT / name)] for name in ("scripts/build-engine", "scripts/engine-preview")})
 COMMANDS = {**MODULES, **PYTHON_SCRIPTS, **SHELL_SCRIPTS}
 
 

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from gpupools import _cli
 from gpupools.conventions import CapacityType
-from gpupools.sim import spot
+from gpupools.sim import engine_cli, spot
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     spot.add_parser(commands)
     down = commands.add_parser("down", help="stop every process of the stack's sim cluster and remove its state")
     down.add_argument("stack", help="stack name")
+    engine_cli.add_commands(commands)
     return parser
 
 
@@ -84,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "down":
             stopped = cluster.down(args.stack)
             print(f"stopped {', '.join(stopped)}" if stopped else f"no sim cluster of stack {args.stack} was running")
+        elif args.command in engine_cli.COMMANDS:
+            engine_cli.run(args)
     except cluster.BadInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
