@@ -222,9 +222,7 @@ ASSIGNMENTS_PATH = r"/subscriptions/[^/]+/providers/Microsoft\.Authorization/rol
 DEFINITION_PATH = r"/subscriptions/[^/]+/providers/Microsoft\.Authorization/roleDefinitions/([^/]+)"
 
 
-IDENTITY_PATH = (
-    r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+"
-)
+IDENTITY_PATH = r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+"
 GROUP_ASSIGNMENTS_PATH = r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Authorization/roleAssignments"
 
 
