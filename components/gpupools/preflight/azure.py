@@ -628,7 +628,7 @@ def reservation_grant_check(
         return Check(CheckKind.RESERVATION_GRANT, pool, zone, found, needed, Status.OK)
     ready = created + GRANT_PROPAGATION
     found += (
-        f", {grant_minutes(age)} min ago: AKS may not see it for {grant_minutes(GRANT_PROPAGATION - age)} more min; "
+        f", {int(age.total_seconds() // 60)} min ago: AKS may not see it for {grant_minutes(GRANT_PROPAGATION - age)} more min; "
         f"create the reserved pool after {ready:%H:%M}Z"
     )
     return Check(CheckKind.RESERVATION_GRANT, pool, zone, found, needed, Status.UNKNOWN)
