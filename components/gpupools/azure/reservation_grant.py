@@ -72,7 +72,9 @@ def warn_if_created_before_propagation(
 
     def log(values: list[object]) -> None:
         created_on, start = values[0], values[1]
-        message = young_grant_warning(agent_pool_name, group_scope, created_on if isinstance(created_on, str) else None, start)  # type: ignore[arg-type]
+        if not isinstance(start, datetime):
+            return
+        message = young_grant_warning(agent_pool_name, group_scope, created_on if isinstance(created_on, str) else None, start)
         if message:
             pulumi.log.warn(message, resource=agent_pool)
 
