@@ -154,6 +154,8 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
                 after=after,
                 live_counts=cluster.live_counts,
                 kubernetes_version=spec.cluster.kubernetes_version,
+                # A reserved pool created in the same up as its grant warns (gpupools.azure.reservation_grant).
+                reservation_grants=cluster.reservation_grants,
             )
             created[component].append(node_pool)
             after = node_pool.last

@@ -187,19 +187,29 @@ CONTRIBUTOR_NOT_ACTIONS = [
 """Contributor's ``notActions`` (Microsoft Learn, "Azure built-in roles for General")."""
 
 
-def role_assignment(role_id: str, principal: str = OBJECT_ID, condition: str | None = None) -> dict[str, Any]:
-    scope = f"/subscriptions/{SUBSCRIPTION}"
+def role_assignment(
+    role_id: str,
+    principal: str = OBJECT_ID,
+    condition: str | None = None,
+    scope: str = f"/subscriptions/{SUBSCRIPTION}",
+    created_on: str | None = None,
+    principal_type: str = "User",
+) -> dict[str, Any]:
+    """A role assignment as "Role Assignments - List For Scope" returns it (2022-04-01: ``createdOn``,
+    ``updatedOn``, ``createdBy`` are read-only properties ARM fills in)."""
+    extra = {"createdOn": created_on, "updatedOn": created_on} if created_on else {}
     return {
         "id": f"{scope}/providers/Microsoft.Authorization/roleAssignments/{role_id}-a",
         "name": f"{role_id}-a",
         "type": "Microsoft.Authorization/roleAssignments",
         "properties": {
-            "roleDefinitionId": f"{scope}/providers/Microsoft.Authorization/roleDefinitions/{role_id}",
+            "roleDefinitionId": f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{role_id}",
             "principalId": principal,
-            "principalType": "User",
+            "principalType": principal_type,
             "scope": scope,
             "condition": condition,
             "conditionVersion": "2.0" if condition else None,
+            **extra,
         },
     }
 
@@ -210,6 +220,27 @@ VERSIONS_PATH = r"/subscriptions/[^/]+/providers/Microsoft\.ContainerService/loc
 RG_PERMISSIONS_PATH = r"/subscriptions/[^/]+/resourcegroups/[^/]+/providers/Microsoft\.Authorization/permissions"
 ASSIGNMENTS_PATH = r"/subscriptions/[^/]+/providers/Microsoft\.Authorization/roleAssignments"
 DEFINITION_PATH = r"/subscriptions/[^/]+/providers/Microsoft\.Authorization/roleDefinitions/([^/]+)"
+
+
+IDENTITY_PATH = r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+"
+GROUP_ASSIGNMENTS_PATH = r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Authorization/roleAssignments"
+
+
+def user_assigned_identity(name: str, group: str, principal: str) -> dict[str, Any]:
+    """A user-assigned identity as "User Assigned Identities - Get" returns it (azure-rest-api-specs
+    ``specification/msi/resource-manager/Microsoft.ManagedIdentity/stable/2023-01-31/examples/IdentityGet.json``)."""
+    return {
+        "id": f"/subscriptions/{SUBSCRIPTION}/resourcegroups/{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}",
+        "location": "eastus",
+        "name": name,
+        "tags": {},
+        "properties": {
+            "tenantId": "b6c948ef-f6b5-4384-8354-da3a15eca969",
+            "principalId": principal,
+            "clientId": "46c40a84-6e74-4a24-b6d2-54b8d3b9a4f3",
+        },
+        "type": "Microsoft.ManagedIdentity/userAssignedIdentities",
+    }
 
 
 def definitions_route(definitions: dict[str, dict[str, Any]]) -> Route:

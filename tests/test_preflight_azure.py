@@ -118,7 +118,7 @@ def test_azure_dev_with_a_subscription_that_has_everything_is_all_green() -> Non
     checks = run(target, arm)
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     # Every kind but the EC2 Spot service-linked role's (EKS with Karpenter only).
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION}
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT}
     assert exit_status(checks, strict=True) == 0
     # One offered row per pool and zone: the system pool, t4 and the general CPU pool in 1-3, a100 in
     # its own zones 1-2.
@@ -302,7 +302,7 @@ def test_no_subscription_is_unknown_everywhere() -> None:
     assert target.subscription_id is None
     checks = AzurePreflight(target, credential=FakeCredential(), transport=ArmAdapter().transport()).run()
     # Every kind but the EC2 Spot service-linked role's (EKS with Karpenter only).
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION}
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT}
     [api_access] = rows(checks, CheckKind.ACCESS)  # from config alone; the stack leaves it empty: a warning
     assert api_access.status is Status.UNKNOWN and "open to any address" in api_access.found
     checks.remove(api_access)

@@ -24,7 +24,16 @@ from gpupools.preflight.report import RESERVATION_END_WARNING, Check, CheckKind,
 from gpupools.preflight.stack import Target
 from gpupools.specs import ReservationSpec
 
-from tests.arm_fakes import SUBSCRIPTION, ArmAdapter, FakeCredential
+from tests.arm_fakes import (
+    CONTRIBUTOR,
+    GROUP_ASSIGNMENTS_PATH,
+    IDENTITY_PATH,
+    SUBSCRIPTION,
+    ArmAdapter,
+    FakeCredential,
+    role_assignment,
+    user_assigned_identity,
+)
 from tests.test_preflight_aws import StubbedAws, aws_dev, moto_env, moto_server  # noqa: F401 (fixtures)
 from tests.test_preflight_azure import azure_dev
 
@@ -356,6 +365,15 @@ def test_an_azure_stack_with_a_reservation_runs_every_check_and_its_row_is_green
     arm = good_subscription(target)
     arm.route("GET", GROUP_PATH, (200, group({"t4-z1": 0})))
     arm.route("GET", MEMBERS_PATH, (200, {"value": [member("t4-z1")]}))
+    # The control-plane identity exists and has held Contributor on the group's resource group for a day.
+    principal = "25cc773c-7f05-40fc-a104-32d2300754ad"
+    arm.route("GET", IDENTITY_PATH, (200, user_assigned_identity("ml-dev-control-plane", "ml-dev-rg", principal)))
+    created = (datetime.now(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    scope = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{RG}"
+    grant = role_assignment(CONTRIBUTOR, principal=principal, scope=scope, created_on=created)
+    arm.route("GET", GROUP_ASSIGNMENTS_PATH, (200, {"value": [grant]}))
     checks = AzurePreflight(target, credential=FakeCredential(), transport=arm.transport()).run()
     assert all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     assert [c.found for c in checks if c.check is CheckKind.RESERVATION] == [f"{CRG_NAME} (Targeted) {T4} zones 1: 4/4 free"]
+    [grant_row] = [c for c in checks if c.check is CheckKind.RESERVATION_GRANT]
+    assert (grant_row.pool, grant_row.zone) == ("t4", "1") and grant_row.found.startswith("Contributor since")

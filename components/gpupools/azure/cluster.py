@@ -19,7 +19,10 @@ What it creates (children of the component):
   containing the capacity reservation group"; "system-assigned managed identities don't work with
   this feature"; without it the pool is created "with a warning and no capacity reservation group
   gets associated" (said there of a group without reservations). The same page notes a role
-  assignment can take up to 60 minutes to propagate. A brought ``identity_id`` must already hold it;
+  assignment can take up to 60 minutes to propagate. A brought ``identity_id`` must already hold it.
+  The grants are ``reservation_grants`` (by lowercased resource-group ID), which ``GpuNodePool``
+  takes to warn when it creates a reserved pool before its grant may have propagated
+  (``gpupools.azure.reservation_grant``);
 - the ``ManagedCluster``:
   - exactly ONE inline pool, ``system``: ``mode=System``, Regular (on-demand) priority, taint
     ``CriticalAddonsOnly=true:NoSchedule`` (the only NoSchedule taint AKS allows on a System pool),
@@ -454,6 +457,7 @@ class AksCluster(pulumi.ComponentResource):
             subnet_id = created.subnet.id
 
         cluster_depends_on: list[pulumi.Resource] = []
+        self.reservation_grants: dict[str, authorization.RoleAssignment] = {}
         if identity_id is None:
             identity = managedidentity.UserAssignedIdentity(
                 f"{name}-identity",
@@ -474,18 +478,18 @@ class AksCluster(pulumi.ComponentResource):
             )
             cluster_depends_on.append(subnet_access)
             for key, scope in sorted(reservation_scopes.items()):
-                cluster_depends_on.append(
-                    authorization.RoleAssignment(
-                        f"{name}-reservations-contributor-{create_only_digest({'scope': key})}",
-                        principal_id=identity.principal_id,
-                        principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
-                        # The built-in role's ID in the group's own subscription, which may not be the deployer's.
-                        role_definition_id=role_definition_id(subscription_of(scope), CONTRIBUTOR_ROLE),
-                        scope=scope,
-                        description=f"AKS {cluster.name}: node pools in the capacity reservation groups of this resource group",
-                        opts=child,
-                    )
+                grant = authorization.RoleAssignment(
+                    f"{name}-reservations-contributor-{create_only_digest({'scope': key})}",
+                    principal_id=identity.principal_id,
+                    principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+                    # The built-in role's ID in the group's own subscription, which may not be the deployer's.
+                    role_definition_id=role_definition_id(subscription_of(scope), CONTRIBUTOR_ROLE),
+                    scope=scope,
+                    description=f"AKS {cluster.name}: node pools in the capacity reservation groups of this resource group",
+                    opts=child,
                 )
+                cluster_depends_on.append(grant)
+                self.reservation_grants[key] = grant
         else:
             control_plane_identity = identity_id
 

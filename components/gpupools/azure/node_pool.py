@@ -84,11 +84,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import pulumi
-from pulumi_azure_native import compute, containerservice
+from pulumi_azure_native import authorization, compute, containerservice
 
 from gpupools import config, rules, sharing, versions
+from gpupools.azure.cluster import reservation_group_scope
 from gpupools.azure.live_capacity import AgentPoolCounts
 from gpupools.azure.naming import agent_pool_name, create_only_digest, scale_set_regex
+from gpupools.azure.reservation_grant import warn_if_created_before_propagation
 from gpupools.catalog.azure_vm_sizes import GPU_SIZES
 from gpupools.conventions import (
     AKS_CA_RESOURCES_TAG_PREFIX,
@@ -495,6 +497,11 @@ class GpuNodePool(pulumi.ComponentResource):
             (``gpupools.versions``); pass the cluster's ``kubernetesVersion`` so upgrades reach the
             pools. Default None: not sent (AKS keeps the pool's version; use this only on a cluster
             whose upgrades something else manages).
+        reservation_grants: the Contributor grants of the cluster's identity on the Capacity
+            Reservation Groups' resource groups, by lowercased resource-group ID
+            (``AksCluster.reservation_grants``). With them, a reserved pool this ``up`` creates logs a
+            warning when its grant was under 60 minutes old as the pool's create began
+            (``gpupools.azure.reservation_grant``). Default none: no warning.
         opts: resource options for the component (``providers`` reach the children).
 
     The count sent on update, and why: an update of an agent pool (a ``maxSize``, label or version
@@ -550,6 +557,7 @@ class GpuNodePool(pulumi.ComponentResource):
         after: pulumi.Resource | None = None,
         live_counts: AgentPoolCounts | None = None,
         kubernetes_version: str | None = None,
+        reservation_grants: Mapping[str, authorization.RoleAssignment] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         component = type(self).__name__
@@ -612,6 +620,12 @@ class GpuNodePool(pulumi.ComponentResource):
                     delete_before_replace=False,
                 ),
             )
+            if plan.capacity is CapacityType.RESERVED and live is None and reservation_grants:
+                # A pool this up creates: warn if its grant may not have reached AKS yet (reservation_grant).
+                scope = reservation_group_scope(plan.args["capacity_reservation_group_id"])
+                grant = reservation_grants.get(scope.lower())
+                if grant is not None:
+                    warn_if_created_before_propagation(agent_pool, plan.name, grant, scope, previous)
             self.agent_pools.append(agent_pool)
             previous = agent_pool
         self.last = self.agent_pools[-1]

@@ -42,6 +42,22 @@ reservation    per ``gpuPools[].reservations`` entry (a Capacity Reservation Gro
                ``use-capacity-reservation-groups``) or such members are not ``Succeeded``; ``?``
                when one ends within ``report.RESERVATION_END_WARNING`` (14 days). FOUND: type,
                size, zones, free/reserved VMs.
+reservation-grant
+               per ``gpuPools[].reservations`` entry (one reserved pool each): the Contributor
+               grant AKS needs for the cluster's user-assigned identity on the resource group
+               holding the group (AKS ``use-capacity-reservation-groups``, prerequisites; created
+               by ``gpupools.azure.cluster.AksCluster``). The identity is the stack's own,
+               ``<cluster>-control-plane`` in ``<cluster>-rg`` (User Assigned Identities - Get,
+               ``Microsoft.ManagedIdentity`` 2023-01-31: ``properties.principalId``); its role
+               assignments are read at the group's resource group, inherited ones included
+               (``atScope() and assignedTo('<principalId>')``, in the group's subscription). ✓
+               when Contributor (or Owner, a superset) is held there and the assignment's
+               ``createdOn`` is at least ``report.GRANT_PROPAGATION`` (60 minutes) old; ``?`` with
+               the time left when younger (AKS: "It can take up to 60 minutes for the role
+               assignment to propagate"; before that AKS may create the reserved pool without the
+               group); ✗ when the identity exists and holds neither; ``?`` when the identity does
+               not exist yet: this ``up`` creates the grant and, minutes later, the reserved pool
+               (docs/aks.md, "Reservations", the two-step path).
 access     ``gpupools:cluster.apiAllowedCidrs`` (no call): ``?`` when empty, a warning: the API
                server then accepts connections from any address (Entra ID still authenticates each
                call; AKS "Secure access to the API server using authorized IP ranges"), ✓ with the
@@ -57,12 +73,21 @@ import logging
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
 from gpupools.conventions import CapacityType
 from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
-from gpupools.preflight.report import NO_POOL, NO_ZONE, RESERVATION_END_WARNING, Check, CheckKind, Status, unknown
+from gpupools.preflight.report import (
+    GRANT_PROPAGATION,
+    NO_POOL,
+    NO_ZONE,
+    RESERVATION_END_WARNING,
+    Check,
+    CheckKind,
+    Status,
+    unknown,
+)
 from gpupools.preflight.sdk import AZURE_MODULES, require
 from gpupools.preflight.stack import Target
 from gpupools.specs import PoolSpec, ReservationSpec
@@ -102,6 +127,27 @@ Role Based Access Control Administrator as well."""
 def resource_group_name(target: Target) -> str:
     """The group the stack deploys into: ``<cluster>-rg`` (``gpupools.azure.cluster.AksCluster``)."""
     return f"{target.spec.cluster.name}-rg"
+
+
+def control_plane_identity_name(target: Target) -> str:
+    """The stack's control-plane identity, in ``resource_group_name(target)``: ``<cluster>-control-plane``
+    (``gpupools.azure.cluster.AksCluster``, which creates it unless an ``identity_id`` is given; the
+    stack never gives one)."""
+    return f"{target.spec.cluster.name}-control-plane"
+
+
+IDENTITY_API_VERSION = "2023-01-31"
+"""``Microsoft.ManagedIdentity`` API version of "User Assigned Identities - Get" (azure-rest-api-specs
+``specification/msi/resource-manager/Microsoft.ManagedIdentity/stable/2023-01-31``, example
+``IdentityGet.json``: ``properties.principalId``). Read with the container service client's own
+pipeline (``send_request``), so the preflight needs no extra SDK."""
+
+CONTRIBUTOR_ROLE = "b24988ac-6180-42a0-ab88-20f7382dd24c"
+OWNER_ROLE = "8e3af657-a8ff-443c-a75e-2fe8c4bcb635"
+GRANT_ROLES = {CONTRIBUTOR_ROLE: "Contributor", OWNER_ROLE: "Owner"}
+"""Built-in roles (Azure built-in roles reference) that give AKS what it asks for on a Capacity
+Reservation Group's resource group: Contributor, the role AKS names, and Owner, whose ``actions``
+(``*``) include every one of Contributor's."""
 
 
 def enum_text(value: Any) -> str:
@@ -265,7 +311,8 @@ class AzurePreflight:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
-            kinds = [k for k in CheckKind if k not in (CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.ACCESS)]
+            skipped = (CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT, CheckKind.ACCESS)
+            kinds = [k for k in CheckKind if k not in skipped]
             return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds] + [
                 api_access_check(self.target.spec.cluster.api_allowed_cidrs)
             ]
@@ -283,6 +330,7 @@ class AzurePreflight:
         checks += self.version()
         checks += self.permissions()
         checks += self.reservations()
+        checks += self.reservation_grants()
         checks.append(api_access_check(self.target.spec.cluster.api_allowed_cidrs))
         return checks
 
@@ -473,6 +521,124 @@ class AzurePreflight:
                     continue
                 checks.append(reservation_group_check(pool, reservation, crg, members, now, needed))
         return checks
+
+    def control_plane_principal(self) -> str | None:
+        """The ``principalId`` of the stack's control-plane identity, or None when it does not exist
+        yet (404: before the first ``pulumi up``). Raises ``AzureError`` or ``LookupError``."""
+        from azure.core.rest import HttpRequest
+
+        client = self.client("azure.mgmt.containerservice", "ContainerServiceClient")
+        url = (
+            f"/subscriptions/{self.subscription}/resourceGroups/{resource_group_name(self.target)}"
+            f"/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{control_plane_identity_name(self.target)}"
+        )
+        response = client.send_request(HttpRequest("GET", url, params={"api-version": IDENTITY_API_VERSION}))
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        principal = (response.json().get("properties") or {}).get("principalId")
+        if not principal:
+            raise LookupError(f"identity {control_plane_identity_name(self.target)} has no principalId")
+        return str(principal)
+
+    def reservation_grants(self, now: datetime | None = None) -> list[Check]:
+        """One ``reservation-grant`` row per ``gpuPools[].reservations`` entry (module docstring);
+        the role assignments of one resource group are read once."""
+        entries = [(pool, reservation) for pool in self.target.spec.pools for reservation in pool.reservations]
+        if not entries:
+            return []
+        now = now or datetime.now(timezone.utc)
+        identity = control_plane_identity_name(self.target)
+        unanswered: tuple[type[BaseException], ...] = (*self.errors, LookupError)
+        principal: str | None = None
+        failure: str | None = None
+        try:
+            principal = self.control_plane_principal()
+        except unanswered as error:
+            failure = reason(error)
+        read: dict[str, list[Any] | str] = {}
+        checks = []
+        for pool, reservation in entries:
+            zone = reservation.zone or NO_ZONE
+            subscription, group, _ = reservation_group_parts(reservation.id)
+            needed = f"Contributor for {identity} on {group}, {grant_minutes(GRANT_PROPAGATION)} min old"
+            if failure is not None:
+                checks.append(unknown(CheckKind.RESERVATION_GRANT, pool.name, zone, needed, f"identity {identity}: {failure}"))
+                continue
+            if principal is None:
+                checks.append(Check(CheckKind.RESERVATION_GRANT, pool.name, zone, FIRST_UP, needed, Status.UNKNOWN))
+                continue
+            scope = f"/subscriptions/{subscription}/resourceGroups/{group}"
+            if scope.lower() not in read:
+                authorization = self.modules["azure.mgmt.authorization"].AuthorizationManagementClient(
+                    self.credential, subscription, **self.options
+                )
+                try:
+                    read[scope.lower()] = list(
+                        authorization.role_assignments.list_for_scope(scope, filter=f"atScope() and assignedTo('{principal}')")
+                    )
+                except self.errors as error:
+                    read[scope.lower()] = reason(error)
+            assignments = read[scope.lower()]
+            if isinstance(assignments, str):
+                checks.append(unknown(CheckKind.RESERVATION_GRANT, pool.name, zone, needed, assignments))
+                continue
+            checks.append(reservation_grant_check(pool.name, zone, identity, group, assignments, now, needed))
+        return checks
+
+
+FIRST_UP = (
+    "identity not created yet: this up creates the grant, then the cluster, then the reserved pool, "
+    "before the grant may have propagated (AKS: up to 60 min); create the grant first "
+    "(docs/aks.md#reservations, two steps)"
+)
+"""FOUND of a ``reservation-grant`` row before the first ``pulumi up``."""
+
+
+def grant_minutes(span: timedelta) -> int:
+    """Whole minutes, rounded up (a grant 59.5 minutes old still has a minute to go)."""
+    return -(-int(span.total_seconds()) // 60)
+
+
+def reservation_grant_check(
+    pool: str, zone: str, identity: str, group: str, assignments: Sequence[Any], now: datetime, needed: str
+) -> Check:
+    """One ``reservation-grant`` row from the identity's role assignments at the group's resource
+    group (pure). A conditional assignment does not count (conditions are not evaluated here)."""
+    granting = [
+        (GRANT_ROLES[role], created)
+        for a in assignments
+        if (role := str(a.role_definition_id).rsplit("/", 1)[-1].lower()) in GRANT_ROLES and not a.condition
+        for created in [_utc(a.created_on)]
+    ]
+    if not granting:
+        found = (
+            f"{identity} holds no Contributor on {group}: the next up creates it in the same run as the reserved "
+            "pool (docs/aks.md#reservations, two steps)"
+        )
+        return Check(CheckKind.RESERVATION_GRANT, pool, zone, found, needed, Status.FAILED)
+    dated = [(r, c) for r, c in granting if c is not None]
+    if not dated:
+        found = f"{granting[0][0]}, creation time not reported: its propagation cannot be judged"
+        return Check(CheckKind.RESERVATION_GRANT, pool, zone, found, needed, Status.UNKNOWN)
+    role, created = min(dated, key=lambda g: g[1])
+    found = f"{role} since {created:%Y-%m-%d %H:%M}Z"
+    age = now - created
+    if age >= GRANT_PROPAGATION:
+        return Check(CheckKind.RESERVATION_GRANT, pool, zone, found, needed, Status.OK)
+    ready = created + GRANT_PROPAGATION
+    found += (
+        f", {int(age.total_seconds() // 60)} min ago: AKS may not see it for {grant_minutes(GRANT_PROPAGATION - age)} more min; "
+        f"create the reserved pool after {ready:%H:%M}Z"
+    )
+    return Check(CheckKind.RESERVATION_GRANT, pool, zone, found, needed, Status.UNKNOWN)
+
+
+def _utc(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 RESERVATION_GROUP_ID = re.compile(

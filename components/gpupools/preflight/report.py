@@ -7,7 +7,9 @@ CHECK        ``offered`` (size/type offered in the zone), ``quota`` (regional vC
              ``version`` (Kubernetes version offered in the region), ``permissions`` (the
              deployer's rights), ``spot-role`` (EKS with Karpenter and Spot pools: the
              account's EC2 Spot service-linked role), ``reservation`` (each
-             ``gpuPools[].reservations`` entry: state, type, zone, what is free, end)
+             ``gpuPools[].reservations`` entry: state, type, zone, what is free, end),
+             ``reservation-grant`` (AKS: each reserved pool's Contributor grant for the
+             cluster's identity on its Capacity Reservation Group's resource group, and its age)
 POOL         the ``gpuPools`` entry, ``system``, or ``-`` for the whole stack
 ZONE         the zone checked, or ``-`` for a regional check
 FOUND        what the cloud answered (for ``?``: why it could not answer)
@@ -52,6 +54,7 @@ class CheckKind(str, Enum):
     PERMISSIONS = "permissions"
     SPOT_ROLE = "spot-role"
     RESERVATION = "reservation"
+    RESERVATION_GRANT = "reservation-grant"
     ACCESS = "access"
 
 
@@ -63,6 +66,13 @@ the reservation; when a Capacity Block (AWS; always time-bound, 1 to 182 days: E
 VMs are taken back and the pool falls back to Spot and on-demand prices and availability. Two weeks
 leave time to buy the next block (AWS sells them up to 8 weeks ahead). ``?`` rather than ✗: nothing
 fails today, and ``--strict`` makes it a gate where a gate is wanted."""
+
+GRANT_PROPAGATION = timedelta(minutes=60)
+"""How old a role assignment must be before the preflight counts on it having reached the service
+that checks it: AKS, "Assign capacity reservation groups to AKS node pools" (learn.microsoft.com
+``aks/use-capacity-reservation-groups``, prerequisites): "It can take up to 60 minutes for the role
+assignment to propagate". A younger grant is ``?`` with the time left, not ✗: it will be enough
+once that time has passed."""
 
 NO_POOL = "-"
 NO_ZONE = "-"
