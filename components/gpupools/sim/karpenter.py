@@ -33,6 +33,11 @@ launches what the NodePool allows next (on-demand, or another NodePool by weight
 reproduce: a launch that fails with InsufficientCapacity after the decision (Karpenter's
 ``unavailableOfferings`` cache), since the KWOK provider never fails a launch with an existing class.
 
+**Its network namespace**: Karpenter binds its metrics and health servers to every interface
+(v1.14.1 ``pkg/operator/operator.go``, no bind-address option), so it runs in a network namespace of
+its own behind the relays of ``gpupools.sim.relay`` (that module's docstring): its kubeconfig names
+the in-namespace relay ``127.0.0.1:6443``, its health is read through ``karpenter-health.sock``.
+
 Node capacity: the KWOK provider writes the instance type's own allocatable on the Node, not the
 NodeOverlay's (``toNode``: "NodeOverlay will not apply"), and no device plugin runs on a KWOK node.
 So a shared pool's node advertises its GPUs, not its slots: Karpenter's packing decision (how many
