@@ -339,14 +339,27 @@ def assert_listens_on_loopback_only(state: ClusterState, expected: set[str]) -> 
 
 
 def test_karpenter_stack_listens_on_loopback_only(karpenter_stack: Running) -> None:
-    assert_listens_on_loopback_only(karpenter_stack.state, {"etcd", "kube-apiserver", "kwok", karpenter.NAME, karpenter.RELAY})
+    assert_listens_on_loopback_only(
+        karpenter_stack.state,
+        {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", karpenter.NAME, karpenter.RELAY},
+    )
     # Karpenter itself binds ":<port>" (every interface; gpupools.sim.relay): only its own namespace may hold it.
     karpenter_pids = sim_processes(karpenter_stack.state)[karpenter.NAME]
     host = listeners.network_namespace("self")
     assert all(listeners.network_namespace(pid) != host for pid in karpenter_pids)
 
 
-def test_cluster_autoscaler_stack_listens_on_loopback_only(kueue_stack: Running) -> None:
-    """``aws-training-dev``: a cluster-autoscaler stack, with Kueue."""
-    assert not karpenter.uses_karpenter(kueue_stack.objects)
-    assert_listens_on_loopback_only(kueue_stack.state, {"etcd", "kube-apiserver", "kwok", kueue.NAME})
+CLUSTER_AUTOSCALER_STACK = "aws-dev"
+
+
+@pytest.fixture(scope="module")
+def cluster_autoscaler_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
+    with running(CLUSTER_AUTOSCALER_STACK, session_cluster, sim_build) as run:
+        yield run
+
+
+def test_cluster_autoscaler_stack_listens_on_loopback_only(cluster_autoscaler_stack: Running) -> None:
+    """A cluster-autoscaler stack: the control plane and KWOK (the sim runs no autoscaler for it)."""
+    assert not karpenter.uses_karpenter(cluster_autoscaler_stack.objects)
+    expected = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+    assert_listens_on_loopback_only(cluster_autoscaler_stack.state, expected)
