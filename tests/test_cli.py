@@ -29,6 +29,7 @@ MODULES = {
     "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
     "gpupools.sim": [PY, "-m", "gpupools.sim"],
     "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],
+    "gpupools.sim.relay": [PY, "-m", "gpupools.sim.relay"],
 }
 PYTHON_SCRIPTS = {
     name: [PY, str(ROOT / name)]
