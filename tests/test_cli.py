@@ -30,6 +30,7 @@ MODULES = {
     "gpupools.sim": [PY, "-m", "gpupools.sim"],
     "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],
     "gpupools.sim.engine_build": [PY, "-m", "gpupools.sim.engine_build"],
+    "gpupools.sim.relay": [PY, "-m", "gpupools.sim.relay"],
 }
 PYTHON_SCRIPTS = {
     name: [PY, str(ROOT / name)]

@@ -33,11 +33,13 @@ from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, KARPENTER_NODEPO
 from gpupools.jobs import gpu_job
 from gpupools.queueing.workloads import gang_job
 from gpupools.sharing import slots_per_gpu
-from gpupools.sim import cluster, controllers, karpenter, kueue, node_shapes, objects, spot
+from gpupools.sim import cluster, controllers, karpenter, kueue, node_shapes, objects, processes, spot
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError, wait_for
 from gpupools.specs import PoolSpec, Role
+
+from tests.sim import listeners
 
 pytestmark = pytest.mark.sim
 
@@ -306,3 +308,58 @@ def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: R
         for manifest in [*within, *beyond]:
             with contextlib.suppress(KubeError):
                 run.client.delete(manifest, propagation="Foreground")
+
+
+def sim_processes(state: ClusterState) -> dict[str, list[int]]:
+    """Every process the sim started, by component: the control plane's and each controller's
+    process group (Karpenter's group holds its relay and the Karpenter binary)."""
+    leaders = {**state.pids, **{name: c.pid for name, c in processes.records(state).items()}}
+    return {name: listeners.process_group(pid) for name, pid in leaders.items()}
+
+
+def assert_listens_on_loopback_only(state: ClusterState, expected: set[str]) -> None:
+    """No process of the sim listens outside 127.0.0.0/8 and ::1 where anything but ``lo`` could reach
+    it: in the host's network namespace every listener is on loopback; a process in a namespace of its
+    own (Karpenter) has no interface there but ``lo``."""
+    host = listeners.network_namespace("self")
+    started = sim_processes(state)
+    assert expected <= set(started), f"the sim runs {sorted(started)}, expected at least {sorted(expected)}"
+    for name, pids in started.items():
+        found = [listener for pid in pids for listener in listeners.listeners(pid)]
+        if name == karpenter.RELAY:
+            assert not found, f"Karpenter's host relay listens on a Unix socket only, found TCP {found}"
+        else:
+            assert found, f"{name} (PIDs {pids}) listens on no TCP port: the check would prove nothing"
+        for pid in pids:
+            if listeners.network_namespace(pid) != host:
+                assert listeners.interfaces(pid) == ["lo"], f"{name} (PID {pid}) is in a namespace with other interfaces"
+                continue
+            outside = [f"{s.address}:{s.port}" for s in listeners.listeners(pid) if not s.address.is_loopback]
+            assert not outside, f"{name} (PID {pid}) listens outside loopback in the host's namespace: {outside}"
+
+
+def test_karpenter_stack_listens_on_loopback_only(karpenter_stack: Running) -> None:
+    assert_listens_on_loopback_only(
+        karpenter_stack.state,
+        {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", karpenter.NAME, karpenter.RELAY},
+    )
+    # Karpenter itself binds ":<port>" (every interface; gpupools.sim.relay): only its own namespace may hold it.
+    karpenter_pids = sim_processes(karpenter_stack.state)[karpenter.NAME]
+    host = listeners.network_namespace("self")
+    assert all(listeners.network_namespace(pid) != host for pid in karpenter_pids)
+
+
+CLUSTER_AUTOSCALER_STACK = "aws-dev"
+
+
+@pytest.fixture(scope="module")
+def cluster_autoscaler_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
+    with running(CLUSTER_AUTOSCALER_STACK, session_cluster, sim_build) as run:
+        yield run
+
+
+def test_cluster_autoscaler_stack_listens_on_loopback_only(cluster_autoscaler_stack: Running) -> None:
+    """A cluster-autoscaler stack: the control plane and KWOK (the sim runs no autoscaler for it)."""
+    assert not karpenter.uses_karpenter(cluster_autoscaler_stack.objects)
+    expected = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+    assert_listens_on_loopback_only(cluster_autoscaler_stack.state, expected)

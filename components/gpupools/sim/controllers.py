@@ -53,4 +53,5 @@ def start(state: ClusterState, build: Build, stack_objects: StackObjects, progre
 def stop(state: ClusterState) -> list[str]:
     """Stop every controller (Kueue's webhook configurations removed first); the names of those that ran."""
     stopped = [kueue.NAME] if kueue.stop(state) else []
+    stopped += [karpenter.NAME] if karpenter.stop(state) else []
     return stopped + processes.stop_all(state)

@@ -33,6 +33,11 @@ launches what the NodePool allows next (on-demand, or another NodePool by weight
 reproduce: a launch that fails with InsufficientCapacity after the decision (Karpenter's
 ``unavailableOfferings`` cache), since the KWOK provider never fails a launch with an existing class.
 
+**Its network namespace**: Karpenter binds its metrics and health servers to every interface
+(v1.14.1 ``pkg/operator/operator.go``, no bind-address option), so it runs in a network namespace of
+its own behind the relays of ``gpupools.sim.relay`` (that module's docstring): its kubeconfig names
+the in-namespace relay ``127.0.0.1:6443``, its health is read through ``karpenter-health.sock``.
+
 Node capacity: the KWOK provider writes the instance type's own allocatable on the Node, not the
 NodeOverlay's (``toNode``: "NodeOverlay will not apply"), and no device plugin runs on a KWOK node.
 So a shared pool's node advertises its GPUs, not its slots: Karpenter's packing decision (how many
@@ -41,22 +46,27 @@ slot requests one NodeClaim takes) is observable on the NodeClaim, not by runnin
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import shutil
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import GPU_RESOURCE, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
-from gpupools.sim import node_shapes, processes
+from gpupools.sim import control_plane, node_shapes, pki, processes, relay
 from gpupools.sim.build import Build
-from gpupools.sim.control_plane import HOST, ClusterState, _http_ok, free_port
+from gpupools.sim.control_plane import HOST, ClusterState, SimError
 from gpupools.sim.kube import Client
 from gpupools.sim.objects import StackObjects
 from gpupools.specs import Cloud
 
 NAME = "karpenter"
+RELAY = "karpenter-relay"
+"""The host side of Karpenter's API-server bridge (``gpupools.sim.relay``), a controller record of its own."""
 KWOK_GROUP = "karpenter.kwok.sh"
 KWOK_NODE_CLASS = {"apiVersion": f"{KWOK_GROUP}/v1alpha1", "kind": "KWOKNodeClass"}
 INSTANCE_TYPES_FILE = "karpenter-instance-types.json"
@@ -236,27 +246,99 @@ def sim_manifests(manifests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     return [*node_classes(manifests), *rest]
 
 
+NAMESPACE_PORTS = {"api": 6443, "metrics": 8080, "health": 8081}
+"""Ports inside Karpenter's network namespace, where nothing else listens: the API server's relay and
+Karpenter's own metrics and health defaults (``pkg/operator/options/options.go``)."""
+API_SOCKET = "karpenter-api.sock"
+HEALTH_SOCKET = "karpenter-health.sock"
+
+
+def sockets(state: ClusterState) -> dict[str, Path]:
+    """The Unix sockets that bridge Karpenter's network namespace and the host (``gpupools.sim.relay``)."""
+    return {"api": state.path / API_SOCKET, "health": state.path / HEALTH_SOCKET}
+
+
+def namespace_kubeconfig(state: ClusterState) -> Path:
+    """The admin kubeconfig with the in-namespace relay as server (the API server's certificate covers 127.0.0.1)."""
+    path = state.path / "karpenter.kubeconfig"
+    server = f"https://{HOST}:{NAMESPACE_PORTS['api']}"
+    files = pki.Pki(state.path / "pki")
+    control_plane.write_kubeconfig(path, control_plane.kubeconfig(server, files, "admin", f"sim-{state.stack}"))
+    return path
+
+
+def commands(state: ClusterState, build: Build) -> dict[str, list[str]]:
+    """The host relay's and Karpenter's command lines: Karpenter in a network namespace of its own
+    (``unshare --net``) behind the relays of ``gpupools.sim.relay`` (its docstring says why)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        raise SimError("Karpenter runs in its own network namespace and `unshare` (util-linux) is not on PATH")
+    paths = sockets(state)
+    script = [sys.executable, str(Path(relay.__file__).resolve())]
+    for path in paths.values():
+        relay.parse_endpoint(f"unix:{path}")  # RelayError naming a path too long for a Unix socket
+    return {
+        RELAY: [*script, f"unix:{paths['api']}=tcp:{HOST}:{state.ports['kube-apiserver']}"],
+        NAME: [
+            unshare,
+            "--net",
+            "--",
+            *script,
+            "--lo-up",
+            f"tcp:{HOST}:{NAMESPACE_PORTS['api']}=unix:{paths['api']}",
+            f"unix:{paths['health']}=tcp:{HOST}:{NAMESPACE_PORTS['health']}",
+            "--",
+            str(build.binary("karpenter-kwok")),
+        ],
+    }
+
+
 def start(
     state: ClusterState, build: Build, stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()
 ) -> processes.Controller:
-    """Start Karpenter (KWOK provider) for the stack; returns once its health probe answers."""
-    ports = {"metrics": free_port(), "health": free_port()}
+    """Start Karpenter (KWOK provider) for the stack in its own network namespace, with the host side
+    of its API-server relay first; returns once its health probe answers through its socket."""
     path = write_instance_types(state, stack_objects, spot_unavailable)
+    argv = commands(state, build)
+    paths = sockets(state)
+    processes.start(
+        state,
+        processes.Controller(name=RELAY, argv=argv[RELAY], env={}, ports={}, extra={"socket": str(paths["api"])}),
+        paths["api"].exists,
+    )
     controller = processes.Controller(
         name=NAME,
-        argv=[str(build.binary("karpenter-kwok"))],
+        argv=argv[NAME],
         env={
-            "KUBECONFIG": str(processes.admin_kubeconfig(state)),
+            "KUBECONFIG": str(namespace_kubeconfig(state)),
             "DISABLE_LEADER_ELECTION": "true",
-            "METRICS_PORT": str(ports["metrics"]),
-            "HEALTH_PROBE_PORT": str(ports["health"]),
+            "METRICS_PORT": str(NAMESPACE_PORTS["metrics"]),
+            "HEALTH_PROBE_PORT": str(NAMESPACE_PORTS["health"]),
             "INSTANCE_TYPES_FILE_PATH": str(path),
             "FEATURE_GATES": feature_gates(stack_objects),
             "BATCH_IDLE_DURATION": BATCH_IDLE_DURATION,
             "BATCH_MAX_DURATION": BATCH_MAX_DURATION,
             "LOG_LEVEL": "debug",
         },
-        ports=ports,
-        extra={"stack": stack_objects.stack, "spotUnavailable": ",".join(sorted(spot_unavailable))},
+        ports=dict(NAMESPACE_PORTS),
+        extra={
+            "stack": stack_objects.stack,
+            "spotUnavailable": ",".join(sorted(spot_unavailable)),
+            "networkNamespace": "own (unshare --net); ports are the namespace's",
+        },
     )
-    return processes.start(state, controller, lambda: _http_ok(f"http://{HOST}:{ports['health']}/healthz"))
+    try:
+        return processes.start(state, controller, lambda: relay.unix_http_ok(str(paths["health"]), "/healthz"))
+    except SimError:
+        stop(state)
+        raise
+
+
+def stop(state: ClusterState) -> bool:
+    """Stop Karpenter and its host relay and remove their sockets; True when Karpenter was running."""
+    running = processes.stop(state, NAME)
+    processes.stop(state, RELAY)
+    for path in sockets(state).values():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    return running

@@ -48,7 +48,7 @@ def set_spot(state: ClusterState, build: Build, stack_objects: objects.StackObje
     record = processes.records(state).get(karpenter.NAME)
     current = {p for p in (record.extra.get("spotUnavailable", "") if record else "").split(",") if p}
     wanted = sorted(current - {pool} if available else current | {pool})
-    processes.stop(state, karpenter.NAME)
+    karpenter.stop(state)
     karpenter.start(state, build, stack_objects, wanted)
     return wanted
 
