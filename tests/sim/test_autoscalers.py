@@ -88,6 +88,11 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
                 client.delete(manifest)
         with contextlib.suppress(TimeoutError, KubeError):
             wait_for(lambda: not client.list("karpenter.sh/v1", "NodeClaim"), timeout=120, what="NodeClaims to go")
+        # The stack's objects go while the controllers still run: Kueue removes its finalizers
+        # (kueue.x-k8s.io/resource-in-use) only while it runs, and an object left Terminating would
+        # meet the next module's create of the same object.
+        with contextlib.suppress(TimeoutError, KubeError):
+            objects.delete(client, manifests)
         controllers.stop(state)
         for manifest in reversed(manifests):
             with contextlib.suppress(KubeError):

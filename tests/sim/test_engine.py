@@ -81,6 +81,8 @@ def _deployed(
     loaded = objects.load(stack)
     client = session_cluster.client()
     objects.install_crds(client, objects.crds_for(loaded, sim_build.crds))
+    # The engine creates every object: none of the stack's may be there yet (an earlier module's, say).
+    objects.delete(client, [m for m in loaded.manifests if client.get(m) is not None])
     nodes = [name for group in cluster.groups_for(loaded) for name in cluster.add_nodes(session_cluster, [group], 1)]
     kubeconfig = control_plane.write_kubeconfig(
         session_cluster.path / f"engine-{stack}.kubeconfig",
