@@ -81,8 +81,19 @@ def _deployed(
     loaded = objects.load(stack)
     client = session_cluster.client()
     objects.install_crds(client, objects.crds_for(loaded, sim_build.crds))
-    # The engine creates every object: none of the stack's may be there yet (an earlier module's, say).
-    objects.delete(client, [m for m in loaded.manifests if client.get(m) is not None])
+    # The engine creates every object: none of the stack's may be there yet. An earlier module's
+    # leftovers may still carry the finalizers of a controller that no longer runs (Kueue's
+    # kueue.x-k8s.io/resource-in-use): those are cleared, as an operator would, before the delete.
+    leftovers = [m for m in loaded.manifests if client.get(m) is not None]
+    for manifest in leftovers:
+        with contextlib.suppress(KubeError):
+            client.request(
+                "PATCH",
+                client.object_path(manifest),
+                {"metadata": {"finalizers": None}},
+                content_type="application/merge-patch+json",
+            )
+    objects.delete(client, leftovers)
     nodes = [name for group in cluster.groups_for(loaded) for name in cluster.add_nodes(session_cluster, [group], 1)]
     kubeconfig = control_plane.write_kubeconfig(
         session_cluster.path / f"engine-{stack}.kubeconfig",
