@@ -123,13 +123,13 @@ def test_pricing_help_lists_every_command_in_plain_text() -> None:
 
     status, out, _ = pricing("--help")
     assert status == 0
-    assert {"refresh", "import-coroot"} <= set(COMMANDS)
+    assert {"refresh", "import-vms-csv"} <= set(COMMANDS)
     for command in COMMANDS:
         assert f"\n  {command} " in out, command
     assert "``" not in out
 
 
-@pytest.mark.parametrize("command", ["refresh", "import-coroot"])
+@pytest.mark.parametrize("command", ["refresh", "import-vms-csv"])
 def test_each_pricing_command_has_plain_help(command: str) -> None:
     status, out, _ = pricing(command, "--help")
     assert status == 0 and f"python -m gpupools.pricing {command}" in out and "``" not in out
@@ -137,6 +137,6 @@ def test_each_pricing_command_has_plain_help(command: str) -> None:
 
 def test_pricing_without_or_with_an_unknown_command_exits_2() -> None:
     status, _, err = pricing()
-    assert status == 2 and "import-coroot" in err
+    assert status == 2 and "import-vms-csv" in err
     status, _, err = pricing("refrsh")
     assert status == 2 and "unknown command 'refrsh'" in err

@@ -30,8 +30,9 @@ from typing import Any
 import pytest
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
-from gpupools.catalog.prices import is_spot_price, price_table, table_from_json, table_path
+from gpupools.catalog.prices import Price, is_spot_price, price_table, table_from_json, table_path
 from gpupools.catalog.regions import known_regions
+from gpupools.pricing import import_vms_csv
 from gpupools.specs import Cloud
 from gpupools.testing import run_stack, stack_config
 
@@ -74,12 +75,21 @@ def test_a_spot_figure_equal_to_on_demand_loads_as_unknown_with_its_reason() -> 
     assert is_spot_price(30.09784, 7.5205)
 
 
-def test_the_eastus_h100_rows_say_why_they_have_no_spot_price() -> None:
+def test_the_eastus_h100_spot_figures_come_from_anycloud_with_a_note() -> None:
+    # SkyPilot's eastus H100 rows repeat on-demand as Spot (6.98, 13.96 and 98.32 on both sides), so
+    # those Spot figures are not prices; anycloud's May 2026 rows have the Spot meter (2.192418 for the
+    # NC40ads size, 0.31x), added with a footnote naming it.
     table = price_table(Cloud.AZURE)
-    for size in ("Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5", "Standard_ND96isr_H100_v5"):
+    for size, on_demand in (
+        ("Standard_NC40ads_H100_v5", 6.98),
+        ("Standard_NC80adis_H100_v5", 13.96),
+        ("Standard_ND96isr_H100_v5", 98.32),
+    ):
         price = table.price("eastus", size)
-        assert price is not None and price.on_demand is not None and price.spot is None
-        assert "not a Spot price" in table.missing_reason("eastus", size)
+        assert price is not None and price.on_demand == on_demand and price.spot is not None and price.spot < on_demand
+        [note] = table.footnotes("eastus", [size])
+        assert "anycloud's catalog 62ff0a98" in note, note
+    assert table.price("eastus", "Standard_NC40ads_H100_v5") == Price(6.98, 2.192418)
 
 
 @pytest.mark.parametrize("cloud", list(Cloud))
@@ -140,10 +150,11 @@ def test_a_stack_in_ap_northeast_1_prices_its_gpu_sizes_and_footnotes_the_rest_o
             assert row["pricePerNodeHour"] is not None, row["name"]
     g5 = table.price("ap-northeast-1", "g5.48xlarge")
     assert g5 is not None and g5.on_demand is not None
-    # Both of its ap-northeast-1 zones quote the on-demand rate as Spot: no Spot price, with the reason.
-    assert g5.spot is None and table.missing_reason("ap-northeast-1", "g5.48xlarge").startswith("no Spot price")
+    # Both of its ap-northeast-1 zones in SkyPilot v8 quote the on-demand rate as Spot; the table's own
+    # source (v7 at 27f67dd4) has apne1-az1 7.3711 and apne1-az4 6.8499: the median, with a note.
+    assert g5.spot == pytest.approx((7.3711 + 6.8499) / 2)
     notes = table.footnotes("ap-northeast-1", ["m6i.xlarge", "g5.48xlarge", "p5.48xlarge"])
-    assert notes == [f"g5.48xlarge: {table.missing_reason('ap-northeast-1', 'g5.48xlarge')}"]
+    assert len(notes) == 1 and notes[0].startswith("g5.48xlarge: Spot: median of 2 zones") and "27f67dd4" in notes[0]
     assert all(len(note) < 160 for note in notes)
     # The system pool's m6i.xlarge is priced there too (before: no price).
     [system] = [p for p in rows.values() if p["pool"] == "system"]
@@ -356,8 +367,10 @@ def test_a_gpu_size_not_listed_in_a_region_says_it_is_not_offered_there() -> Non
             reason = table.missing_reason(region, size)
             if region in covered:
                 assert reason.startswith(f"not offered in {region}") or region in V7_REGIONS, (region, size, reason)
-            else:
+            elif region in ("ap-southeast-4",):  # v8 lists CPU sizes there, none of the GPU sizes
                 assert "SkyPilot v8 lists none of the GPU sizes there" in reason, (region, size, reason)
+            else:
+                assert reason.startswith(f"no offline source lists {region} (checked: SkyPilot v8 00148f2"), reason
 
 
 def test_the_m6i_sizes_are_priced_in_every_region_skypilot_v8_lists_them() -> None:
@@ -458,23 +471,35 @@ def test_every_azure_gpu_size_is_priced_in_every_us_region_skypilot_lists_it() -
 
 def test_an_azure_gpu_size_skypilot_does_not_list_in_a_us_region_says_why() -> None:
     table = price_table(Cloud.AZURE)
+    skypilot = {region for region in AZURE_US_REGIONS if "skypilot-org" in table.provenance(region).source}
+    assert skypilot == set(AZURE_US_REGIONS) - {"westcentralus"}  # westcentralus: no SkyPilot row, anycloud's
     for size in sorted(GPU_SIZES):
-        for region in sorted(set(AZURE_US_REGIONS) - set(AZURE_V6_REGIONS.get(size, ()))):
-            assert table.price(region, size) is None, (region, size)
-            reason = table.missing_reason(region, size)
-            assert not any(g in reason for g in ("has no row for", "is not in the")), (region, size, reason)
+        for region in sorted(skypilot - set(AZURE_V6_REGIONS.get(size, ()))):
+            # Not from SkyPilot: either priced from anycloud, with a footnote saying so, or unpriced with a reason.
+            notes = table.footnotes(region, [size])
+            if table.price(region, size) is not None:
+                assert any("anycloud's catalog" in note for note in notes), (region, size, notes)
+            else:
+                reason = table.missing_reason(region, size)
+                assert not any(g in reason for g in ("has no row for", "is not in the")), (region, size, reason)
 
 
-REFERENCE = {Cloud.AWS: "us-east-1", Cloud.AZURE: "eastus"}
-ON_DEMAND_BANDS = {Cloud.AWS: (1.0, 1.6), Cloud.AZURE: (1.0, 1.32)}
-"""A region's Linux on-demand price over the reference region's for the same size. Azure: the
-importer's band (``gpupools.pricing.import_coroot.ON_DEMAND_BAND``, why there). AWS: us-east-1 and
-us-west-2 are the cheapest regions (no row read from SkyPilot's v8 catalog is below them), and the
-dearest region-to-us-east-1 ratio among those rows is ap-east-1's (Hong Kong) g4dn and g5 sizes, 1.54x;
-a row outside is a transcription or source error (a Windows rate, a price per GPU instead of per node)."""
+REFERENCE = import_vms_csv.REFERENCE_REGIONS
+ON_DEMAND_BANDS = {Cloud.AWS: (0.6, 1.6), Cloud.AZURE: (0.5, 2.5)}
+"""A region's Linux on-demand price over the reference region's for the same size, the importer's
+bands (``gpupools.pricing.import_vms_csv.REGION_BANDS``). AWS: ap-south-1's (Mumbai) Graviton and
+AMD sizes are the cheapest rows of SkyPilot's v8 catalog, 0.64x to 0.71x us-east-1, and the dearest
+region-to-us-east-1 ratio among those rows is ap-east-1's (Hong Kong) g4dn and g5 sizes, 1.54x.
+Azure: from 0.65x (centralindia's A100 sizes) to 2.09x (brazilsoutheast) in anycloud's catalog. A
+row outside is a transcription or source error (a price per GPU instead of per node, per month)."""
 SPOT_BAND = (0.05, 0.70)
 """Spot over on-demand: both clouds advertise Spot at up to 90 % off; a figure above 0.70x is
 suspect of not being a Spot price, below 0.05x of a price per GPU or a unit error."""
+
+
+def test_the_bands_are_the_importers() -> None:
+    assert ON_DEMAND_BANDS == import_vms_csv.REGION_BANDS
+    assert SPOT_BAND == import_vms_csv.SPOT_RATIO_BAND
 
 
 @pytest.mark.parametrize("cloud", list(Cloud))

@@ -98,6 +98,10 @@ class PriceTable:
         unpriced_regions: region -> why a size of that region without a row and a reason of its own
             has no price (a region no offline source covers, or one imported only in part); with
             ``prices`` it covers every region of the region catalog (default: none).
+        notes: region -> size -> where that priced size's figures come from when it is not the
+            region's source (a size whose Spot rows the region's source lacks, taken from another
+            version of the same catalog); shown as a footnote like a missing price's reason
+            (default: none).
     """
 
     cloud: Cloud
@@ -108,6 +112,7 @@ class PriceTable:
     region_sources: Mapping[str, RegionSource] = field(default_factory=dict)
     unpriced: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     unpriced_regions: Mapping[str, str] = field(default_factory=dict)
+    notes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def price(self, region: str, size: str) -> Price | None:
         """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
@@ -134,10 +139,14 @@ class PriceTable:
 
     def footnotes(self, region: str, sizes: Sequence[str]) -> list[str]:
         """One short footnote per distinct reason why a size of ``sizes`` lacks a price (either
-        capacity type) in ``region``: ``<sizes>: <reason>``, the sizes sharing it named once, in
-        the order first met. What synth prints under its table instead of a reason in every row."""
+        capacity type) in ``region``, or has a note on its source (``notes``): ``<sizes>: <reason>``,
+        the sizes sharing it named once, in the order first met. What synth prints under its table
+        instead of a reason in every row."""
         by_reason: dict[str, list[str]] = {}
         for size in dict.fromkeys(sizes):
+            note = self.notes.get(normalize_region(region), {}).get(size)
+            if note is not None:
+                by_reason.setdefault(note, []).append(size)
             price = self.price(region, size)
             if price is not None and price.on_demand is not None and price.spot is not None:
                 continue
@@ -177,6 +186,11 @@ class PriceTable:
                 else {}
             ),
             **({"unpricedRegions": dict(sorted(self.unpriced_regions.items()))} if self.unpriced_regions else {}),
+            **(
+                {"notes": {region: dict(sorted(sizes.items())) for region, sizes in sorted(self.notes.items())}}
+                if self.notes
+                else {}
+            ),
         }
 
 
@@ -221,6 +235,7 @@ def table_from_json(data: Mapping[str, Any]) -> PriceTable:
         ),
         unpriced=MappingProxyType({region: MappingProxyType(sizes) for region, sizes in unpriced.items()}),
         unpriced_regions=MappingProxyType(dict(data.get("unpricedRegions") or {})),
+        notes=MappingProxyType({region: MappingProxyType(dict(sizes)) for region, sizes in (data.get("notes") or {}).items()}),
     )
 
 

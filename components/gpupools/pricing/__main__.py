@@ -1,8 +1,8 @@
 """``python -m gpupools.pricing <command>``: the price tables' maintenance commands.
 
 ``refresh`` (``gpupools.pricing.refresh``) rebuilds a cloud's table from the clouds' public price
-APIs (networked); ``import-coroot`` (``gpupools.pricing.import_coroot``) imports Azure regions from
-coroot's public catalog file. Without a command, or with ``--help``, it lists them.
+APIs (networked); ``import-vms-csv`` (``gpupools.pricing.import_vms_csv``) imports regions from a
+public catalog file in SkyPilot's ``vms.csv`` layout. Without a command, or with ``--help``, it lists them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Callable, Sequence
 
-from gpupools.pricing import import_coroot, refresh
+from gpupools.pricing import import_vms_csv, refresh
 
 PROG = "python -m gpupools.pricing"
 
@@ -19,9 +19,9 @@ COMMANDS: dict[str, tuple[str, Callable[[Sequence[str]], int]]] = {
         "rebuild a cloud's price table from its public price APIs (networked: AWS Price List and Spot history, Azure Retail Prices)",
         lambda argv: refresh.main(["refresh", *argv]),
     ),
-    "import-coroot": (
-        "import Azure regions from coroot's public price catalog file, each row checked against eastus",
-        import_coroot.main,
+    "import-vms-csv": (
+        "import regions from a catalog file in SkyPilot's vms.csv layout, checked against the table's reference region",
+        import_vms_csv.main,
     ),
 }
 """Each command: one line of help, and its entry point (taking the arguments after the command name)."""

@@ -265,6 +265,14 @@ def unpriced_sizes(table: PriceTable, region: str, groups: Iterable[CapacityGrou
     )
 
 
+def footnoted_sizes(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> list[str]:
+    """The sizes of ``groups`` a footnote speaks of: those without the price their group's capacity
+    type needs (``unpriced_sizes``) and those whose figures carry a note on their source, sorted."""
+    groups = list(groups)
+    noted = table.notes.get(normalize_region(region), {})
+    return sorted({*unpriced_sizes(table, region, groups), *(s for g in groups for s in g.instance_types if s in noted)})
+
+
 def why_unpriced(table: PriceTable, region: str, size: str, capacity: CapacityType) -> str:
     """Why ``size`` has no ``capacity`` price in ``region``: the table's recorded reason
     (``PriceTable.missing_reason``), or, for a size priced for the other capacity type only, that."""
@@ -502,7 +510,7 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         price_source=origin.source,
         source_date=origin.source_date.isoformat(),
         figures=figures,
-        price_footnotes=tuple(table.footnotes(region, unpriced_sizes(table, region, groups))),
+        price_footnotes=tuple(table.footnotes(region, footnoted_sizes(table, region, groups))),
     )
 
 
