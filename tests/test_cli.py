@@ -25,6 +25,7 @@ MODULES = {
     "gpupools.preflight": [PY, "-m", "gpupools.preflight"],
     "gpupools.pricing": [PY, "-m", "gpupools.pricing"],
     "gpupools.pricing refresh": [PY, "-m", "gpupools.pricing", "refresh"],
+    "gpupools.pricing import-vms-csv": [PY, "-m", "gpupools.pricing", "import-vms-csv"],
     "gpupools.aws.deployer_policy": [PY, "-m", "gpupools.aws.deployer_policy"],
     "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
     "gpupools.sim": [PY, "-m", "gpupools.sim"],

@@ -406,7 +406,7 @@ INVALID += [
     ),
     (
         "cost-budget-unpriced-region",
-        with_key(with_key(AZURE, "azure-native:location", "swedencentral"), "gpupools:cost", {"budgetPerHour": 100}),
+        with_key(with_key(AZURE, "azure-native:location", "swedensouth"), "gpupools:cost", {"budgetPerHour": 100}),
         "gpupools:cost.budgetPerHour",
         "cannot be checked",
     ),

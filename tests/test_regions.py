@@ -100,10 +100,10 @@ def test_unknown_region_is_one_config_error_naming_the_key(raw: dict[str, object
         # Real regions the price catalog does not price: valid, their estimates say "no price" and why.
         (AWS, "ap-southeast-7"),
         (AWS, "mx-central-1"),
-        (AZURE, "swedencentral"),
-        (AZURE, "newzealandnorth"),
+        (AZURE, "swedensouth"),
+        (AZURE, "taiwannorth"),
         # Azure takes display names in any case and spacing.
-        (AZURE, "West Central US"),
+        (AZURE, "Taiwan North"),
     ],
 )
 def test_real_but_unpriced_regions_are_accepted(raw: dict[str, object], region: str) -> None:

@@ -355,7 +355,3 @@ def main(argv: Sequence[str] | None = None, today: date | None = None) -> int:
             f"{result.region}: {len(result.prices)} sizes priced ({no_spot} without Spot), {len(sizes) - len(result.prices)} unpriced"
         )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
