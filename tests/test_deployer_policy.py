@@ -4,6 +4,7 @@ and every resource type the EKS stack registers is covered."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -103,8 +104,10 @@ def all_policies() -> list[dict[str, Any]]:
     ]
 
 
-def operation_names(service: str) -> set[str]:
-    return set(botocore.session.get_session().get_service_model(SERVICE_MODELS[service]).operation_names)
+@functools.cache
+def operation_names(service: str) -> frozenset[str]:
+    """The operations of ``service``'s botocore model (read once per service: ec2's alone is megabytes)."""
+    return frozenset(botocore.session.get_session().get_service_model(SERVICE_MODELS[service]).operation_names)
 
 
 PERMISSION_ONLY = {"iam:PassRole"}
