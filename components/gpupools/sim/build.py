@@ -40,7 +40,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Any, Callable, Sequence
 
 from gpupools import _cli
 from gpupools.sim import layout
@@ -447,27 +447,31 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     copy_controller_files(module_root, staging / "controllers")
     copy_crds(module_root, staging / "crds")
     write_stages(module_root, staging / "kwok-stages.yaml")
-    total = time.monotonic() - started
-    (staging / "build.json").write_text(
-        json.dumps(
-            {"go": go, "versions": versions, "seconds": {**{k: round(v) for k, v in seconds.items()}, "total": round(total)}},
-            indent=2,
-        )
-        + "\n"
-    )
-    shutil.rmtree(root, ignore_errors=True)
-    staging.rename(root)
-    out.write(f"[build-sim] done in {total:.0f}s: {root / 'bin'}\n")
-    out.flush()
+    finish_build("build-sim", staging, root, {"go": go, "versions": versions}, seconds, started, out)
     return Build(root=root, versions=versions)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m gpupools.sim.build",
-        description="Build the sim's etcd, Kubernetes control plane, KWOK controller, Kueue and Karpenter (KWOK provider) from the Go modules pinned in sim/, "
-        "cached per version (GPUPOOLS_CACHE, default ~/.cache/gpupools).",
-    )
+def finish_build(
+    label: str, staging: Path, root: Path, record: dict[str, Any], seconds: dict[str, float], started: float, out: IO[str]
+) -> None:
+    """End a build: write ``build.json`` into ``staging`` (``record``, the Go version and the module
+    versions, plus the seconds of each step and the total), put ``staging`` in ``root``'s place (an
+    older build there is removed first: a build is complete or absent, never half-written) and say
+    where the binaries are."""
+    total = time.monotonic() - started
+    rounded = {**{step: round(value) for step, value in seconds.items()}, "total": round(total)}
+    (staging / "build.json").write_text(json.dumps({**record, "seconds": rounded}, indent=2) + "\n")
+    shutil.rmtree(root, ignore_errors=True)
+    staging.rename(root)
+    out.write(f"[{label}] done in {total:.0f}s: {root / 'bin'}\n")
+    out.flush()
+
+
+def build_main(
+    prog: str, description: str, argv: Sequence[str] | None, build_dir: Callable[[], Path], build: Callable[..., object]
+) -> int:
+    """The command line of a cached build (``--force``, ``--print-dir``); exit status 1 on a ``BuildError``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--force", action="store_true", help="rebuild even when the cached build exists")
     parser.add_argument("--print-dir", action="store_true", help="print the build directory for the pinned versions and exit")
     args = _cli.parse_args(parser, argv)
@@ -480,6 +484,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return build_main(
+        "python -m gpupools.sim.build",
+        "Build the sim's etcd, Kubernetes control plane, KWOK controller, Kueue and Karpenter (KWOK provider) from the Go "
+        "modules pinned in sim/, cached per version (GPUPOOLS_CACHE, default ~/.cache/gpupools).",
+        argv,
+        build_dir,
+        build,
+    )
 
 
 if __name__ == "__main__":

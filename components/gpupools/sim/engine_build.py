@@ -24,7 +24,6 @@ version, the platform, ``RECIPE`` and both modules' ``go.mod``/``go.sum``. A dir
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import platform
@@ -37,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Sequence
 
-from gpupools import _cli
 from gpupools.sim import build as builds
 from gpupools.sim import layout
 
@@ -187,39 +185,19 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     shim = staging / "bin" / DYNAMIC_SHIM
     shutil.copyfile(sdk / "python" / "dist" / DYNAMIC_SHIM, shim)
     shim.chmod(0o755)
-    total = time.monotonic() - started
-    (staging / "build.json").write_text(
-        json.dumps(
-            {"go": go, "versions": versions, "seconds": {**{k: round(v) for k, v in seconds.items()}, "total": round(total)}},
-            indent=2,
-        )
-        + "\n"
-    )
-    shutil.rmtree(root, ignore_errors=True)
-    staging.rename(root)
-    out.write(f"[build-engine] done in {total:.0f}s: {root / 'bin'}\n")
-    out.flush()
+    builds.finish_build("build-engine", staging, root, {"go": go, "versions": versions}, seconds, started, out)
     return EngineBuild(root=root, versions=versions)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m gpupools.sim.engine_build",
-        description="Build the pulumi CLI and the pulumi-kubernetes provider from the Go modules pinned in sim/engine and "
+    return builds.build_main(
+        "python -m gpupools.sim.engine_build",
+        "Build the pulumi CLI and the pulumi-kubernetes provider from the Go modules pinned in sim/engine and "
         "sim/kubernetes, cached per version (GPUPOOLS_CACHE, default ~/.cache/gpupools).",
+        argv,
+        build_dir,
+        build,
     )
-    parser.add_argument("--force", action="store_true", help="rebuild even when the cached build exists")
-    parser.add_argument("--print-dir", action="store_true", help="print the build directory for the pinned versions and exit")
-    args = _cli.parse_args(parser, argv)
-    try:
-        if args.print_dir:
-            print(build_dir())
-            return 0
-        build(force=args.force)
-    except builds.BuildError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 0
 
 
 if __name__ == "__main__":

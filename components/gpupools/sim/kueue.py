@@ -114,15 +114,7 @@ def metrics_certificate(directory: Path = METRICS_CERT_DIR) -> None:
 def serving_certificate(directory: Path) -> bytes:
     """A CA and a serving certificate for 127.0.0.1 in ``directory`` (``tls.crt``, ``tls.key``);
     returns the CA certificate (PEM) for the webhook configurations' ``caBundle``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    ca_key = pki._key()
-    ca_name = pki._name("gpupools-sim-kueue-webhook-ca")
-    ca = pki._issue(ca_name, ca_key, ca_name, ca_key, ca=True)
-    key = pki._key()
-    pki._write_key(directory / "tls.key", key)
-    pki._write_cert(directory / "tls.crt", pki._issue(pki._name("kueue-webhook"), key, ca_name, ca_key, server=True))
-    pki._write_cert(directory / "ca.crt", ca)
-    return (directory / "ca.crt").read_bytes()
+    return pki.serving_pair(directory, "gpupools-sim-kueue-webhook-ca", "kueue-webhook")
 
 
 def webhook_configurations(manifests_file: Path, port: int, ca_bundle: bytes) -> list[dict[str, Any]]:

@@ -136,6 +136,21 @@ def _issue(
     return builder.sign(issuer_key, hashes.SHA256())
 
 
+def serving_pair(directory: Path, ca_common_name: str, server_common_name: str) -> bytes:
+    """Write a fresh CA (``ca.crt``) and a serving certificate for 127.0.0.1 it signed (``tls.crt``,
+    ``tls.key``) into ``directory``, for a local webhook server; returns the CA certificate (PEM), the
+    ``caBundle`` its webhook configurations carry. The CA's key is not kept: nothing else is signed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = _key()
+    ca_name = _name(ca_common_name)
+    ca = _issue(ca_name, ca_key, ca_name, ca_key, ca=True)
+    key = _key()
+    _write_key(directory / "tls.key", key)
+    _write_cert(directory / "tls.crt", _issue(_name(server_common_name), key, ca_name, ca_key, server=True))
+    _write_cert(directory / "ca.crt", ca)
+    return (directory / "ca.crt").read_bytes()
+
+
 def create(directory: Path) -> Pki:
     """Write a fresh CA, serving certificate, client certificates and service-account key pair."""
     directory.mkdir(parents=True, exist_ok=True)
