@@ -136,25 +136,11 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                     slots_per_node=slots,
                 )
             )
-        if not pool.spot:
-            groups.append(
-                CapacityGroup(
-                    pool.name,
-                    pool.role,
-                    CapacityType.ON_DEMAND,
-                    pool.instance_types,
-                    pool.min_size,
-                    pool.max_size,
-                    gpus_per_node=gpus,
-                    slots_per_node=slots,
-                )
-            )
-            continue
-        groups.append(
+        groups.append(  # the pool's own group: Spot, or on-demand where the pool buys no Spot
             CapacityGroup(
                 pool.name,
                 pool.role,
-                CapacityType.SPOT,
+                CapacityType.SPOT if pool.spot else CapacityType.ON_DEMAND,
                 pool.instance_types,
                 pool.min_size,
                 pool.max_size,
@@ -162,7 +148,7 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                 slots_per_node=slots,
             )
         )
-        if pool.on_demand_fallback:
+        if pool.spot and pool.on_demand_fallback:
             groups.append(
                 CapacityGroup(
                     pool.name,
