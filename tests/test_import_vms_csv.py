@@ -20,6 +20,7 @@ from gpupools.catalog.prices import Price, RegionSource, price_table, table_from
 from gpupools.pricing import import_vms_csv
 from gpupools.pricing.import_vms_csv import Row, apply, apply_noted, default_regions, import_region, read_rows, region_price
 from gpupools.specs import Cloud
+from gpupools.synth.summary import cost_lines
 from gpupools.testing import run_stack, stack_config
 
 AZURE_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation"
@@ -247,3 +248,18 @@ def test_an_aws_stack_in_ap_northeast_1_prices_every_pool(stack: str) -> None:
     assert run.outputs["cost"]["region"] == "ap-northeast-1"
     unpriced = [row["name"] for row in run.outputs["nodePools"] if row["pricePerNodeHour"] is None]
     assert unpriced == []
+
+
+def test_a_size_priced_from_another_source_says_so_in_the_cost_output_and_synth() -> None:
+    # centralus: SkyPilot's rows there are GPU sizes only; azure-dev's system and CPU pools
+    # (Standard_D4s_v5, Standard_D8s_v5) are priced from anycloud's row, with a note.
+    run = run_stack("azure-dev", overrides={"azure-native:location": "centralus"})
+    cost = run.outputs["cost"]
+    assert "skypilot-org" in cost["priceSource"]
+    [note] = cost["priceNotes"]
+    assert note.startswith("Standard_D4s_v5, Standard_D8s_v5: ") and "anycloud's catalog 62ff0a98" in note
+    assert note in cost["priceFootnotes"]
+    assert f"Priced from another source: {note}" in cost_lines(cost)
+    assert all(row["pricePerNodeHour"] is not None for row in run.outputs["nodePools"])
+    # eastus prices azure-dev's sizes from SkyPilot alone: no note.
+    assert run_stack("azure-dev").outputs["cost"]["priceNotes"] == []

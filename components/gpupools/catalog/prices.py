@@ -153,6 +153,16 @@ class PriceTable:
             by_reason.setdefault(self.missing_reason(region, size), []).append(size)
         return [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
 
+    def notes_for(self, region: str, sizes: Sequence[str]) -> list[str]:
+        """The ``notes`` of ``sizes`` in ``region`` (priced from another source than the region's),
+        as ``footnotes`` words them: one per distinct note, ``<sizes>: <note>``."""
+        noted = self.notes.get(normalize_region(region), {})
+        by_note: dict[str, list[str]] = {}
+        for size in dict.fromkeys(sizes):
+            if size in noted:
+                by_note.setdefault(noted[size], []).append(size)
+        return [f"{', '.join(names)}: {note}" for note, names in by_note.items()]
+
     def to_json(self) -> dict[str, Any]:
         """The table as stored (sorted, so a refresh diff shows only what changed)."""
         return {

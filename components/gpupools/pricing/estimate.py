@@ -358,6 +358,8 @@ class FleetCost:
         figures: the fleet's four states as nodes, GPUs, GPU slots and cost (``gpupools.capacity``).
         price_footnotes: one short footnote per reason a size of the fleet lacks a price it needs
             (``PriceTable.footnotes``): what synth prints once under its table instead of in every row.
+        price_notes: one line per note on where a priced size's figures come from when that is not
+            the region's source (``PriceTable.notes_for``); synth prints them with the source.
     """
 
     region: str
@@ -386,6 +388,7 @@ class FleetCost:
     source_date: str = ""
     figures: FleetFigures | None = None
     price_footnotes: tuple[str, ...] = ()
+    price_notes: tuple[str, ...] = ()
 
     def to_output(self) -> dict[str, object]:
         """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals)."""
@@ -411,6 +414,7 @@ class FleetCost:
             "unpricedReasons": dict(self.unpriced_reasons),
             "unpricedPools": dict(self.unpriced_pools),
             "priceFootnotes": list(self.price_footnotes),
+            "priceNotes": list(self.price_notes),
             "priceSource": self.price_source,
             "pricesSourceDate": self.source_date,
             "pricesReadOn": self.read_on,
@@ -497,6 +501,7 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         source_date=origin.source_date.isoformat(),
         figures=figures,
         price_footnotes=tuple(table.footnotes(region, footnoted_sizes(table, region, groups))),
+        price_notes=tuple(table.notes_for(region, sorted({size for group in groups for size in group.instance_types}))),
     )
 
 

@@ -390,6 +390,7 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
             f"Prices for {cost.get('region', '?')}: collected by their source {cost.get('pricesSourceDate', '?')}, "
             f"read by gpupools {cost.get('pricesReadOn', '?')}; source: {cost['priceSource']}"
         )
+        lines += [f"Priced from another source: {note}" for note in cost.get("priceNotes") or ()]
         lines.append(
             f"Spot: {cost.get('spotBasis', '?')}. Not included: disks, egress, control plane, NAT, load balancers, discounts."
         )
