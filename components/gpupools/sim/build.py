@@ -154,8 +154,8 @@ class BuildError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Build:
-    """A complete build: where its files are and what went into it."""
+class CachedBuild:
+    """A complete cached build: its directory and the module versions that went into it."""
 
     root: Path
     versions: dict[str, str]
@@ -163,6 +163,20 @@ class Build:
     @property
     def bin(self) -> Path:
         return self.root / "bin"
+
+
+def recorded_versions(root: Path) -> dict[str, str] | None:
+    """The module versions a complete build in ``root`` recorded (its ``build.json``, written last by
+    ``finish_build``), or ``None`` when ``root`` holds no complete build."""
+    record = root / "build.json"
+    if not record.exists():
+        return None
+    return dict(json.loads(record.read_text())["versions"])
+
+
+@dataclass(frozen=True)
+class Build(CachedBuild):
+    """The sim's control-plane build: where its files are and what went into it."""
 
     @property
     def crds(self) -> Path:
@@ -268,11 +282,8 @@ def build_dir(module_root: Path | None = None, go: str | None = None) -> Path:
 def cached(module_root: Path | None = None) -> Build | None:
     """The complete build for the pinned versions, or None when it has not been built yet."""
     root = build_dir(module_root)
-    record = root / "build.json"
-    if not record.exists():
-        return None
-    data = json.loads(record.read_text())
-    return Build(root=root, versions=dict(data["versions"]))
+    versions = recorded_versions(root)
+    return None if versions is None else Build(root=root, versions=versions)
 
 
 def ldflags_kubernetes(version: str) -> str:
@@ -400,10 +411,10 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     module_root = module_root or layout.module_root()
     go = go_version()
     root = build_dir(module_root, go)
-    record = root / "build.json"
-    if record.exists() and not force:
+    recorded = recorded_versions(root)
+    if recorded is not None and not force:
         out.write(f"[build-sim] cached: {root}\n")
-        return Build(root=root, versions=dict(json.loads(record.read_text())["versions"]))
+        return Build(root=root, versions=recorded)
     versions = required_versions(module_root)
     kube = versions["k8s.io/kubernetes"]
     staging = root.with_name(root.name + ".partial")

@@ -61,13 +61,8 @@ DYNAMIC_SHIM = "pulumi-resource-pulumi-python"
 
 
 @dataclass(frozen=True)
-class EngineBuild:
-    root: Path
-    versions: dict[str, str]
-
-    @property
-    def bin(self) -> Path:
-        return self.root / "bin"
+class EngineBuild(builds.CachedBuild):
+    """The engine's build: ``pulumi``, ``pulumi-resource-kubernetes`` and the dynamic-provider shim in ``bin``."""
 
     @property
     def pulumi_version(self) -> str:
@@ -107,10 +102,8 @@ def build_dir(module_root: Path | None = None, go: str | None = None) -> Path:
 
 def cached(module_root: Path | None = None) -> EngineBuild | None:
     root = build_dir(module_root)
-    record = root / "build.json"
-    if not record.exists():
-        return None
-    return EngineBuild(root=root, versions=dict(json.loads(record.read_text())["versions"]))
+    versions = builds.recorded_versions(root)
+    return None if versions is None else EngineBuild(root=root, versions=versions)
 
 
 def embed_files(command_dir: Path, version: str) -> None:
@@ -143,10 +136,10 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     module_root = module_root or layout.module_root()
     go = builds.go_version()
     root = build_dir(module_root, go)
-    record = root / "build.json"
-    if record.exists() and not force:
+    recorded = builds.recorded_versions(root)
+    if recorded is not None and not force:
         out.write(f"[build-engine] cached: {root}\n")
-        return EngineBuild(root=root, versions=dict(json.loads(record.read_text())["versions"]))
+        return EngineBuild(root=root, versions=recorded)
     versions = required_versions(module_root)
     staging = root.with_name(root.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
