@@ -143,8 +143,9 @@ class PriceTable:
         the sizes sharing it named once, in the order first met. What synth prints under its table
         instead of a reason in every row."""
         by_reason: dict[str, list[str]] = {}
+        noted = self.notes.get(normalize_region(region), {})
         for size in dict.fromkeys(sizes):
-            note = self.notes.get(normalize_region(region), {}).get(size)
+            note = noted.get(size)
             if note is not None:
                 by_reason.setdefault(note, []).append(size)
             price = self.price(region, size)

@@ -32,8 +32,10 @@ Which regions: ``--regions``, default every region of the region catalog that th
 the table either does not price or prices from a source collected before ``--source-date`` (the
 newer source wins, and each region keeps one source). Which sizes: ``--sizes``, default every size
 of the cloud's size catalogs; an imported region keeps its rows of other sizes only when they come
-from a source of the same date (the same catalog), else the import stops and says so. Regions of
-the catalog the file does not list keep their reason, naming this file as checked.
+from a source of the same date (the same catalog), else the import stops and says so. A region of
+the catalog that stays without a row and that the file does not list gets the reason that no
+offline source lists it, naming this file as checked. ``--note`` instead adds the sizes a region's
+own source lacks (or their Spot figure) to that region, footnoted, keeping its rows and provenance.
 
 Nothing here touches the network: download the file, then (the Azure table's non-US regions)::
 
@@ -261,10 +263,11 @@ def apply(
     catalog: Sequence[str] = (),
     listed: Collection[str] = (),
 ) -> PriceTable:
-    """``table`` with each import's region rows, reasons and provenance (``origin``); every catalog
+    """``table`` with each import's region rows, reasons and provenance (``origin``). Every catalog
     region still without a row and not ``listed`` in the file gets the reason that no offline source
-    lists it, ``checked`` naming the file (the newest source read). An imported region keeps its ``unpriced_regions`` reason
-    while a size of ``catalog`` (the cloud's sizes) has neither a row nor a reason of its own there."""
+    lists it, ``checked`` naming the file (the newest source read). An imported region keeps its
+    ``unpriced_regions`` reason while a size of ``catalog`` (the cloud's sizes) has neither a row nor
+    a reason of its own there."""
     prices = {region: dict(rows) for region, rows in table.prices.items()}
     region_sources = dict(table.region_sources)
     unpriced = {region: dict(reasons) for region, reasons in table.unpriced.items()}
@@ -309,8 +312,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", nargs="+", help="sizes to import (default: every size of the size catalogs)")
     parser.add_argument(
         "--note",
-        help="add the sizes' rows to regions priced from another source, with this note on where they come from "
-        "(for sizes the region's source has no Spot figure for)",
+        help="add sizes to regions priced from another source, with this note on where they come from "
+        "(for sizes the region's own source lacks, or lacks a Spot figure for)",
     )
     parser.add_argument("--dry-run", action="store_true", help="print the table instead of writing it")
     return cli.parse_args(parser, sys.argv[1:] if argv is None else argv)
