@@ -3,6 +3,8 @@ line's bad-input errors, ports, the status summary. The control-plane tier is ``
 
 from __future__ import annotations
 
+import io
+import json
 import socket
 import subprocess
 import sys
@@ -189,6 +191,24 @@ def test_the_build_stamps_the_kubernetes_version() -> None:
     assert "-X k8s.io/component-base/version.gitVersion=v1.36.3" in flags
     assert "-X k8s.io/component-base/version.gitMinor=36" in flags
     assert "-X k8s.io/client-go/pkg/version.gitMajor=1" in flags
+
+
+def test_a_finished_build_replaces_the_old_one_and_records_what_went_in(tmp_path: Path) -> None:
+    root, staging = tmp_path / "v1", tmp_path / "v1.partial"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "stale").write_text("")
+    (staging / "bin").mkdir(parents=True)
+    (staging / "bin" / "kube-apiserver").write_text("")
+    assert build.recorded_versions(root) is None  # an old build without its record is not complete
+    out = io.StringIO()
+    build.finish_build(
+        "build-sim", staging, root, {"go": "go1.26", "versions": {"k8s.io/kubernetes": "v1"}}, {"etcd": 70.4}, 0.0, out
+    )
+    assert not staging.exists() and sorted(p.name for p in (root / "bin").iterdir()) == ["kube-apiserver"]
+    record = json.loads((root / "build.json").read_text())
+    assert record["go"] == "go1.26" and record["seconds"]["etcd"] == 70 and record["seconds"]["total"] > 0
+    assert build.recorded_versions(root) == {"k8s.io/kubernetes": "v1"}
+    assert out.getvalue().startswith("[build-sim] done in ") and str(root / "bin") in out.getvalue()
 
 
 def test_the_cache_goes_where_gpupools_cache_says(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
