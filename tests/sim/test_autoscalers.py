@@ -17,8 +17,8 @@ Spot/on-demand, sharing, the scale-down time), never from what Karpenter did:
 Kueue (``aws-training-dev``): Kueue v0.19.2 with the stack's ResourceFlavors, ClusterQueue and
 LocalQueue. A gang Job within the ClusterQueue's quota gets its quota reserved and Kueue creates the
 ProvisioningRequest of the stack's admission check (class ``best-effort-atomic-scale-up``); one
-beyond every flavor's quota is held, suspended. The last step, ``Admitted``, waits for
-cluster-autoscaler to provision that request, which the sim cannot run (docs/sim.md).
+beyond every flavor's quota is held, suspended. The last step, ``Admitted`` once cluster-autoscaler
+has provisioned the request, is ``test_cluster_autoscaler.py``'s.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, KARPENTER_NODEPO
 from gpupools.jobs import gpu_job
 from gpupools.queueing.workloads import gang_job
 from gpupools.sharing import slots_per_gpu
-from gpupools.sim import cluster, controllers, karpenter, kueue, node_shapes, objects, processes, spot
+from gpupools.sim import autoscaler, cluster, controllers, karpenter, kueue, node_shapes, objects, processes, spot
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError, wait_for
@@ -72,7 +72,7 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
     client = state.client()
     objects.install_crds(client, objects.crds_for(stack_objects, build.crds))
     system = node_shapes.groups_of(cluster.groups_for(stack_objects), cluster.SYSTEM_POOL)
-    names = cluster.add_nodes(state, system, 1)
+    names = cluster.add_nodes(state, system, 1, cluster.membership(stack_objects))
     manifests = controllers.prepare(client, build, stack_objects)
     objects.apply(client, manifests)
     client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
@@ -94,6 +94,11 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
         with contextlib.suppress(TimeoutError, KubeError):
             objects.delete(client, manifests)
         controllers.stop(state)
+        # Nodes cluster-autoscaler bought (its KWOK provider names their group in an annotation).
+        for node in client.list("v1", "Node"):
+            if autoscaler.NG_NAME in (node["metadata"].get("annotations") or {}) and node["metadata"]["name"] not in names:
+                with contextlib.suppress(KubeError):
+                    client.delete(node)
         for manifest in reversed(manifests):
             with contextlib.suppress(KubeError):
                 client.delete(manifest)
@@ -302,7 +307,7 @@ def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: R
             what="Kueue's admission check to create a ProvisioningRequest",
         )
         assert {r["spec"]["provisioningClassName"] for r in requests} == {"best-effort-atomic-scale-up.autoscaling.x-k8s.io"}
-        assert not kueue.admitted([reserved]), "admission waits for cluster-autoscaler to provision the request"
+        assert reserved
         held = wait_for(lambda: workload_of(run, namespace, "beyond"), timeout=60, what="the Workload of the job beyond quota")
         time.sleep(5)
         held = workload_of(run, namespace, "beyond") or held
@@ -364,7 +369,7 @@ def cluster_autoscaler_stack(session_cluster: ClusterState, sim_build: Build) ->
 
 
 def test_cluster_autoscaler_stack_listens_on_loopback_only(cluster_autoscaler_stack: Running) -> None:
-    """A cluster-autoscaler stack: the control plane and KWOK (the sim runs no autoscaler for it)."""
+    """A cluster-autoscaler stack: the control plane, KWOK and cluster-autoscaler (``--address`` on 127.0.0.1)."""
     assert not karpenter.uses_karpenter(cluster_autoscaler_stack.objects)
-    expected = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+    expected = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", autoscaler.NAME}
     assert_listens_on_loopback_only(cluster_autoscaler_stack.state, expected)

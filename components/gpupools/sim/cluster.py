@@ -68,8 +68,14 @@ def pick_groups(
     return chosen
 
 
-def add_nodes(state: ClusterState, groups: Sequence[node_shapes.NodeGroup], count: int) -> list[str]:
-    """Create ``count`` nodes over ``groups`` (round-robin) and wait until KWOK reports them Ready."""
+def add_nodes(
+    state: ClusterState,
+    groups: Sequence[node_shapes.NodeGroup],
+    count: int,
+    annotations: Callable[[node_shapes.NodeGroup], Mapping[str, str]] | None = None,
+) -> list[str]:
+    """Create ``count`` nodes over ``groups`` (round-robin) and wait until KWOK reports them Ready.
+    ``annotations`` gives extra annotations per group (cluster-autoscaler's node-group membership)."""
     client = state.client()
     created = []
     for group in node_shapes.round_robin(groups, count):
@@ -77,6 +83,8 @@ def add_nodes(state: ClusterState, groups: Sequence[node_shapes.NodeGroup], coun
         index = state.nodes.get(key, 0)
         state.nodes[key] = index + 1
         manifest = node_shapes.node_manifest(group, index, control_plane.KWOK_ANNOTATION)
+        if annotations is not None:
+            manifest["metadata"]["annotations"].update(annotations(group))
         client.create(manifest)
         created.append(manifest["metadata"]["name"])
     state.save()
@@ -145,7 +153,7 @@ def up(
         groups = groups_for(stack_objects)
         system = node_shapes.groups_of(groups, SYSTEM_POOL)
         count = stack_objects.spec.system_pool.min_size
-        names = add_nodes(state, system, count)
+        names = add_nodes(state, system, count, membership(stack_objects))
         progress(f"{len(names)} nodes of the system pool: {', '.join(names)}")
         progress(f"applying {len(stack_objects.manifests)} objects (server-side apply, dry run first)")
         objects.apply(client, controllers.prepare(client, build, stack_objects))
@@ -164,6 +172,16 @@ def up(
     return UpResult(state=state, kubeconfig=path, objects=stack_objects, crds=[c.name for c in crds])
 
 
+def membership(stack_objects: objects.StackObjects) -> Callable[[node_shapes.NodeGroup], Mapping[str, str]] | None:
+    """Under cluster-autoscaler, the annotation that makes a node a member of its group's scaling
+    group (as a cloud's instance is a member of its scale set); None for other provisioners."""
+    from gpupools.sim import autoscaler
+
+    if not autoscaler.uses_cluster_autoscaler(stack_objects):
+        return None
+    return lambda group: {autoscaler.NG_NAME: autoscaler.group_id(group)}
+
+
 def _pki(state: ClusterState) -> pki.Pki:
     return pki.Pki(state.path / "pki")
 
@@ -173,10 +191,11 @@ def nodes(stack: str, pool: str, count: int, capacity: CapacityType | None = Non
     check_stack(stack)
     if count < 1:
         raise BadInputError(f"--count must be at least 1, got {count}")
-    groups = groups_for(objects.load(stack))
+    stack_objects = objects.load(stack)
+    groups = groups_for(stack_objects)
     chosen = pick_groups(groups, stack, pool, capacity)
     state = control_plane.running_state(stack)
-    created = add_nodes(state, chosen, count)
+    created = add_nodes(state, chosen, count, membership(stack_objects))
     wait_settled(state.client())
     return created
 

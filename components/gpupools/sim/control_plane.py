@@ -17,9 +17,12 @@ Flags follow what each component needs on one machine and nothing more:
   each controller as its own service account (``--use-service-account-credentials``, as kubeadm
   starts it): ``system:kube-controller-manager`` alone may not, for example, write EndpointSlices
   or patch nodes; the ``system:controller:*`` roles of the bootstrap policy may.
-* KWOK: manages the nodes annotated ``kwok.x-k8s.io/node: fake`` (and only those), with KWOK's own
-  node and pod stages (``build.KWOK_STAGES``), and node leases so the node lifecycle controller
-  sees them alive.
+* KWOK: manages the nodes annotated ``kwok.x-k8s.io/node: fake`` (and only those) that are not
+  labelled ``sim.gpupools.io/unavailable`` (``UNAVAILABLE_LABEL``: a node whose instance never boots,
+  ``gpupools.sim.autoscaler``), with KWOK's own node and pod stages (``build.KWOK_STAGES``), and node
+  leases so the node lifecycle controller sees them alive. KWOK v0.8.0 applies both selectors
+  (``pkg/kwok/controllers/controller.go``: the label selector on its node watch, the annotation
+  selector on what it receives).
 """
 
 from __future__ import annotations
@@ -49,6 +52,10 @@ SERVICE_CIDR = "10.0.0.0/24"
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """The annotation KWOK's controller selects its nodes by (``--manage-nodes-with-annotation-selector``),
 the one ``kwokctl`` uses; the sim's nodes carry it, so KWOK never touches anything else."""
+
+UNAVAILABLE_LABEL = "sim.gpupools.io/unavailable"
+"""A node with this label is never made Ready (``--manage-nodes-with-label-selector=!<label>``): the
+sim's Spot shortage under cluster-autoscaler (``gpupools.sim.autoscaler``)."""
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 START_TIMEOUT = 120.0
@@ -242,6 +249,7 @@ def commands(build: Build, state: ClusterState, files: pki.Pki) -> dict[str, lis
             f"--config={build.stages}",
             "--manage-all-nodes=false",
             f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION[0]}={KWOK_ANNOTATION[1]}",
+            f"--manage-nodes-with-label-selector=!{UNAVAILABLE_LABEL}",
             "--node-lease-duration-seconds=40",
             f"--server-address={HOST}:{ports['kwok']}",
         ],

@@ -4,9 +4,10 @@ and Kueue, as the stack configures them.
 * A stack with Karpenter NodePools (``gpupools:provisioner: karpenter``, EKS Karpenter or AKS Node
   Auto Provisioning) runs Karpenter's KWOK provider (``gpupools.sim.karpenter``).
 * A stack with Kueue ClusterQueues (``gpupools:queueing``) runs Kueue (``gpupools.sim.kueue``).
-* A cluster-autoscaler stack runs no autoscaler: cluster-autoscaler cannot be built here (the Go
-  module proxy serves no version of ``k8s.io/autoscaler/cluster-autoscaler``; docs/sim.md), so its
-  node groups get nodes only from ``sim nodes``.
+* A cluster-autoscaler stack (the default provisioner on both clouds) runs cluster-autoscaler 1.36.1
+  with its KWOK cloud provider against the stack's node groups (``gpupools.sim.autoscaler``): on EKS
+  with the flags and RBAC of the stack's chart release, on AKS with the flags of the cluster's
+  ``autoScalerProfile``.
 
 ``prepare`` runs before the stack's objects are applied (CRDs the controllers need, the objects as
 the sim applies them), ``start`` after; ``cluster.up`` calls both, ``cluster.down`` stops them first.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from gpupools.sim import karpenter, kueue, processes
+from gpupools.sim import autoscaler, autoscaler_build, karpenter, kueue, processes
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client
@@ -29,7 +30,15 @@ def prepare(client: Client, build: Build, stack_objects: StackObjects) -> list[d
     if karpenter.uses_karpenter(stack_objects):
         karpenter.install_crds(client, build)
         manifests = karpenter.sim_manifests(manifests)
+    if autoscaler.uses_cluster_autoscaler(stack_objects):
+        autoscaler.prepare(client, autoscaler_plan(build, stack_objects))
     return manifests
+
+
+def autoscaler_plan(build: Build, stack_objects: StackObjects) -> autoscaler.Plan:
+    """How cluster-autoscaler runs for the stack, from its cached build (built on first use)."""
+    ca = autoscaler_build.cached() or autoscaler_build.build()
+    return autoscaler.plan(stack_objects, ca.helm, ca.chart, build.kubernetes_version)
 
 
 def start(state: ClusterState, build: Build, stack_objects: StackObjects, progress: Callable[[str], None]) -> list[str]:
@@ -47,6 +56,11 @@ def start(state: ClusterState, build: Build, stack_objects: StackObjects, progre
         )
         karpenter.start(state, build, stack_objects)
         started.append(karpenter.NAME)
+    if autoscaler.uses_cluster_autoscaler(stack_objects):
+        ca = autoscaler_build.cached() or autoscaler_build.build()
+        progress(f"starting cluster-autoscaler {autoscaler_build.VERSION} (KWOK provider) with the stack's node groups")
+        autoscaler.start(state, ca.binary, stack_objects, autoscaler_plan(build, stack_objects))
+        started.append(autoscaler.NAME)
     return started
 
 
@@ -54,4 +68,5 @@ def stop(state: ClusterState) -> list[str]:
     """Stop every controller (Kueue's webhook configurations removed first); the names of those that ran."""
     stopped = [kueue.NAME] if kueue.stop(state) else []
     stopped += [karpenter.NAME] if karpenter.stop(state) else []
+    stopped += [autoscaler.NAME] if autoscaler.stop(state) else []
     return stopped + processes.stop_all(state)

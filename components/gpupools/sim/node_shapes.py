@@ -126,6 +126,9 @@ class NodeGroup:
         labels: every label but the per-node ones (hostname, zone).
         taints: every taint.
         resources: allocatable resources.
+        min_size: the group's minimum node count as the stack registers it (AKS ``minCount``, EKS
+            ``scalingConfig.minSize``; 0 for Karpenter NodePools, which have none).
+        max_size: its maximum (AKS ``maxCount``, EKS ``scalingConfig.maxSize``; 0 for NodePools).
     """
 
     name: str
@@ -139,6 +142,8 @@ class NodeGroup:
     resources: Resources
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    min_size: int = 0
+    max_size: int = 0
 
 
 def _taint(text: str) -> Taint:
@@ -231,6 +236,8 @@ def aks_groups(run: Run, spec: StackSpec) -> list[NodeGroup]:
                 labels={**cloud_labels, **labels},
                 taints=tuple(_taint(t) for t in profile.get("nodeTaints") or []),
                 resources=resources_of(size, _slots(spec, pool)),
+                min_size=int(profile.get("minCount") or 0),
+                max_size=int(profile.get("maxCount") or profile.get("count") or 0),
             )
         )
     return groups
@@ -296,6 +303,8 @@ def eks_groups(run: Run, spec: StackSpec, region: str) -> list[NodeGroup]:
                 labels={**cloud_labels, **labels},
                 taints=tuple(_eks_taint(t) for t in inputs.get("taints") or []),
                 resources=resources,
+                min_size=int((inputs.get("scalingConfig") or {}).get("minSize") or 0),
+                max_size=int((inputs.get("scalingConfig") or {}).get("maxSize") or 0),
             )
         )
     return groups

@@ -8,22 +8,28 @@ file available (sigs.k8s.io/karpenter v1.14.1 ``kwok/cloudprovider/helpers.go``,
 Spot offerings of the pool's sizes and restarts the provider (``gpupools.sim.karpenter``). Nodes
 already running stay; the next launch for the pool buys what its NodePool allows next.
 
-Under cluster-autoscaler there is nothing to make fail: cluster-autoscaler cannot be built here
-(docs/sim.md), so ``spot`` refuses with that reason.
+Under cluster-autoscaler the pool's Spot groups' new nodes never become Ready, as a cloud's Spot
+instances that never boot (``gpupools.sim.autoscaler``, ``set_unavailable``): the real autoscaler
+waits out the stack's ``maxNodeProvisionTime``, backs the group off, and its priority expander picks
+the on-demand fallback.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from gpupools.sim import karpenter, objects, processes
+from gpupools.conventions import CapacityType
+from gpupools.sim import autoscaler, autoscaler_build, controllers, karpenter, node_shapes, objects, processes
 from gpupools.sim.build import Build
 from gpupools.sim.cluster import BadInputError, check_stack
 from gpupools.sim.control_plane import ClusterState, SimError, running_state
 
 
 def spot_pools(stack_objects: objects.StackObjects) -> list[str]:
-    """The pools whose NodePools allow Spot."""
+    """The pools that buy Spot: whose NodePools allow it (Karpenter), or that have Spot node groups
+    (cluster-autoscaler)."""
+    if autoscaler.uses_cluster_autoscaler(stack_objects):
+        return sorted({g.group.pool for g in autoscaler.scaling_groups(stack_objects) if g.group.capacity is CapacityType.SPOT})
     pools = []
     for nodepool in karpenter.nodepools(stack_objects.manifests):
         template = nodepool["spec"]["template"]
@@ -33,23 +39,27 @@ def spot_pools(stack_objects: objects.StackObjects) -> list[str]:
 
 
 def set_spot(state: ClusterState, build: Build, stack_objects: objects.StackObjects, pool: str, *, available: bool) -> list[str]:
-    """Mark ``pool``'s Spot capacity (un)available and restart Karpenter with the new offerings;
-    returns the pools now without Spot. BadInputError for a pool that buys no Spot under Karpenter."""
-    if not karpenter.uses_karpenter(stack_objects):
-        raise SimError(
-            f"stack {stack_objects.stack} uses cluster-autoscaler, which the sim cannot run (its module is not served "
-            "by the Go module proxy; docs/sim.md): there is no autoscaler whose Spot purchases could fail"
-        )
+    """Mark ``pool``'s Spot capacity (un)available and restart the stack's provisioner with it;
+    returns the pools now without Spot. BadInputError for an unknown pool or one that buys no Spot."""
+    pools = sorted({g.pool for g in node_shapes.node_groups(stack_objects.run, stack_objects.spec, stack_objects.region)})
+    if pool not in pools:
+        raise BadInputError(f"unknown pool {pool!r} in stack {stack_objects.stack} (pools: {', '.join(pools)})")
     offered = spot_pools(stack_objects)
     if pool not in offered:
         raise BadInputError(
-            f"pool {pool!r} of stack {stack_objects.stack} buys no Spot capacity (pools with Spot: {', '.join(offered)})"
+            f"pool {pool!r} of stack {stack_objects.stack} buys no Spot capacity (pools with Spot: {', '.join(offered) or 'none'})"
         )
-    record = processes.records(state).get(karpenter.NAME)
-    current = {p for p in (record.extra.get("spotUnavailable", "") if record else "").split(",") if p}
+    name, key = (autoscaler.NAME, "unavailable") if autoscaler.uses_cluster_autoscaler(stack_objects) else (karpenter.NAME, "spotUnavailable")
+    record = processes.records(state).get(name)
+    current = {p for p in (record.extra.get(key, "") if record else "").split(",") if p}
     wanted = sorted(current - {pool} if available else current | {pool})
-    karpenter.stop(state)
-    karpenter.start(state, build, stack_objects, wanted)
+    if name == autoscaler.NAME:
+        autoscaler.stop(state)
+        ca = autoscaler_build.cached() or autoscaler_build.build()
+        autoscaler.start(state, ca.binary, stack_objects, controllers.autoscaler_plan(build, stack_objects), wanted)
+    else:
+        karpenter.stop(state)
+        karpenter.start(state, build, stack_objects, wanted)
     return wanted
 
 
@@ -71,7 +81,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "spot",
         help="make a pool's Spot capacity unavailable (or available again) for the stack's provisioner",
         description="Under Karpenter: rewrite the KWOK provider's instance types without (or with) the Spot offerings of "
-        "POOL's sizes and restart it, so the next launch for the pool buys what its NodePool allows next.",
+        "POOL's sizes and restart it, so the next launch for the pool buys what its NodePool allows next. Under "
+        "cluster-autoscaler: POOL's new Spot nodes never become Ready, so the autoscaler waits out maxNodeProvisionTime, "
+        "backs the group off and its priority expander picks the on-demand fallback.",
     )
     parser.add_argument("stack", help="stack name")
     parser.add_argument("--pool", required=True, help="a pool of the stack that buys Spot")
@@ -82,4 +94,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     without = spot(args.stack, args.pool, available=args.available)
-    print(f"Spot unavailable for: {', '.join(without) or 'no pool'} (Karpenter restarted with the new offerings)")
+    state = "unavailable" if not args.available else "available again"
+    rest = f"; still unavailable: {', '.join(p for p in without if p != args.pool)}" if len(set(without) - {args.pool}) else ""
+    print(f"Spot capacity of pool {args.pool} is {state}{rest} (the stack's provisioner restarted with it)")
