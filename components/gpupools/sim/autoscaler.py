@@ -65,6 +65,7 @@ import yaml
 
 from gpupools.conventions import CapacityType
 from gpupools.sim import charts, control_plane, node_shapes, pki, processes
+from gpupools.sim.autoscaler_build import VERSION
 from gpupools.sim.control_plane import HOST, ClusterState, SimError, _http_ok, free_port
 from gpupools.sim.kube import Client
 from gpupools.sim.objects import StackObjects
@@ -249,6 +250,7 @@ def plan(stack_objects: StackObjects, helm: Path, chart: Path, kube_version: str
     container = rendered.container()
     for name, source in sorted(container.env_from.items()):
         notes.append(f"env {name} from {source} not set (no pod to resolve it for)")
+    notes.append(f"runs cluster-autoscaler {VERSION} (the sim's build), the version of the sim's Kubernetes minor")
     return Plan(flags, dict(container.env), rendered.objects, rendered.service_account, [*notes, *rendered.notes])
 
 

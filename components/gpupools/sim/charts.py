@@ -53,7 +53,8 @@ class Container:
     args: tuple[str, ...]
     command: tuple[str, ...]
     env: Mapping[str, str]
-    """Literal ``env`` values; entries from ``valueFrom`` are in ``env_from`` (their source, as text)."""
+    """Literal ``env`` values, and the pod fields the kubelet would resolve (``metadata.namespace``,
+    ``spec.serviceAccountName``); other ``valueFrom`` entries are in ``env_from`` (their source, as text)."""
     env_from: Mapping[str, str] = field(default_factory=dict)
     image: str = ""
 
@@ -170,7 +171,7 @@ def split(release: str, namespace: str, chart: str, documents: Sequence[Mapping[
         pod = workload["spec"]["template"]["spec"]
         service_account = str(pod.get("serviceAccountName") or "default")
         for container in pod.get("containers") or []:
-            notes.append(f"image {container.get('image')} not pulled: the sim runs the binary it built from the same source")
+            notes.append(f"image {container.get('image')} not pulled: the sim runs the binary it built (its version is in `sim status`)")
         annotations = (next((o for o in objects if o["kind"] == "ServiceAccount"), {}).get("metadata") or {}).get(
             "annotations"
         ) or {}

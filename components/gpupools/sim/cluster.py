@@ -248,7 +248,23 @@ def status(stack: str) -> dict[str, Any]:
         "kubernetesVersion": version.get("gitVersion"),
         "kubeconfig": state.kubeconfig,
         **summary,
+        "controllers": controller_notes(state),
     }
+
+
+def controller_notes(state: ClusterState) -> list[dict[str, Any]]:
+    """Each running controller with the identity it runs as and what of its chart or flags could not
+    apply locally (recorded when it started)."""
+    from gpupools.sim import processes
+
+    return [
+        {
+            "name": name,
+            "identity": record.extra.get("identity", "admin"),
+            "notes": [n for n in record.extra.get("notes", "").split("\n") if n],
+        }
+        for name, record in sorted(processes.records(state).items())
+    ]
 
 
 def down(stack: str) -> list[str]:
@@ -270,4 +286,7 @@ def render_status(data: Mapping[str, Any]) -> str:
         node_text = ", ".join(f"{n} {c}" for c, n in row["nodes"].items()) or "0"
         pod_text = ", ".join(f"{n} {s}" for s, n in row["pods"].items()) or "0"
         lines.append(f"{row['pool']:<12} {node_text:<34} {pod_text}")
+    for controller in data.get("controllers", []):
+        lines.append(f"controller {controller['name']}: runs as {controller['identity']}")
+        lines.extend(f"  - {note}" for note in controller["notes"])
     return "\n".join(lines) + "\n"
