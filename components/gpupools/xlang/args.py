@@ -145,6 +145,8 @@ class ClusterArgs(TypedDict):
     """AWS only; EKS control plane log types to CloudWatch Logs; default ``["api", "audit", "authenticator"]``."""
     support_type: NotRequired[str]
     """AWS only; ``STANDARD`` (default: EKS upgrades a minor leaving standard support) or ``EXTENDED``."""
+    permissions_boundary: NotRequired[str]
+    """AWS only; an IAM policy ARN set as the permissions boundary of every IAM role the stack creates."""
 
 
 class NetworkArgs(TypedDict, total=False):
