@@ -615,3 +615,49 @@ def test_parliament_knows_every_action_of_the_policy() -> None:
     known = {f"{s['prefix']}:{p['privilege']}" for s in iam_definition for p in s["privileges"]}
     for document in all_policies():
         assert policy.all_actions(document) <= known, sorted(policy.all_actions(document) - known)
+
+
+@functools.cache
+def reference_arn_formats(action: str) -> list[tuple[str, str]]:
+    """The required resource types of ``action`` and their ARN formats as globs (parliament's
+    bundled service authorization reference, ``${...}`` as ``*`` the way parliament reports them)."""
+    from parliament import iam_definition
+
+    prefix, name = action.split(":")
+    services = [s for s in iam_definition if s["prefix"] == prefix]
+    formats = {r["resource"]: re.sub(r"\$\{[^}]+\}", "*", r["arn"]) for s in services for r in s["resources"]}
+    rows = [row for s in services for p in s["privileges"] if p["privilege"] == name for row in p["resource_types"]]
+    return [
+        (row["resource_type"].rstrip("*"), formats[row["resource_type"].rstrip("*")])
+        for row in rows
+        if row["resource_type"].endswith("*")
+    ]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("boundary", [None, BOUNDARY])
+def test_the_preflight_simulates_each_scoped_action_on_its_resource_type(stack: str, boundary: str | None) -> None:
+    """Issue 37 (M2', n5): the preflight's simulated resource is of the type IAM authorizes the action
+    on (parliament's ``is_arn_match`` against the reference's ARN format), and the policy allows it
+    with the condition values the preflight sends (the boundary's too). 0.3.0's preflight simulated
+    nothing for ``RemoveRoleFromInstanceProfile`` and its test asserted the grant on a role ARN."""
+    from parliament import is_arn_match
+
+    cluster = dict(engine_cluster(stack), **({"permissionsBoundary": boundary} if boundary else {}))
+    spec = spec_of(stack, **{"gpupools:cluster": cluster})
+    document = policy.policy_for(spec)
+    entries = preflight_aws.simulation_context("aws", ACCOUNT_ID, spec.cluster.permissions_boundary)
+    context = {e["ContextKeyName"]: e["ContextKeyValues"][0] for e in entries}
+    actions = preflight_aws.required_actions(spec)
+    if spec.provisioner is Provisioner.KARPENTER:
+        assert "iam:RemoveRoleFromInstanceProfile" in actions
+    for action in actions:
+        resources = preflight_aws.simulation_resources(action, spec, ACCOUNT_ID, "aws", "us-west-2") or ("*",)
+        for resource in resources:
+            assert allows(document, action, resource, context), (action, resource)
+            for resource_type, arn_format in reference_arn_formats(action) if resource != "*" else ():
+                assert is_arn_match(resource_type, arn_format, resource), (action, resource, arn_format)
+
+
+def engine_cluster(stack: str) -> dict[str, Any]:
+    return dict(json.loads(engine_values(stack, PROJECT_ROOT)["gpupools:cluster"]))

@@ -140,7 +140,10 @@ def test_every_helm_value_set_exists_in_the_charts_values() -> None:
 
 
 def policies() -> dict[str, dict[str, Any]]:
-    return {r.name.removeprefix(f"{CLUSTER}-karpenter-"): json.loads(r.inputs["policy"]) for r in run().of_type("aws:iam/policy:Policy")}
+    return {
+        r.name.removeprefix(f"{CLUSTER}-karpenter-"): json.loads(r.inputs["policy"])
+        for r in run().of_type("aws:iam/policy:Policy")
+    }
 
 
 def statements() -> list[dict[str, Any]]:

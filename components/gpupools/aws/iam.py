@@ -263,9 +263,11 @@ def pulumi_eks_service_role_urns(parent_urn: str, eks_cluster_name: str) -> tupl
     ``Cluster`` (``eks:index:Cluster``) > ``ServiceRole`` ``<name>-eksRole`` (``eks:index:ServiceRole``)
     > ``aws.iam.Role`` ``<name>-eksRole-role`` and ``aws.iam.RolePolicyAttachment``
     ``<name>-eksRole-<sha1hash(policy ARN)>`` (``nodejs/eks/cluster/cluster.ts``, ``servicerole.ts``).
-    A child's URN is its parent's with ``$<type>`` appended to the type chain and its own name."""
+    A child's URN is its parent's with ``$<type>`` appended to the type chain and its own name; the
+    root stack's type (``pulumi:pulumi:Stack``) is never part of a chain (the engine's resource
+    monitor leaves it out for resources parented to the stack), even where ``parent_urn`` spells it."""
     head, types, _ = parent_urn.rsplit("::", 2)
-    chain = f"{types}$eks:index:Cluster$eks:index:ServiceRole"
+    chain = f"{types.removeprefix('pulumi:pulumi:Stack$')}$eks:index:Cluster$eks:index:ServiceRole"
     policy_hash = _sha1_8(f"arn:aws:iam::aws:policy/{CLUSTER_POLICY}")
     return (
         f"{head}::{chain}$aws:iam/role:Role::{service_role_name(eks_cluster_name)}",
