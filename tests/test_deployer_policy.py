@@ -661,3 +661,23 @@ def test_the_preflight_simulates_each_scoped_action_on_its_resource_type(stack: 
 
 def engine_cluster(stack: str) -> dict[str, Any]:
     return dict(json.loads(engine_values(stack, PROJECT_ROOT)["gpupools:cluster"]))
+
+
+@pytest.mark.parametrize("provisioner", list(Provisioner))
+def test_previous_names_add_only_the_deletes_of_the_02_names(provisioner: Provisioner) -> None:
+    """``--previous-names``: the first ``up`` after upgrading deletes 0.2's controller role (and
+    Karpenter's policies), which had no cluster name; nothing else is granted on those names."""
+    document = policy.deployer_policy("ml-dev", provisioner=provisioner, previous_names=True)
+    old_role = f"{ACCOUNT_ARN}:role/{policy.PREVIOUS_CONTROLLER_ROLES[provisioner].replace('*', 'abc1234')}"
+    for action in ("iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"):
+        assert allows(document, action, old_role), action
+    for action in ("iam:CreateRole", "iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:UpdateAssumeRolePolicy", "iam:PassRole"):
+        assert not allows(document, action, old_role, {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}), (
+            action
+        )
+    old_policy = f"{ACCOUNT_ARN}:policy/karpenter-node-lifecycle-abc1234"
+    assert allows(document, "iam:DeletePolicy", old_policy) is (provisioner is Provisioner.KARPENTER)
+    assert not allows(document, "iam:CreatePolicyVersion", old_policy)
+    assert "DeletePrevious02ControllerRole" not in {
+        s["Sid"] for s in policy.deployer_policy("ml-dev", provisioner=provisioner)["Statement"]
+    }
