@@ -178,9 +178,10 @@ class Karpenter(pulumi.ComponentResource):
     Attributes:
         queue: the interruption queue. rules: the EventBridge rules by event key.
         role: the controller's IRSA role, ``<cluster>-<name>-controller-<suffix>``, and its policies
-        ``<cluster>-<name>-<key>-<suffix>`` (the cluster's name first, so the deployer policy can
-        limit role and policy writes to this cluster's). policies: the policy documents by name (dicts, resolved
-        lazily as outputs). values: the Helm values. crd_release, release: the Helm releases.
+            ``<cluster>-<name>-<key>-<suffix>`` (the cluster's name first, so the deployer policy can
+            limit role and policy writes to this cluster's). policies: the policy documents by name
+            (dicts, resolved lazily as outputs). values: the Helm values. crd_release, release: the
+            Helm releases.
     """
 
     queue: aws.sqs.Queue
