@@ -420,6 +420,8 @@ def test_with_a_boundary_no_role_write_goes_without_it(provisioner: Provisioner)
         granted = policy.all_actions(document)
         assert "iam:DeleteRolePermissionsBoundary" not in granted
         assert {"iam:CreateRole", "iam:AttachRolePolicy", "iam:PutRolePermissionsBoundary"} <= granted
+        unbounded = policy.all_actions(policy.deployer_policy("ml-dev", network, provisioner))
+        assert "iam:PutRolePermissionsBoundary" not in unbounded and "iam:DeleteRolePermissionsBoundary" not in unbounded
         for statement, actions in role_statements(document):
             if actions & ROLE_PERMISSION_WRITES and not statement["Sid"].startswith("DeletePrevious"):
                 assert statement["Condition"]["ArnEquals"]["iam:PermissionsBoundary"] == BOUNDARY, statement["Sid"]

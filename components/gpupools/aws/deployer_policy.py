@@ -233,7 +233,10 @@ BOUNDED_ROLE_ACTIONS = (
 ``--permissions-boundary`` each requires the role to carry (or, for ``CreateRole`` and
 ``PutRolePermissionsBoundary``, to be given) exactly that boundary, the pattern of the IAM user guide
 ("Permissions boundaries for IAM entities", delegating with a boundary: create and change only with
-the boundary). ``iam:DeleteRolePermissionsBoundary`` is never granted."""
+the boundary). ``PutRolePermissionsBoundary`` only with a boundary (the provider calls it when a
+boundary is added to an existing role). ``iam:DeleteRolePermissionsBoundary`` is never granted, so
+taking the boundary off the stack's roles again (removing ``permissionsBoundary``) needs an
+administrator."""
 
 NEVER_GRANTED = ("iam:DeleteRolePermissionsBoundary",)
 """Removing a role's boundary would lift every bound at once."""
@@ -542,7 +545,13 @@ def deployer_policy(
         _statement("StackCluster", sorted(EKS_CLUSTER_ACTIONS), _eks(partition, f"cluster/{cluster_name}")),
         _statement("StackClusterParts", sorted(EKS_CHILD_ACTIONS), eks_children),
         _statement("StackRoles", sorted(IAM_ROLE_ACTIONS), roles),
-        _statement("StackRoleWrites", sorted(BOUNDED_ROLE_ACTIONS), roles, bounded),
+        # PutRolePermissionsBoundary only to set the one boundary: without one, no call of the stack makes it.
+        _statement(
+            "StackRoleWrites",
+            sorted(a for a in BOUNDED_ROLE_ACTIONS if permissions_boundary or a != "iam:PutRolePermissionsBoundary"),
+            roles,
+            bounded,
+        ),
         _statement(
             "AttachOnlyTheStacksPolicies",
             "iam:AttachRolePolicy",
