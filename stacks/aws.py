@@ -114,6 +114,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         reserved_capacity=any(pool.reservations for pool in spec.pools),
         # gpupools:nodeRepair (off by default here: the gate is alpha); the agent add-on below reports GPU health.
         node_repair=spec.node_repair.enabled,
+        permissions_boundary=spec.cluster.permissions_boundary,
         # The controller's pods need the system node group to schedule on, and egress (EC2, IAM, SQS)
         # until its NodeClaims and EC2NodeClasses are gone: destroy deletes the NAT gateway and the
         # private routes only after the release and everything that depends on it (network module).
@@ -210,6 +211,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         autoscaler=spec.autoscaler,
         # Kueue's all-or-nothing scale-up: the flags and the ProvisioningRequest CRD.
         provisioning_requests=spec.queueing.enabled and atomic_scale_up(spec),
+        permissions_boundary=spec.cluster.permissions_boundary,
         # The release waits for its pod, which needs the system node group.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )

@@ -320,7 +320,7 @@ def test_the_autoscaler_role_trusts_the_clusters_oidc_provider_for_its_service_a
     [control_plane] = run.of_type("eks:index:Cluster")
     outputs = fakes.OUTPUTS["eks:index:Cluster"](control_plane.name, control_plane.inputs)
     issuer = outputs["oidcProviderUrl"].removeprefix("https://")
-    [trust] = [d for n, d in policies(run).items() if n == "cluster-autoscaler-role"]
+    [trust] = [d for n, d in policies(run).items() if n == "ml-dev-cluster-autoscaler-role"]
     [statement] = trust["Statement"]
     assert statement["Principal"] == {"Federated": outputs["oidcProviderArn"]}
     assert statement["Condition"]["StringEquals"] == {

@@ -337,6 +337,30 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
 ]
 INVALID += SHARING_INVALID
 
+INVALID += [
+    # gpupools:cluster.permissionsBoundary (issue 37): an IAM managed policy ARN, AWS only.
+    (
+        "permissions-boundary-not-a-policy-arn",
+        with_key(AWS, "gpupools:cluster", {**AWS["gpupools:cluster"], "permissionsBoundary": "arn:aws:iam::123456789012:role/x"}),
+        "gpupools:cluster.permissionsBoundary",
+        "must be an IAM managed policy ARN",
+    ),
+    (
+        "permissions-boundary-wildcard",
+        with_key(
+            AWS, "gpupools:cluster", {**AWS["gpupools:cluster"], "permissionsBoundary": "arn:aws:iam::123456789012:policy/*"}
+        ),
+        "gpupools:cluster.permissionsBoundary",
+        "must be an IAM managed policy ARN",
+    ),
+    (
+        "permissions-boundary-azure",
+        with_key(AZURE, "gpupools:cluster", {"name": "ml-dev", "permissionsBoundary": "arn:aws:iam::123456789012:policy/b"}),
+        "gpupools:cluster.permissionsBoundary",
+        "is AWS only",
+    ),
+]
+
 CRG = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/capacity/providers/Microsoft.Compute/capacityReservationGroups/h100"
 ODCR = "cr-0123456789abcdef0"
 INVALID += [

@@ -95,12 +95,16 @@ def spec_of(stack: str, **overrides: Any) -> StackSpec:
     return target_from_values(stack, values, environ={}).spec
 
 
+BOUNDARY = "arn:aws:iam::123456789012:policy/gpupools-deployer-boundary"
+
+
 def all_policies() -> list[dict[str, Any]]:
     return [
-        policy.deployer_policy(network, provisioner, efa)
+        policy.deployer_policy("ml-dev", network, provisioner, efa, permissions_boundary=boundary)
         for network in (True, False)
         for provisioner in Provisioner
         for efa in (False, True)
+        for boundary in (None, BOUNDARY)
     ]
 
 
@@ -163,24 +167,23 @@ def test_karpenter_stack_registers_what_only_its_policy_grants() -> None:
 
 @pytest.mark.parametrize("provisioner", list(Provisioner))
 def test_existing_vpc_policy_drops_only_the_network_actions(provisioner: Provisioner) -> None:
-    full = policy.all_actions(policy.deployer_policy(provisioner=provisioner))
-    byo = policy.all_actions(policy.deployer_policy(with_network=False, provisioner=provisioner))
+    full = policy.all_actions(policy.deployer_policy("ml-dev", provisioner=provisioner))
+    byo = policy.all_actions(policy.deployer_policy("ml-dev", with_network=False, provisioner=provisioner))
     assert full - byo == set(policy.NETWORK_ACTIONS)
 
 
 def test_pass_role_and_service_linked_roles_are_conditioned() -> None:
-    statements = {s["Sid"]: s for s in policy.deployer_policy()["Statement"]}
-    assert statements["PassStackRolesToEksAndEc2"]["Condition"]["StringEquals"]["iam:PassedToService"] == [
-        "eks.amazonaws.com",
-        "ec2.amazonaws.com",
-    ]
+    """Issue 37 (M1' 6): no call of the stack passes a role to EC2 (the cluster and node roles go to
+    EKS; Karpenter passes the node role with its own policy), so ``PassRole`` is to EKS only."""
+    statements = {s["Sid"]: s for s in policy.deployer_policy("ml-dev")["Statement"]}
+    assert statements["PassStackRolesToEks"]["Condition"]["StringEquals"]["iam:PassedToService"] == ["eks.amazonaws.com"]
     assert "iam:PassRole" not in statements["Deploy"]["Action"]
     assert "iam:CreateServiceLinkedRole" not in statements["Deploy"]["Action"]
 
 
 def test_cli_prints_the_policy_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert policy.main([]) == 0
-    assert json.loads(capsys.readouterr().out) == policy.deployer_policy()
+    assert policy.main(["--cluster-name", "ml-dev"]) == 0
+    assert json.loads(capsys.readouterr().out) == policy.deployer_policy("ml-dev")
     assert policy.main(["--provisioner", "karpenter", "--existing-vpc", "--cluster-name", "ml-karp"]) == 0
     assert json.loads(capsys.readouterr().out) == policy.policy_for(
         spec_of("aws-karpenter-dev", **{"gpupools:network": BROUGHT_NETWORK})
@@ -189,7 +192,7 @@ def test_cli_prints_the_policy_as_json(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_cli_rejects_an_unknown_provisioner(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        policy.main(["--provisioner", "autoscaler"])
+        policy.main(["--cluster-name", "ml-dev", "--provisioner", "autoscaler"])
     assert "--provisioner" in capsys.readouterr().err
 
 
@@ -229,7 +232,8 @@ def allows(document: dict[str, Any], action: str, resource: str, context: dict[s
     """IAM's evaluation of Allow statements for one request (IAM user guide, "Policy evaluation
     logic"; no Deny statements here): some statement matches the action (``*`` wildcards), the
     resource (``${aws:PrincipalAccount}`` resolved to the caller's account) and every condition
-    (``StringEquals``: the value is one of the listed; ``ArnLike``: it matches one of the patterns)."""
+    (``StringEquals``: the value is one of the listed; ``ArnLike``, ``ArnEquals``: it matches one of the
+    patterns, ``*`` a wildcard in both)."""
     context = context or {}
 
     def like(value: str, pattern: str) -> bool:
@@ -246,13 +250,14 @@ def allows(document: dict[str, Any], action: str, resource: str, context: dict[s
         conditions = statement.get("Condition", {})
         ok = True
         for operator, keys in conditions.items():
-            for key, values in keys.items():
+            for key, value in keys.items():
+                values = value if isinstance(value, list) else [value]
                 got = context.get(key)
                 if got is None:
                     ok = False
                 elif operator == "StringEquals":
                     ok = ok and got in values
-                elif operator == "ArnLike":
+                elif operator in ("ArnLike", "ArnEquals"):
                     ok = ok and any(like(got, v) for v in values)
                 else:
                     raise AssertionError(f"condition operator {operator} not modelled")
@@ -294,13 +299,19 @@ def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: s
     roles = {r.name: r for r in run.registrations if r.type == "aws:iam/role:Role"}
     for registration in roles.values():
         assert "name" not in registration.inputs, "auto-named roles: the scope matches the logical name prefix"
+        assert registration.name.startswith(f"{spec.cluster.name}-"), "per-cluster names (issue 37, M1' 5)"
         arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{registration.name}-1a2b3c4"
         for action in ("iam:CreateRole", "iam:DeleteRole", "iam:TagRole", "iam:UpdateAssumeRolePolicy"):
             assert allows(document, action, arn), (action, arn)
-        assert allows(document, "iam:PassRole", arn, {"iam:PassedToService": "eks.amazonaws.com"})
+        # Only the node role is passed (to CreateNodegroup); the IRSA roles never are.
+        passed = registration.name.endswith("-node-role")
+        assert allows(document, "iam:PassRole", arn, {"iam:PassedToService": "eks.amazonaws.com"}) is passed, arn
     for attachment in (r for r in run.registrations if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"):
         arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{attachment.inputs['role']}-1a2b3c4"
-        assert allows(document, "iam:AttachRolePolicy", arn, {"iam:PolicyARN": attachment.inputs["policyArn"]}), attachment.name
+        attached = attachment.inputs["policyArn"]
+        # The mock runtime gives a policy its logical name; IAM's has Pulumi's "-<7 hex>" suffix.
+        attached = attached if ":iam::aws:" in attached else f"{attached}-1a2b3c4"
+        assert allows(document, "iam:AttachRolePolicy", arn, {"iam:PolicyARN": attached}), attachment.name
     for inline in (r for r in run.registrations if r.type == "aws:iam/rolePolicy:RolePolicy"):
         assert allows(document, "iam:PutRolePolicy", f"arn:aws:iam::{ACCOUNT_ID}:role/{inline.inputs['role']}-1a2b3c4")
     for managed in (r for r in run.registrations if r.type == "aws:iam/policy:Policy"):
@@ -324,7 +335,351 @@ def test_karpenter_policy_updates_and_node_role_deletes_are_granted() -> None:
     ``deleteRoleInstanceProfiles``), and under Karpenter the node role is in the profiles Karpenter
     made, so ``iam:RemoveRoleFromInstanceProfile``. main had neither."""
     karpenter = policy.policy_for(spec_of("aws-karpenter-dev"))
-    node_role = f"arn:aws:iam::{ACCOUNT_ID}:role/ml-karp-node-role-1a2b3c4"
-    assert allows(karpenter, "iam:SetDefaultPolicyVersion", f"arn:aws:iam::{ACCOUNT_ID}:policy/karpenter-node-lifecycle-1a2b3c4")
-    assert allows(karpenter, "iam:RemoveRoleFromInstanceProfile", node_role)
-    assert "iam:RemoveRoleFromInstanceProfile" in policy.all_actions(policy.policy_for(spec_of("aws-dev")))
+    lifecycle = f"arn:aws:iam::{ACCOUNT_ID}:policy/ml-karp-karpenter-node-lifecycle-1a2b3c4"
+    assert allows(karpenter, "iam:SetDefaultPolicyVersion", lifecycle)
+    # Issue 37 (M2'): the action's resource is the instance profile (IAM service authorization
+    # reference: RemoveRoleFromInstanceProfile, resource type instance-profile*), one Karpenter
+    # v1.14.1 made for an EC2NodeClass of this cluster (path /karpenter/<region>/<cluster>/<uid>/,
+    # name <cluster>_<hash>: pkg/controllers/nodeclass/instanceprofile.go, pkg/apis/v1/ec2nodeclass.go).
+    profile = f"arn:aws:iam::{ACCOUNT_ID}:instance-profile/karpenter/us-west-2/ml-karp/0f8e7d6c-aaaa-bbbb-cccc-000000000000/ml-karp_1234567890123456"
+    assert allows(karpenter, "iam:RemoveRoleFromInstanceProfile", profile)
+    assert not allows(
+        karpenter, "iam:RemoveRoleFromInstanceProfile", profile.replace("/ml-karp/", "/prod/").replace("ml-karp_", "prod_")
+    )
+    # cluster-autoscaler mode: EKS deletes the profile it made for a managed node group with the group.
+    assert "iam:RemoveRoleFromInstanceProfile" not in policy.all_actions(policy.policy_for(spec_of("aws-dev")))
+
+
+# --- issue 37 (M1', M2', n5): a deployer that cannot escalate, checked by a real IAM linter ------------
+
+ACCOUNT_ARN = f"arn:aws:iam::{ACCOUNT_ID}"
+
+
+@functools.cache
+def iam_reference() -> dict[str, dict[str, Any]]:
+    """The IAM service authorization reference's ``iam`` actions as parliament bundles it
+    (``parliament/iam_definition.json``): action -> its resource types and condition keys."""
+    from parliament import iam_definition
+
+    # parliament 1.6.4 carries two "iam" entries, the reference under its old and its current
+    # service name; the current one ("... (IAM)") has every action of the old and more.
+    iam = max((service for service in iam_definition if service["prefix"] == "iam"), key=lambda s: len(s["privileges"]))
+    return {privilege["privilege"]: privilege for privilege in iam["privileges"]}
+
+
+def condition_keys(action: str) -> set[str]:
+    """The condition keys the reference lists for an ``iam:`` action (over all its resource rows)."""
+    return {key for row in iam_reference()[action.split(":")[1]]["resource_types"] for key in row["condition_keys"]}
+
+
+ROLE_PERMISSION_WRITES = frozenset(
+    f"iam:{name}"
+    for name, entry in iam_reference().items()
+    if any(row["resource_type"] == "role*" for row in entry["resource_types"])
+    and "iam:PermissionsBoundary" in condition_keys(f"iam:{name}")
+)
+"""Every role action whose reference entry lists ``iam:PermissionsBoundary``: ``CreateRole``,
+``PutRolePolicy``, ``AttachRolePolicy``, ``DetachRolePolicy``, ``DeleteRolePolicy``,
+``PutRolePermissionsBoundary``, ``DeleteRolePermissionsBoundary`` (read from the reference, not from
+the policy under test)."""
+
+
+def role_statements(document: dict[str, Any]) -> list[tuple[dict[str, Any], set[str]]]:
+    out = []
+    for statement in document["Statement"]:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        out.append((statement, set(actions)))
+    return out
+
+
+def test_the_reference_lists_the_boundary_key_on_the_role_writes() -> None:
+    """What the bounded statements rest on (IAM service authorization reference, via parliament):
+    the role writes that can be conditioned on the boundary, and those that cannot."""
+    assert {
+        "iam:CreateRole",
+        "iam:PutRolePolicy",
+        "iam:AttachRolePolicy",
+        "iam:DetachRolePolicy",
+        "iam:DeleteRolePolicy",
+        "iam:PutRolePermissionsBoundary",
+        "iam:DeleteRolePermissionsBoundary",
+    } == ROLE_PERMISSION_WRITES
+    # The role writes that give no permission cannot take it: the policy grants them on the stack's roles only.
+    for action in policy.IAM_ROLE_ACTIONS:
+        assert "iam:PermissionsBoundary" not in condition_keys(action), action
+
+
+@pytest.mark.parametrize("provisioner", list(Provisioner))
+def test_with_a_boundary_no_role_write_goes_without_it(provisioner: Provisioner) -> None:
+    """Issue 37 (M1'): with ``--permissions-boundary`` every statement granting a role write the
+    reference lets a policy condition on the boundary requires exactly that boundary, and
+    ``DeleteRolePermissionsBoundary`` is granted by none. Without the boundary the same statements
+    carry no such condition (nothing to compare against)."""
+    for network in (True, False):
+        document = policy.deployer_policy("ml-dev", network, provisioner, permissions_boundary=BOUNDARY)
+        granted = policy.all_actions(document)
+        assert "iam:DeleteRolePermissionsBoundary" not in granted
+        assert {"iam:CreateRole", "iam:AttachRolePolicy", "iam:PutRolePermissionsBoundary"} <= granted
+        unbounded = policy.all_actions(policy.deployer_policy("ml-dev", network, provisioner))
+        assert "iam:PutRolePermissionsBoundary" not in unbounded and "iam:DeleteRolePermissionsBoundary" not in unbounded
+        for statement, actions in role_statements(document):
+            if actions & ROLE_PERMISSION_WRITES and not statement["Sid"].startswith("DeletePrevious"):
+                assert statement["Condition"]["ArnEquals"]["iam:PermissionsBoundary"] == BOUNDARY, statement["Sid"]
+        # Evaluated: no role write of the stack's own roles goes through without the boundary.
+        own = [f"{ACCOUNT_ARN}:role/ml-dev-node-role-1a2b3c4", f"{ACCOUNT_ARN}:role/ml-dev-eks-eksRole-role-1a2b3c4"]
+        own.append(
+            policy.controller_role_arn("ml-dev", provisioner)
+            .replace("${aws:PrincipalAccount}", ACCOUNT_ID)
+            .replace("*", "1a2b3c4")
+        )
+        managed = {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}
+        other = {**managed, "iam:PermissionsBoundary": "arn:aws:iam::123456789012:policy/wide-open"}
+        for role in own:
+            for action in sorted(ROLE_PERMISSION_WRITES & granted):
+                assert not allows(document, action, role, managed), (action, role)
+                assert not allows(document, action, role, other), (action, role)
+            assert allows(document, "iam:CreateRole", role, {"iam:PermissionsBoundary": BOUNDARY})
+            assert allows(document, "iam:AttachRolePolicy", role, {**managed, "iam:PermissionsBoundary": BOUNDARY})
+
+
+def test_cli_takes_the_boundary_and_refuses_a_wildcard_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 37 (M1' 3): ``--cluster-name`` is required and names one cluster (``*`` scoped role
+    actions to ``role/*-*``: every hyphenated role of the account)."""
+    assert policy.main(["--cluster-name", "ml-dev", "--permissions-boundary", BOUNDARY]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == policy.deployer_policy("ml-dev", permissions_boundary=BOUNDARY)
+    assert out.err == ""
+    for argv in (
+        [],
+        ["--cluster-name", "*"],
+        ["--cluster-name", "ml-*"],
+        ["--cluster-name", "ml-dev", "--permissions-boundary", "boundary"],
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            policy.main(argv)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert "--cluster-name" in err or "--permissions-boundary" in err, argv
+    with pytest.raises(ValueError, match="no wildcards"):
+        policy.deployer_policy("*")
+
+
+@pytest.mark.parametrize("provisioner", list(Provisioner))
+def test_cli_without_a_boundary_says_what_the_policy_still_allows(
+    provisioner: Provisioner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert policy.main(["--cluster-name", "ml-dev", "--provisioner", provisioner.value]) == 0
+    err = capsys.readouterr().err
+    step = "iam:PutRolePolicy" if provisioner is Provisioner.CLUSTER_AUTOSCALER else "iam:CreatePolicyVersion"
+    assert "give itself any permission" in err and step in err and "--permissions-boundary" in err
+
+
+PROBES = [
+    # (request, action, resource, context): the escalation probes of the second review's table
+    # (replays/policy_probe.py), plus the old names (0.2) and other clusters' resources.
+    ("UpdateAssumeRolePolicy on another role", "iam:UpdateAssumeRolePolicy", f"{ACCOUNT_ARN}:role/github-actions-admin", {}),
+    ("DetachRolePolicy on any hyphenated role", "iam:DetachRolePolicy", f"{ACCOUNT_ARN}:role/prod-app", {}),
+    (
+        "PassRole of another role to EC2",
+        "iam:PassRole",
+        f"{ACCOUNT_ARN}:role/prod-admin-ec2",
+        {"iam:PassedToService": "ec2.amazonaws.com"},
+    ),
+    ("CreateRole under another cluster's prefix", "iam:CreateRole", f"{ACCOUNT_ARN}:role/ml-dev2-node-role-1a2b3c4", {}),
+    ("CreateRole under 0.2's account-wide name", "iam:CreateRole", f"{ACCOUNT_ARN}:role/cluster-autoscaler-evil", {}),
+    ("PutRolePolicy on 0.2's autoscaler role", "iam:PutRolePolicy", f"{ACCOUNT_ARN}:role/cluster-autoscaler-role-abc1234", {}),
+    (
+        "PutRolePolicy on another cluster's autoscaler role",
+        "iam:PutRolePolicy",
+        f"{ACCOUNT_ARN}:role/prod-cluster-autoscaler-role-abc1234",
+        {},
+    ),
+    ("CreatePolicy under 0.2's name", "iam:CreatePolicy", f"{ACCOUNT_ARN}:policy/karpenter-evil", {}),
+    (
+        "CreatePolicyVersion on 0.2's Karpenter policy",
+        "iam:CreatePolicyVersion",
+        f"{ACCOUNT_ARN}:policy/karpenter-node-lifecycle-abc1234",
+        {},
+    ),
+    (
+        "CreatePolicyVersion on another cluster's",
+        "iam:CreatePolicyVersion",
+        f"{ACCOUNT_ARN}:policy/prod-karpenter-node-lifecycle-abc1234",
+        {},
+    ),
+    (
+        "AttachRolePolicy of a policy the stack does not own",
+        "iam:AttachRolePolicy",
+        f"{ACCOUNT_ARN}:role/ml-dev-node-role-1a2b3c4",
+        {"iam:PolicyARN": f"{ACCOUNT_ARN}:policy/karpenter-evil"},
+    ),
+    ("CreateAccessEntry on another cluster", "eks:CreateAccessEntry", f"arn:aws:eks:us-east-1:{ACCOUNT_ID}:cluster/prod", {}),
+    (
+        "AssociateAccessPolicy on another cluster's entry",
+        "eks:AssociateAccessPolicy",
+        f"arn:aws:eks:us-east-1:{ACCOUNT_ID}:access-entry/prod/role/{ACCOUNT_ID}/x/0a1b2c3d",
+        {},
+    ),
+    ("DeleteCluster of another cluster", "eks:DeleteCluster", f"arn:aws:eks:us-east-1:{ACCOUNT_ID}:cluster/prod", {}),
+    (
+        "UpdateClusterConfig of another cluster",
+        "eks:UpdateClusterConfig",
+        f"arn:aws:eks:us-east-1:{ACCOUNT_ID}:cluster/ml-dev2",
+        {},
+    ),
+    (
+        "DeleteRolePermissionsBoundary on the stack's role",
+        "iam:DeleteRolePermissionsBoundary",
+        f"{ACCOUNT_ARN}:role/ml-dev-node-role-1a2b3c4",
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize("provisioner", list(Provisioner))
+@pytest.mark.parametrize("boundary", [None, BOUNDARY])
+@pytest.mark.parametrize("probe", PROBES, ids=[p[0] for p in PROBES])
+def test_the_reviews_escalation_probes_are_denied(
+    provisioner: Provisioner, boundary: str | None, probe: tuple[str, str, str, dict[str, str]]
+) -> None:
+    """Issue 37 (M1'): every request of the review's table that was ALLOW, and the same requests
+    against the 0.2 names and another cluster's resources, is denied for cluster ``ml-dev``."""
+    _, action, resource, context = probe
+    document = policy.deployer_policy("ml-dev", provisioner=provisioner, permissions_boundary=boundary)
+    assert not allows(document, action, resource, context)
+    if boundary:
+        assert not allows(document, action, resource, {**context, "iam:PermissionsBoundary": boundary})
+
+
+def test_the_stacks_own_eks_calls_are_allowed_on_its_cluster_only() -> None:
+    document = policy.deployer_policy("ml-dev")
+    cluster = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:cluster/ml-dev"
+    for action in policy.EKS_CLUSTER_ACTIONS:
+        assert allows(document, action, cluster), action
+    entry = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:access-entry/ml-dev/role/{ACCOUNT_ID}/ci/0a1b2c3d"
+    nodegroup = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:nodegroup/ml-dev/ml-dev-system-abc/0a1b2c3d"
+    addon = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:addon/ml-dev/coredns/0a1b2c3d"
+    assert allows(document, "eks:AssociateAccessPolicy", entry) and allows(document, "eks:DeleteNodegroup", nodegroup)
+    assert allows(document, "eks:UpdateAddon", addon) and allows(document, "eks:CreateCluster", "*")
+    assert not allows(document, "eks:AssociateAccessPolicy", entry.replace("/ml-dev/", "/ml-dev2/"))
+
+
+# parliament: the IAM linter, with its bundled copy of the service authorization reference. It checks
+# every action's resource against the resource types the reference gives it (RESOURCE_MISMATCH) and
+# knows every action name (UNKNOWN_ACTION), including EKS's access-entry actions.
+
+
+def lint(document: dict[str, Any]) -> list[Any]:
+    """parliament's findings for a policy, with ``${aws:PrincipalAccount}`` resolved to an account as
+    IAM resolves it for the caller (parliament does not know policy variables: INVALID_ARN)."""
+    from parliament import analyze_policy_string
+
+    text = json.dumps(document).replace(policy.ACCOUNT, ACCOUNT_ID)
+    return list(analyze_policy_string(text).findings)
+
+
+def test_parliament_finds_no_resource_type_mismatch_in_any_deployer_policy() -> None:
+    """Issue 37 (n5, M2'): a real IAM policy linter, not only the evaluator above, for both
+    provisioners, with and without network, EFA and boundary, and with the 0.2 deletes."""
+    documents = all_policies() + [policy.deployer_policy("ml-dev", provisioner=p, previous_names=True) for p in Provisioner]
+    for document in documents:
+        findings = [f for f in lint(document) if f.issue not in ("RESOURCE_STAR",)]
+        assert findings == [], [(f.issue, f.detail) for f in findings]
+
+
+def test_parliament_reports_the_old_remove_role_from_instance_profile_on_a_role() -> None:
+    """The 0.3.0 statement of the first review's fix (``RemoveRoleFromInstanceProfile`` among the
+    role actions on ``role/<cluster>-*``) is what parliament reports as RESOURCE_MISMATCH: the
+    action's resource type is ``instance-profile``. The same check passes the policy of today."""
+    old = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "StackRoles",
+                "Effect": "Allow",
+                "Action": ["iam:DeleteRole", "iam:RemoveRoleFromInstanceProfile"],
+                "Resource": [f"arn:aws:iam::{policy.ACCOUNT}:role/ml-karp-*"],
+            }
+        ],
+    }
+    [finding] = lint(old)
+    assert finding.issue == "RESOURCE_MISMATCH"
+    assert finding.detail[0]["action"] == "iam:RemoveRoleFromInstanceProfile"
+    assert "instance-profile" in finding.detail[0]["required_format"]
+    assert not [f for f in lint(policy.policy_for(spec_of("aws-karpenter-dev"))) if f.issue == "RESOURCE_MISMATCH"]
+
+
+def test_parliament_knows_every_action_of_the_policy() -> None:
+    """Its bundled reference is recent enough for every action used (no UNKNOWN_ACTION or
+    UNKNOWN_PREFIX), EKS access entries included; ``iam:PassRole`` is an action there too."""
+    from parliament import iam_definition
+
+    known = {f"{s['prefix']}:{p['privilege']}" for s in iam_definition for p in s["privileges"]}
+    for document in all_policies():
+        assert policy.all_actions(document) <= known, sorted(policy.all_actions(document) - known)
+
+
+@functools.cache
+def reference_arn_formats(action: str) -> list[tuple[str, str]]:
+    """The required resource types of ``action`` and their ARN formats as globs (parliament's
+    bundled service authorization reference, ``${...}`` as ``*`` the way parliament reports them)."""
+    from parliament import iam_definition
+
+    prefix, name = action.split(":")
+    services = [s for s in iam_definition if s["prefix"] == prefix]
+    formats = {r["resource"]: re.sub(r"\$\{[^}]+\}", "*", r["arn"]) for s in services for r in s["resources"]}
+    rows = [row for s in services for p in s["privileges"] if p["privilege"] == name for row in p["resource_types"]]
+    return [
+        (row["resource_type"].rstrip("*"), formats[row["resource_type"].rstrip("*")])
+        for row in rows
+        if row["resource_type"].endswith("*")
+    ]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("boundary", [None, BOUNDARY])
+def test_the_preflight_simulates_each_scoped_action_on_its_resource_type(stack: str, boundary: str | None) -> None:
+    """Issue 37 (M2', n5): the preflight's simulated resource is of the type IAM authorizes the action
+    on (parliament's ``is_arn_match`` against the reference's ARN format), and the policy allows it
+    with the condition values the preflight sends (the boundary's too). 0.3.0's preflight simulated
+    nothing for ``RemoveRoleFromInstanceProfile`` and its test asserted the grant on a role ARN."""
+    from parliament import is_arn_match
+
+    cluster = dict(engine_cluster(stack), **({"permissionsBoundary": boundary} if boundary else {}))
+    spec = spec_of(stack, **{"gpupools:cluster": cluster})
+    document = policy.policy_for(spec)
+    entries = preflight_aws.simulation_context("aws", ACCOUNT_ID, spec.cluster.permissions_boundary)
+    context = {e["ContextKeyName"]: e["ContextKeyValues"][0] for e in entries}
+    actions = preflight_aws.required_actions(spec)
+    if spec.provisioner is Provisioner.KARPENTER:
+        assert "iam:RemoveRoleFromInstanceProfile" in actions
+    for action in actions:
+        resources = preflight_aws.simulation_resources(action, spec, ACCOUNT_ID, "aws", "us-west-2") or ("*",)
+        for resource in resources:
+            assert allows(document, action, resource, context), (action, resource)
+            for resource_type, arn_format in reference_arn_formats(action) if resource != "*" else ():
+                assert is_arn_match(resource_type, arn_format, resource), (action, resource, arn_format)
+
+
+def engine_cluster(stack: str) -> dict[str, Any]:
+    return dict(json.loads(engine_values(stack, PROJECT_ROOT)["gpupools:cluster"]))
+
+
+@pytest.mark.parametrize("provisioner", list(Provisioner))
+def test_previous_names_add_only_the_deletes_of_the_02_names(provisioner: Provisioner) -> None:
+    """``--previous-names``: the first ``up`` after upgrading deletes 0.2's controller role (and
+    Karpenter's policies), which had no cluster name; nothing else is granted on those names."""
+    document = policy.deployer_policy("ml-dev", provisioner=provisioner, previous_names=True)
+    old_role = f"{ACCOUNT_ARN}:role/{policy.PREVIOUS_CONTROLLER_ROLES[provisioner].replace('*', 'abc1234')}"
+    for action in ("iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"):
+        assert allows(document, action, old_role), action
+    for action in ("iam:CreateRole", "iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:UpdateAssumeRolePolicy", "iam:PassRole"):
+        assert not allows(document, action, old_role, {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}), (
+            action
+        )
+    old_policy = f"{ACCOUNT_ARN}:policy/karpenter-node-lifecycle-abc1234"
+    assert allows(document, "iam:DeletePolicy", old_policy) is (provisioner is Provisioner.KARPENTER)
+    assert not allows(document, "iam:CreatePolicyVersion", old_policy)
+    assert "DeletePrevious02ControllerRole" not in {
+        s["Sid"] for s in policy.deployer_policy("ml-dev", provisioner=provisioner)["Statement"]
+    }

@@ -93,7 +93,7 @@ def test_release_is_the_official_oci_chart_at_the_pinned_version_on_the_system_g
         "interruptionQueue": queue_outputs()["name"],
         "featureGates": {"nodeOverlay": True},
     }
-    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/karpenter-controller")
+    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(f":role/{CLUSTER}-karpenter-controller")
     deps = controller.dependencies
     assert crd.urn in deps and any(run().by_urn(d).type == "aws:eks/nodeGroup:NodeGroup" for d in deps)
     assert any(run().by_urn(d).type == "aws:sqs/queue:Queue" for d in deps)
@@ -140,7 +140,10 @@ def test_every_helm_value_set_exists_in_the_charts_values() -> None:
 
 
 def policies() -> dict[str, dict[str, Any]]:
-    return {r.name.removeprefix("karpenter-"): json.loads(r.inputs["policy"]) for r in run().of_type("aws:iam/policy:Policy")}
+    return {
+        r.name.removeprefix(f"{CLUSTER}-karpenter-"): json.loads(r.inputs["policy"])
+        for r in run().of_type("aws:iam/policy:Policy")
+    }
 
 
 def statements() -> list[dict[str, Any]]:
@@ -152,7 +155,7 @@ def actions(statement: dict[str, Any]) -> list[str]:
 
 
 def test_controller_role_trusts_only_the_karpenter_service_account() -> None:
-    [role] = [r for r in run().of_type("aws:iam/role:Role") if r.name == "karpenter-controller"]
+    [role] = [r for r in run().of_type("aws:iam/role:Role") if r.name == f"{CLUSTER}-karpenter-controller"]
     [statement] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert statement["Action"] == "sts:AssumeRoleWithWebIdentity"
     conditions = statement["Condition"]["StringEquals"]

@@ -336,7 +336,7 @@ class StubbedAws:
         role- and policy-scoped IAM actions on an ARN of the stack's (``simulation_resources``)."""
         groups: dict[tuple[str, ...], list[str]] = {}
         for action in actions:
-            groups.setdefault(preflight_aws.simulation_resources(action, spec, ACCOUNT, "aws"), []).append(action)
+            groups.setdefault(preflight_aws.simulation_resources(action, spec, ACCOUNT, "aws", REGION), []).append(action)
         for resources, group in groups.items():
             results = [
                 {"EvalActionName": a, "EvalResourceName": "*", "EvalDecision": "implicitDeny" if a in denied else "allowed"}

@@ -80,6 +80,7 @@ CLUSTER_KEYS = (
     "admins",
     "controlPlaneLogs",
     "supportType",
+    "permissionsBoundary",
 )
 NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
 SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
@@ -163,7 +164,7 @@ AZURE_ONLY_KEYS = {
     "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
 }
 AWS_ONLY_KEYS = {
-    "cluster": ("admins", "controlPlaneLogs", "supportType"),
+    "cluster": ("admins", "controlPlaneLogs", "supportType", "permissionsBoundary"),
     "network": ("vpcId", "privateSubnetIds"),
     "gpuPool": ("amiType", "efa"),
 }
@@ -314,6 +315,7 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster", re
     if cloud is Cloud.AWS:
         _reject_keys(raw, AZURE_ONLY_KEYS["cluster"], path, "is Azure only")
     else:
+        _reject_keys(raw, ("permissionsBoundary",), path, "is AWS only (a boundary on the IAM roles the EKS stack creates)")
         _reject_keys(raw, AWS_ONLY_KEYS["cluster"], path, "is AWS only; on Azure grant cluster-admin with adminGroupObjectIds")
     default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
     if cloud is Cloud.AZURE and region and regions.azure_has_zones(region) is False:
@@ -333,6 +335,7 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster", re
         admins=_str_list(raw, "admins", path),
         control_plane_logs=_str_list(raw, "controlPlaneLogs", path, ClusterSpec.control_plane_logs),
         support_type=_enum(raw, "supportType", path, str, SUPPORT_TYPES, ClusterSpec.support_type),
+        permissions_boundary=_str(raw, "permissionsBoundary", path),
     )
 
 

@@ -201,6 +201,14 @@ def _cluster(d: Defaults) -> dict[str, Entry]:
             "AWS only; the cluster's `upgradePolicy.supportType`: `STANDARD` lets EKS upgrade a minor that leaves "
             "standard support, `EXTENDED` keeps it and bills extended support",
         ),
+        "permissionsBoundary": lambda d: Row(
+            "gpupools:cluster.permissionsBoundary",
+            "IAM policy ARN",
+            "",
+            "AWS only; the permissions boundary of every IAM role the stack creates (node, cluster, controller "
+            "roles); pair it with `deployer_policy --permissions-boundary` so the deployer cannot write a role "
+            "without it",
+        ),
     }
 
 

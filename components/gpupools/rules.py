@@ -279,6 +279,7 @@ def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | N
                 arn,
             )
     check_unique(cluster.admins, f"{path}.admins", "ARNs")
+    check_permissions_boundary(cluster, cloud, f"{path}.permissionsBoundary")
     if cloud is Cloud.AWS and len(cluster.api_allowed_cidrs) > EKS_MAX_PUBLIC_ACCESS_CIDRS:
         fail(
             f"{path}.apiAllowedCidrs",
@@ -302,6 +303,24 @@ EKS_MAX_PUBLIC_ACCESS_CIDRS = 40
 
 EKS_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 """EKS control plane log types (botocore ``eks`` ``LogType`` enum; a test keeps the two equal)."""
+
+IAM_POLICY_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}$")
+"""An IAM managed policy ARN (``arn:<partition>:iam::<account>:policy/<path><name>``, or ``aws`` for an
+AWS managed policy): what ``CreateRole.PermissionsBoundary`` takes (IAM API reference: "The ARN of the
+managed policy that is used to set the permissions boundary for the role"; names of letters, digits and ``+=,.@_-``,
+paths of the same characters between slashes)."""
+
+
+def check_permissions_boundary(cluster: ClusterSpec, cloud: Cloud, path: str) -> None:
+    """``gpupools:cluster.permissionsBoundary``: AWS only, an IAM managed policy ARN."""
+    boundary = cluster.permissions_boundary
+    if boundary is None:
+        return
+    if cloud is not Cloud.AWS:
+        fail(path, "is AWS only (a boundary on the IAM roles the EKS stack creates)", boundary)
+    if not IAM_POLICY_ARN.match(boundary):
+        fail(path, "must be an IAM managed policy ARN (arn:<partition>:iam::<12-digit account>:policy/<name>)", boundary)
+
 
 IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
 """An IAM role or user ARN, as EKS access entries take them (``CreateAccessEntry.principalArn``)."""

@@ -183,6 +183,12 @@ class ClusterSpec:
             or ``EXTENDED``. With ``STANDARD`` EKS upgrades the control plane itself when its minor
             leaves standard support instead of billing extended support (six times the hourly
             cluster price); ``EXTENDED`` keeps the minor and pays.
+        permissions_boundary: AWS only. The ARN of an IAM managed policy set as the permissions
+            boundary of every IAM role the EKS stack creates (node role, cluster service role,
+            cluster-autoscaler's or Karpenter's controller role). Default none. With it the deployer
+            policy (``python -m gpupools.aws.deployer_policy --permissions-boundary``) can require the
+            boundary on every role write, so a deployer cannot give any role it writes more than the
+            boundary allows (``docs/safety.md``, "Deployer permissions").
     """
 
     name: str
@@ -194,6 +200,7 @@ class ClusterSpec:
     admins: tuple[str, ...] = ()
     control_plane_logs: tuple[str, ...] = ("api", "audit", "authenticator")
     support_type: str = "STANDARD"
+    permissions_boundary: str | None = None
 
 
 @dataclass(frozen=True)

@@ -224,9 +224,12 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             flags and the CRD (module docstring); default off.
         opts: resource options: ``provider`` the cluster's Kubernetes provider; ``depends_on`` is
             passed to the release (it needs the system node group to schedule on).
+        permissions_boundary: the IRSA role's permissions boundary (``gpupools:cluster.permissionsBoundary``);
+            default none.
 
     Attributes:
-        role: the IRSA role. policy: the policy document (a dict). values: the Helm values.
+        role: the IRSA role, ``<cluster>-<name>-role-<suffix>`` (the cluster's name first, so the
+            deployer policy can limit role writes to this cluster's roles). policy: the policy document (a dict). values: the Helm values.
         image_tag: the image tag. release: the ``helm.v3.Release``.
         provisioning_request_crd: the ProvisioningRequest ``CustomResourceDefinition`` with ``provisioning_requests``, else None.
 
@@ -253,6 +256,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         namespace: str = "kube-system",
         opts: pulumi.ResourceOptions | None = None,
         provisioning_requests: bool = False,
+        permissions_boundary: str | None = None,
     ) -> None:
         path = f"ClusterAutoscaler({name})"
         spec = autoscaler or AutoscalerSpec()
@@ -273,13 +277,14 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         self.image_tag = CLUSTER_AUTOSCALER_IMAGE_TAGS[kubernetes_version]
         self.policy = autoscaler_policy(cluster_name)
         self.role = create_irsa_role(
-            name,
+            f"{cluster_name}-{name}",
             oidc_provider_arn,
             oidc_provider_url,
             namespace,
             AUTOSCALER_SERVICE_ACCOUNT,
             self.policy,
             parent=self,
+            permissions_boundary=permissions_boundary,
         )
         self.values = helm_values(cluster_name, region, self.image_tag, self.role.arn, spec, provisioning_requests)
         self.provisioning_request_crd = (

@@ -28,6 +28,10 @@ What it creates, and why:
 * **Add-ons pinned**: kube-proxy and the VPC CNI (through pulumi-eks) and CoreDNS at the versions
   ``gpupools.versions.EKS_CORE_ADDONS`` pins for the minor, so an ``up`` without a config change
   never rolls them.
+* **Permissions boundary** (``gpupools:cluster.permissionsBoundary``): on the node role and, since
+  pulumi-eks's own service role takes none, on a service role of this component's
+  (``iam.create_cluster_service_role``, aliased to pulumi-eks's so that adding a boundary keeps the
+  cluster's role). Without a boundary pulumi-eks creates the service role, as before.
 * **Node role** with the worker, CNI, ECR read-only and SSM managed policies (every node group
   depends on the attachments, so ``pulumi destroy`` removes the groups first), and its **access
   entry** (type ``EC2_LINUX``), created before any node group so EKS finds it rather than creating
@@ -60,7 +64,7 @@ import pulumi_kubernetes as k8s
 from gpupools import config, rules
 from gpupools.aws import naming
 from gpupools.aws.asg_tags import create_asg_tags, node_template_tags, resource_tags
-from gpupools.aws.iam import create_node_role
+from gpupools.aws.iam import create_cluster_service_role, create_node_role
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes
 from gpupools.aws.network import NatStrategy, create_network
@@ -359,13 +363,18 @@ class EksCluster(pulumi.ComponentResource):
             self.egress = created.egress
         self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
 
-        node_role = create_node_role(name, parent=self)
+        boundary = cluster_spec.permissions_boundary
+        node_role = create_node_role(name, parent=self, permissions_boundary=boundary)
         self.node_role = node_role.role
         self.node_role_policy_attachments = list(node_role.policy_attachments)
+        # pulumi-eks's own service role takes no permissions boundary: with one, bring ours.
+        eks_name = f"{name}-eks"
+        service_role = create_cluster_service_role(eks_name, boundary, parent=self) if boundary else None
 
         self.eks_cluster = eks.Cluster(
-            f"{name}-eks",
+            eks_name,
             name=cluster_name,
+            service_role=service_role[0] if service_role else None,
             version=cluster_spec.kubernetes_version,
             vpc_id=self.vpc_id,
             private_subnet_ids=private_ids,
@@ -382,7 +391,10 @@ class EksCluster(pulumi.ComponentResource):
             skip_default_node_group=True,
             skip_default_security_groups=True,
             kubernetes_service_ip_address_range=SERVICE_CIDR,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
+            # The service role's policy before the cluster is created and after it is deleted.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*depends_on_of(opts), *([service_role[1]] if service_role else [])]
+            ),
         )
         self.oidc_provider_arn = self.eks_cluster.oidc_provider_arn
         self.oidc_provider_url = self.eks_cluster.oidc_provider_url

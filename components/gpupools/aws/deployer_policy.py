@@ -1,61 +1,77 @@
 """The IAM policy the identity running ``pulumi up`` on an EKS stack needs, as a real policy document.
 
-Print it with ``python -m gpupools.aws.deployer_policy --cluster-name <gpupools:cluster.name>``
-(``--existing-vpc`` without the VPC actions, ``--provisioner karpenter`` for a stack with
-``gpupools:provisioner: karpenter``, ``--efa`` with an ``efa: true`` pool) and attach
-it to the CI role (``AWS_ROLE_ARN``) or a person's role; ``policy_for(spec)`` picks both from a
-validated stack config. It covers create, read, update and delete of everything the EKS stack
-registers (``tests/snapshots/aws-dev.json``, ``tests/snapshots/aws-karpenter-dev.json``), so the
-same policy also lets ``pulumi refresh`` and ``pulumi destroy`` finish:
+Print it with ``python -m gpupools.aws.deployer_policy --cluster-name <gpupools:cluster.name>
+--permissions-boundary <gpupools:cluster.permissionsBoundary>`` (``--existing-vpc`` without the VPC
+actions, ``--provisioner karpenter`` for a stack with ``gpupools:provisioner: karpenter``, ``--efa``
+with an ``efa: true`` pool) and attach it to the CI role (``AWS_ROLE_ARN``) or a person's role;
+``policy_for(spec)`` picks all of them from a validated stack config. ``--cluster-name`` is
+required and takes no wildcard: one policy per cluster. It covers create, read, update and delete
+of everything the EKS stack registers (``tests/snapshots/aws-dev.json``,
+``tests/snapshots/aws-karpenter-dev.json``), so the same policy also lets ``pulumi refresh`` and
+``pulumi destroy`` finish:
 
 * the VPC, subnets, internet and NAT gateways, Elastic IPs and route tables (not needed with
   ``network.vpcId``), and the node launch templates;
 * the EKS cluster (through pulumi-eks: its IAM role and OIDC provider for IRSA, the ``vpc-cni`` and
-  ``kube-proxy`` add-ons), the CoreDNS add-on, node groups and the node role's access entry;
-* IAM roles with managed and inline policies (cluster, node, cluster-autoscaler IRSA role), and
-  ``iam:PassRole`` only to EKS and EC2 (``iam:PassedToService``), all scoped (below);
+  ``kube-proxy`` add-ons), the CoreDNS add-on, node groups and the access entries;
+* IAM roles with managed and inline policies (cluster service role, node role, the provisioner's
+  IRSA role), and ``iam:PassRole`` of the service and node roles to EKS only;
 * the service-linked roles EKS, managed node groups, Auto Scaling and Spot create on first use
   (``iam:CreateServiceLinkedRole`` limited by ``iam:AWSServiceName``);
 * cluster-autoscaler mode: the node-template tags on each node group's Auto Scaling group;
 * Karpenter mode (``KARPENTER_ACTIONS``, only in that policy): the interruption queue (SQS) and its
   queue policy, the EventBridge rules and their targets, the controller's customer-managed IAM
-  policies, and the discovery tag on the cluster security group (``ec2:CreateTags``, common);
+  policies, the discovery tag on the cluster security group (``ec2:CreateTags``, common), and taking
+  the node role out of Karpenter's instance profiles when it is deleted;
 * the read-only calls the program and the preflight make (zones, caller identity, node group and
   ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings).
 
-Resources are ``*`` for EC2, EKS, Auto Scaling, SQS and EventBridge (most create calls cannot be
-scoped to ARNs that do not exist yet, and tag conditions would need tags on every child pulumi-eks
-creates), but never for an IAM action that could raise the deployer's own privileges
-(``ESCALATION_ACTIONS``):
+Resources are ``*`` for EC2, Auto Scaling, SQS, EventBridge, ``eks:CreateCluster`` and reads (most
+create calls cannot be scoped to ARNs that do not exist yet, and tag conditions would need tags on
+every child pulumi-eks creates). Everything else is scoped to the cluster's own resources, each on
+the resource type the IAM service authorization reference gives the action (a linter,
+``parliament``, checks that in the tests):
 
-* role writes (``IAM_ROLE_ACTIONS``) and ``iam:PassRole`` only on the stack's own roles
-  (``stack_role_arns``: ``<cluster>-*`` and ``cluster-autoscaler-*`` or ``karpenter-*``), ``PassRole``
-  also only to EKS and EC2 (``iam:PassedToService``);
+* EKS writes on ``cluster/<name>`` and its ``nodegroup``, ``access-entry`` and ``addon`` ARNs, so
+  no access entry or cluster change reaches another cluster of the account;
+* role writes (``IAM_ROLE_ACTIONS``, ``BOUNDED_ROLE_ACTIONS``) only on the cluster's roles
+  (``stack_role_arns``: its node, service and controller roles by name), ``iam:PassRole`` only of
+  the service and node roles and only to EKS;
 * ``iam:AttachRolePolicy`` only on those roles and only of the policies the stack attaches
-  (``iam:PolicyARN``: five AWS managed policies and, under Karpenter, its own ``karpenter-*``
+  (``iam:PolicyARN``: five AWS managed policies and, under Karpenter, the cluster's own controller
   policies), so ``AdministratorAccess`` can never be attached;
-* ``iam:PutRolePolicy`` only on cluster-autoscaler's role (the one inline policy);
-* Karpenter's policy writes (``KARPENTER_POLICY_ACTIONS``, ``SetDefaultPolicyVersion`` included) only
-  on ``karpenter-*`` policies; the OIDC provider actions only on EKS issuers.
+* ``iam:PutRolePolicy`` only on cluster-autoscaler's role (the one inline policy); Karpenter's policy
+  writes (``KARPENTER_POLICY_ACTIONS``) only on the cluster's ``<cluster>-karpenter-<key>-*``
+  policies; ``iam:RemoveRoleFromInstanceProfile`` only on the cluster's Karpenter instance profiles;
+  the OIDC provider actions only on EKS issuers;
+* with ``--permissions-boundary``: every role write that IAM lets a policy condition on the role's
+  boundary (``CreateRole``, ``PutRolePolicy``, ``AttachRolePolicy``, ``DetachRolePolicy``,
+  ``DeleteRolePolicy``, ``PutRolePermissionsBoundary``) requires ``iam:PermissionsBoundary`` to be
+  that ARN, and ``iam:DeleteRolePermissionsBoundary`` is never granted.
 
-What a name scope cannot stop: a deployer may create a role under those names whose trust policy
-admits itself, and give it the stack's attachable policies (or, under Karpenter, a ``karpenter-*``
-policy it wrote). Where that matters, also attach a permissions boundary or an SCP that caps what
-roles under these names can do (docs/safety.md, "Deployer permissions").
+What a name scope cannot stop, and only the boundary does: the deployer may write any inline policy
+into cluster-autoscaler's role, or a new default version of a Karpenter policy, and then use that
+role through its service account (the deployer is cluster admin). With the boundary those writes
+stay under it; without, ``main`` prints what the policy still allows (``unbounded_warning``) and
+docs/safety.md ("Deployer permissions") says the same.
 ``tests/test_deployer_policy.py`` checks every action against botocore's service models (so a typo
 or a removed API fails the build), that every action the preflight simulates is here, that every
-resource type and every role and policy name each example stack registers is covered, and that no
-escalation action is on ``*`` without a condition.
+resource type and every role and policy name each example stack registers is covered, that no
+escalation action is on ``*`` without a condition, that with a boundary no role write goes without
+it, and that ``parliament`` finds no action on a resource of the wrong type.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
-from gpupools.aws.iam import NODE_MANAGED_POLICIES
+from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, service_role_name
+from gpupools.aws.karpenter_iam import CONTROLLER_POLICIES
+from gpupools.rules import IAM_POLICY_ARN
 from gpupools.specs import Provisioner, StackSpec
 
 NETWORK_ACTIONS = (
@@ -141,26 +157,42 @@ guide, "Configure an AWS PCS compute node group to use a Capacity Block"); the E
 nothing either way for managed node groups, so it is granted, read-only, rather than found missing
 at the first reserved group."""
 
-EKS_ACTIONS = (
-    "eks:CreateCluster",
+EKS_CREATE_ACTIONS = ("eks:CreateCluster",)
+"""On ``*``: ``CreateCluster`` has no resource type in the IAM service authorization reference
+(Amazon EKS, "Actions defined by Amazon EKS"); its ARN does not exist yet."""
+
+EKS_CLUSTER_ACTIONS = (
     "eks:DeleteCluster",
     "eks:UpdateClusterConfig",
     "eks:UpdateClusterVersion",
     "eks:CreateNodegroup",
+    "eks:CreateAccessEntry",
+    "eks:CreateAddon",
+    "eks:TagResource",
+    "eks:UntagResource",
+)
+"""On the stack's cluster (``cluster/<name>``: the service reference's resource type ``cluster*`` of
+each; a node group, access entry and add-on are created on their cluster)."""
+
+EKS_CHILD_ACTIONS = (
     "eks:DeleteNodegroup",
     "eks:UpdateNodegroupConfig",
     "eks:UpdateNodegroupVersion",
-    "eks:CreateAccessEntry",
     "eks:DeleteAccessEntry",
     "eks:UpdateAccessEntry",
     "eks:AssociateAccessPolicy",
     "eks:DisassociateAccessPolicy",
-    "eks:CreateAddon",
     "eks:DeleteAddon",
     "eks:UpdateAddon",
     "eks:TagResource",
     "eks:UntagResource",
 )
+"""On the stack's cluster's node groups, access entries and add-ons (resource types ``nodegroup*``,
+``access-entry*``, ``addon*``; ARNs ``nodegroup/<cluster>/<name>/<uuid>``,
+``access-entry/<cluster>/<type>/<account>/<name>/<uuid>``, ``addon/<cluster>/<name>/<uuid>``)."""
+
+EKS_ACTIONS = (*EKS_CREATE_ACTIONS, *EKS_CLUSTER_ACTIONS, *(a for a in EKS_CHILD_ACTIONS if a not in EKS_CLUSTER_ACTIONS))
+"""Every EKS write of the stack."""
 
 EKS_READ_ACTIONS = (
     "eks:DescribeCluster",
@@ -178,21 +210,36 @@ EKS_READ_ACTIONS = (
 )
 
 IAM_ROLE_ACTIONS = (
-    "iam:CreateRole",
     "iam:DeleteRole",
     "iam:TagRole",
     "iam:UntagRole",
     "iam:UpdateRole",
+    "iam:UpdateRoleDescription",
     "iam:UpdateAssumeRolePolicy",
-    "iam:DetachRolePolicy",
-    "iam:DeleteRolePolicy",
-    "iam:RemoveRoleFromInstanceProfile",
 )
-"""Writes on the stack's own roles only (``stack_role_arns``). ``RemoveRoleFromInstanceProfile``:
-deleting a role first removes it from every instance profile it is in (terraform-provider-aws
-``internal/service/iam/role.go``, ``deleteRoleInstanceProfiles``), and under Karpenter the node role
-is in the instance profiles Karpenter made from its EC2NodeClasses; without it the node role's delete
-fails whenever one survives."""
+"""Writes on the stack's own roles (``stack_role_arns``) that cannot take the
+``iam:PermissionsBoundary`` condition: the IAM service authorization reference lists no such key for
+them. None of them can give a role a permission (a trust policy says who may assume the role, not
+what it may do), so with a boundary every permission of the roles stays under it."""
+
+BOUNDED_ROLE_ACTIONS = (
+    "iam:CreateRole",
+    "iam:PutRolePermissionsBoundary",
+    "iam:DeleteRolePolicy",
+    "iam:DetachRolePolicy",
+)
+"""Role writes whose service authorization reference entry lists ``iam:PermissionsBoundary``
+(with ``iam:AttachRolePolicy`` and ``iam:PutRolePolicy``, which have their own statements): with
+``--permissions-boundary`` each requires the role to carry (or, for ``CreateRole`` and
+``PutRolePermissionsBoundary``, to be given) exactly that boundary, the pattern of the IAM user guide
+("Permissions boundaries for IAM entities", delegating with a boundary: create and change only with
+the boundary). ``PutRolePermissionsBoundary`` only with a boundary (the provider calls it when a
+boundary is added to an existing role). ``iam:DeleteRolePermissionsBoundary`` is never granted, so
+taking the boundary off the stack's roles again (removing ``permissionsBoundary``) needs an
+administrator."""
+
+NEVER_GRANTED = ("iam:DeleteRolePermissionsBoundary",)
+"""Removing a role's boundary would lift every bound at once."""
 
 IAM_READ_ACTIONS = (
     "iam:GetRole",
@@ -280,9 +327,11 @@ OTHER_READ_ACTIONS = (
 """Caller identity (the program's region and account lookups, the preflight) and the preflight's
 vCPU quota reads."""
 
-PASSED_TO_SERVICES = ("eks.amazonaws.com", "ec2.amazonaws.com")
-"""``iam:PassRole`` is allowed only toward these, and only for the stack's own roles: the cluster and
-node roles go to EKS."""
+PASSED_TO_SERVICES = ("eks.amazonaws.com",)
+"""``iam:PassRole`` is allowed only toward EKS, and only for the cluster's service role and the node
+role: ``CreateCluster`` takes the service role and ``CreateNodegroup`` the node role, both passed to
+EKS (``eks.amazonaws.com``, the value AWS's EKS policy examples condition ``PassRole`` on). No call
+of the stack passes a role to EC2: Karpenter passes the node role itself, with its own policy."""
 
 SERVICE_LINKED_ROLES = (
     "eks.amazonaws.com",
@@ -295,42 +344,92 @@ groups' Auto Scaling groups, Spot Instances)."""
 
 AUTOSCALER_COMPONENT = "cluster-autoscaler"
 KARPENTER_COMPONENT = "karpenter"
-"""The names ``stacks/aws.py`` gives the ``ClusterAutoscaler`` and ``Karpenter`` components: their
-IAM roles and policies are auto-named from them (``<logical name>-<7 hex digits>``, Pulumi's
-auto-naming), as the ``EksCluster``'s (the node role, pulumi-eks's ``<name>-eksRole`` service role)
-are from the cluster name. ``tests/test_deployer_policy.py`` checks that every role and policy each
-example stack registers falls under these patterns."""
+"""The names ``stacks/aws.py`` gives the ``ClusterAutoscaler`` and ``Karpenter`` components. Their
+IAM roles and policies are auto-named ``<cluster>-<component>-...-<suffix>`` (Pulumi's auto-naming
+appends ``-`` and 7 hex digits), the ``EksCluster``'s (node role, cluster service role) from the
+component's name, which ``stacks/aws.py`` sets to the cluster name. ``tests/test_deployer_policy.py``
+checks that every role and policy each example stack registers falls under ``stack_role_arns`` and
+``stack_policy_arns``."""
 
-NODE_AND_CLUSTER_POLICIES = ("AmazonEKSClusterPolicy", *NODE_MANAGED_POLICIES)
-"""The AWS managed policies the stack attaches: pulumi-eks's service role gets
-``AmazonEKSClusterPolicy`` (pulumi/pulumi-eks ``nodejs/eks/cluster/cluster.ts``, "Create the EKS
-service role"), the node role the other four (``gpupools.aws.iam.NODE_MANAGED_POLICIES``)."""
+NODE_AND_CLUSTER_POLICIES = (CLUSTER_POLICY, *NODE_MANAGED_POLICIES)
+"""The AWS managed policies the stack attaches: the cluster's service role gets
+``AmazonEKSClusterPolicy`` (``gpupools.aws.iam.CLUSTER_POLICY``), the node role the other four
+(``gpupools.aws.iam.NODE_MANAGED_POLICIES``)."""
 
 ACCOUNT = "${aws:PrincipalAccount}"
 """The account in the policy's ARNs: a policy variable, the caller's own account (IAM user guide,
 "IAM policy elements: Variables and tags"; ``aws:PrincipalAccount`` is a global condition key), so
 one document serves every account."""
 
+CLUSTER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,99}$")
+"""What ``--cluster-name`` accepts: a gpupools cluster name (``rules.check_cluster``), so never ``*``
+or any other wildcard, which would widen every scope below to other clusters' resources."""
+
+
+def _iam(partition: str, resource: str) -> str:
+    return f"arn:{partition}:iam::{ACCOUNT}:{resource}"
+
+
+def _eks(partition: str, resource: str) -> str:
+    return f"arn:{partition}:eks:*:{ACCOUNT}:{resource}"
+
+
+def passed_role_arns(cluster_name: str, partition: str = "aws") -> list[str]:
+    """The roles the stack passes to EKS: the node role (``<cluster>-node-role-...``,
+    ``iam.create_node_role``) and the cluster's service role (``<cluster>-eks-eksRole-role-...``,
+    pulumi-eks's or ``iam.create_cluster_service_role``)."""
+    return [
+        _iam(partition, f"role/{cluster_name}-node-role-*"),
+        _iam(partition, f"role/{service_role_name(cluster_name + '-eks')}-*"),
+    ]
+
+
+def controller_role_arn(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> str:
+    """The provisioner's IRSA role: ``<cluster>-cluster-autoscaler-role-...`` (``iam.create_irsa_role``)
+    or ``<cluster>-karpenter-controller-...`` (``Karpenter``)."""
+    if provisioner is Provisioner.KARPENTER:
+        return _iam(partition, f"role/{cluster_name}-{KARPENTER_COMPONENT}-controller-*")
+    return _iam(partition, f"role/{cluster_name}-{AUTOSCALER_COMPONENT}-role-*")
+
 
 def stack_role_arns(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[str]:
-    """The ARN patterns of every role a stack of ``cluster_name`` creates: the cluster's
-    (``<cluster>-*``: the node role and pulumi-eks's service role) and its provisioner's."""
-    component = KARPENTER_COMPONENT if provisioner is Provisioner.KARPENTER else AUTOSCALER_COMPONENT
-    return [f"arn:{partition}:iam::{ACCOUNT}:role/{prefix}-*" for prefix in (cluster_name, component)]
+    """The ARN patterns of every role a stack of ``cluster_name`` creates: node role, cluster service
+    role and its provisioner's controller role, each by its own name (not ``<cluster>-*``, which would
+    also cover a cluster named ``<cluster>-something``)."""
+    return [*passed_role_arns(cluster_name, partition), controller_role_arn(cluster_name, provisioner, partition)]
 
 
-def stack_policy_arns(partition: str = "aws") -> list[str]:
-    """The ARN pattern of the Karpenter controller's customer-managed policies (``karpenter-*``)."""
-    return [f"arn:{partition}:iam::{ACCOUNT}:policy/{KARPENTER_COMPONENT}-*"]
+def stack_policy_arns(cluster_name: str, partition: str = "aws") -> list[str]:
+    """The ARN patterns of the Karpenter controller's customer-managed policies
+    (``<cluster>-karpenter-<key>-...``, one per ``karpenter_iam.CONTROLLER_POLICIES``)."""
+    return [_iam(partition, f"policy/{cluster_name}-{KARPENTER_COMPONENT}-{key}-*") for key in CONTROLLER_POLICIES]
 
 
-def attachable_policy_arns(provisioner: Provisioner, partition: str = "aws") -> list[str]:
+def karpenter_instance_profile_arns(cluster_name: str, partition: str = "aws") -> list[str]:
+    """The instance profiles Karpenter v1.14.1 makes for the cluster's EC2NodeClasses: path
+    ``/karpenter/<region>/<cluster>/<nodeclass uid>/`` (``pkg/controllers/nodeclass/instanceprofile.go``:
+    ``instanceprofile.FormatPath("karpenter", region, clusterName, nodeClass.UID)``), name
+    ``<cluster>_<hash>`` (``pkg/apis/v1/ec2nodeclass.go``, ``InstanceProfileName``); an instance
+    profile's ARN carries its path (``instance-profile/<path><name>``)."""
+    return [_iam(partition, f"instance-profile/karpenter/*/{cluster_name}/*/{cluster_name}_*")]
+
+
+def attachable_policy_arns(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[str]:
     """What ``iam:AttachRolePolicy`` may attach (its ``iam:PolicyARN`` condition): the AWS managed
-    policies of ``NODE_AND_CLUSTER_POLICIES`` and, under Karpenter, the stack's own policies. Never
-    ``AdministratorAccess`` or any other policy a deployer could lift itself with."""
+    policies of ``NODE_AND_CLUSTER_POLICIES`` and, under Karpenter, the cluster's own controller
+    policies. Never ``AdministratorAccess`` or any other policy a deployer could lift itself with."""
     managed = [f"arn:{partition}:iam::aws:policy/{name}" for name in NODE_AND_CLUSTER_POLICIES]
-    return managed + (stack_policy_arns(partition) if provisioner is Provisioner.KARPENTER else [])
+    return managed + (stack_policy_arns(cluster_name, partition) if provisioner is Provisioner.KARPENTER else [])
 
+
+PREVIOUS_CONTROLLER_ROLES = {
+    Provisioner.CLUSTER_AUTOSCALER: "cluster-autoscaler-role-*",
+    Provisioner.KARPENTER: "karpenter-controller-*",
+}
+PREVIOUS_CONTROLLER_POLICIES = "karpenter-*"
+"""The names gpupools 0.2 gave the controller roles and Karpenter's policies (no cluster name). The
+first ``up`` after upgrading creates the new ``<cluster>-...`` ones and then deletes these:
+``--previous-names`` grants that delete (and nothing else) on them, for that one ``up``."""
 
 ESCALATION_ACTIONS = frozenset(
     {
@@ -362,22 +461,66 @@ of Rhino Security Labs' "AWS IAM Privilege Escalation - Methods and Mitigations"
 without a condition (``tests/test_deployer_policy.py``)."""
 
 
+def _bounded(boundary: str | None) -> dict[str, Any]:
+    """The condition of a role write with a boundary: the role carries (or gets) exactly ``boundary``.
+    ``ArnEquals``: the reference types ``iam:PermissionsBoundary`` as an ARN (the IAM user guide's
+    examples use ``StringEquals``, which IAM also accepts; the linter asks for the typed operator),
+    and ``check_boundary`` admits no wildcard, so it matches that one policy."""
+    return {"ArnEquals": {"iam:PermissionsBoundary": boundary}} if boundary else {}
+
+
+def _statement(sid: str, actions: Any, resources: Any, *conditions: dict[str, Any]) -> dict[str, Any]:
+    statement: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+    merged: dict[str, Any] = {}
+    for condition in conditions:
+        for operator, keys in condition.items():
+            merged.setdefault(operator, {}).update(keys)
+    if merged:
+        statement["Condition"] = merged
+    return statement
+
+
+def check_cluster_name(cluster_name: str) -> str:
+    """``cluster_name`` if it names one cluster; a ``ValueError`` for ``*`` or any other pattern."""
+    if not isinstance(cluster_name, str) or not CLUSTER_NAME.match(cluster_name):
+        raise ValueError(
+            "must be the stack's gpupools:cluster.name (lowercase letters, digits and '-', starting with a letter); "
+            f"no wildcards, which would scope role and EKS actions to other clusters' too: got {cluster_name!r}"
+        )
+    return cluster_name
+
+
+def check_boundary(boundary: str | None) -> str | None:
+    """``boundary`` if it is an IAM managed policy ARN (or None); a ``ValueError`` otherwise."""
+    if boundary is not None and not IAM_POLICY_ARN.match(boundary):
+        raise ValueError(f"must be an IAM managed policy ARN (arn:<partition>:iam::<account>:policy/<name>): got {boundary!r}")
+    return boundary
+
+
 def deployer_policy(
+    cluster_name: str,
     with_network: bool = True,
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
     efa: bool = False,
-    cluster_name: str = "*",
     partition: str = "aws",
+    permissions_boundary: str | None = None,
+    previous_names: bool = False,
 ) -> dict[str, Any]:
-    """The policy document. ``with_network=False`` for stacks with ``network.vpcId``;
-    ``provisioner`` as the stack's ``gpupools:provisioner``: the SQS, EventBridge and IAM policy
-    actions only for Karpenter, the ASG tag writes and the inline role policy only for
-    cluster-autoscaler; ``efa`` for stacks with an ``efa: true`` pool (placement group and EFA
-    security group actions); ``cluster_name`` scopes the role actions to the stack's roles (default
-    ``*``: any cluster's ``<cluster>-*`` roles, for a CI role shared by several stacks);
-    ``partition`` for GovCloud (``aws-us-gov``) or China (``aws-cn``)."""
+    """The policy document for the stack of ``cluster_name`` (required: role, policy and EKS actions
+    are scoped to that cluster's resources; no wildcard). ``with_network=False`` for stacks with
+    ``network.vpcId``; ``provisioner`` as the stack's ``gpupools:provisioner``: the SQS, EventBridge
+    and IAM policy actions only for Karpenter, the ASG tag writes and the inline role policy only for
+    cluster-autoscaler; ``efa`` for stacks with an ``efa: true`` pool; ``partition`` for GovCloud
+    (``aws-us-gov``) or China (``aws-cn``); ``permissions_boundary`` the stack's
+    ``gpupools:cluster.permissionsBoundary``: every role write requires it (``BOUNDED_ROLE_ACTIONS``,
+    ``AttachRolePolicy``, ``PutRolePolicy``); default none, and then the policy still lets the
+    deployer widen the controller roles (``unbounded_warning``). ``previous_names`` adds the deletes
+    of 0.2's controller roles and policies (``PREVIOUS_CONTROLLER_ROLES``) for the first ``up``
+    after upgrading."""
+    check_cluster_name(cluster_name)
+    check_boundary(permissions_boundary)
     karpenter = provisioner is Provisioner.KARPENTER
-    writes = [*(NETWORK_ACTIONS if with_network else ()), *EC2_ACTIONS, *EKS_ACTIONS]
+    writes = [*(NETWORK_ACTIONS if with_network else ()), *EC2_ACTIONS, *EKS_CREATE_ACTIONS]
     if efa:
         writes += EFA_ACTIONS
     if karpenter:
@@ -390,58 +533,118 @@ def deployer_policy(
     if efa:
         reads += EFA_READ_ACTIONS
     roles = stack_role_arns(cluster_name, provisioner, partition)
+    bounded = _bounded(permissions_boundary)
+    eks_children = [
+        _eks(partition, f"nodegroup/{cluster_name}/*"),
+        _eks(partition, f"access-entry/{cluster_name}/*"),
+        _eks(partition, f"addon/{cluster_name}/*"),
+    ]
     statements: list[dict[str, Any]] = [
-        {"Sid": "Deploy", "Effect": "Allow", "Action": sorted(writes), "Resource": "*"},
-        {"Sid": "Read", "Effect": "Allow", "Action": sorted(reads), "Resource": "*"},
-        {"Sid": "StackRoles", "Effect": "Allow", "Action": sorted(IAM_ROLE_ACTIONS), "Resource": roles},
-        {
-            "Sid": "AttachOnlyTheStacksPolicies",
-            "Effect": "Allow",
-            "Action": "iam:AttachRolePolicy",
-            "Resource": roles,
-            "Condition": {"ArnLike": {"iam:PolicyARN": attachable_policy_arns(provisioner, partition)}},
-        },
-        {
-            "Sid": "OidcProvider",
-            "Effect": "Allow",
-            "Action": sorted(OIDC_PROVIDER_ACTIONS),
-            "Resource": f"arn:{partition}:iam::{ACCOUNT}:oidc-provider/oidc.eks.*",
-        },
-        {
-            "Sid": "PassStackRolesToEksAndEc2",
-            "Effect": "Allow",
-            "Action": "iam:PassRole",
-            "Resource": roles,
-            "Condition": {"StringEquals": {"iam:PassedToService": list(PASSED_TO_SERVICES)}},
-        },
-        {
-            "Sid": "ServiceLinkedRoles",
-            "Effect": "Allow",
-            "Action": "iam:CreateServiceLinkedRole",
-            "Resource": "*",
-            "Condition": {"StringEquals": {"iam:AWSServiceName": list(SERVICE_LINKED_ROLES)}},
-        },
+        _statement("Deploy", sorted(writes), "*"),
+        _statement("Read", sorted(reads), "*"),
+        _statement("StackCluster", sorted(EKS_CLUSTER_ACTIONS), _eks(partition, f"cluster/{cluster_name}")),
+        _statement("StackClusterParts", sorted(EKS_CHILD_ACTIONS), eks_children),
+        _statement("StackRoles", sorted(IAM_ROLE_ACTIONS), roles),
+        # PutRolePermissionsBoundary only to set the one boundary: without one, no call of the stack makes it.
+        _statement(
+            "StackRoleWrites",
+            sorted(a for a in BOUNDED_ROLE_ACTIONS if permissions_boundary or a != "iam:PutRolePermissionsBoundary"),
+            roles,
+            bounded,
+        ),
+        _statement(
+            "AttachOnlyTheStacksPolicies",
+            "iam:AttachRolePolicy",
+            roles,
+            {"ArnLike": {"iam:PolicyARN": attachable_policy_arns(cluster_name, provisioner, partition)}},
+            bounded,
+        ),
+        _statement("OidcProvider", sorted(OIDC_PROVIDER_ACTIONS), _iam(partition, "oidc-provider/oidc.eks.*")),
+        _statement(
+            "PassStackRolesToEks",
+            "iam:PassRole",
+            passed_role_arns(cluster_name, partition),
+            {"StringEquals": {"iam:PassedToService": list(PASSED_TO_SERVICES)}},
+        ),
+        _statement(
+            "ServiceLinkedRoles",
+            "iam:CreateServiceLinkedRole",
+            "*",
+            {"StringEquals": {"iam:AWSServiceName": list(SERVICE_LINKED_ROLES)}},
+        ),
     ]
     if karpenter:
         statements.append(
-            {
-                "Sid": "KarpenterPolicies",
-                "Effect": "Allow",
-                "Action": sorted(KARPENTER_POLICY_ACTIONS),
-                "Resource": stack_policy_arns(partition),
-            }
+            _statement("KarpenterPolicies", sorted(KARPENTER_POLICY_ACTIONS), stack_policy_arns(cluster_name, partition))
+        )
+        # A role's delete first takes it out of every instance profile it is in (terraform-provider-aws
+        # internal/service/iam/role.go, deleteRoleInstanceProfiles); the node role is in the profiles
+        # Karpenter made. The action's resource type is the instance profile (service reference).
+        statements.append(
+            _statement(
+                "NodeRoleOutOfKarpenterProfiles",
+                "iam:RemoveRoleFromInstanceProfile",
+                karpenter_instance_profile_arns(cluster_name, partition),
+            )
         )
     else:
         # cluster-autoscaler's IRSA role is the only role with an inline policy (iam.py).
         statements.append(
-            {
-                "Sid": "AutoscalerInlinePolicy",
-                "Effect": "Allow",
-                "Action": "iam:PutRolePolicy",
-                "Resource": f"arn:{partition}:iam::{ACCOUNT}:role/{AUTOSCALER_COMPONENT}-*",
-            }
+            _statement(
+                "AutoscalerInlinePolicy", "iam:PutRolePolicy", controller_role_arn(cluster_name, provisioner, partition), bounded
+            )
         )
+    if previous_names:
+        statements += previous_name_statements(provisioner, partition)
     return {"Version": "2012-10-17", "Statement": statements}
+
+
+def previous_name_statements(provisioner: Provisioner, partition: str = "aws") -> list[dict[str, Any]]:
+    """Deletes only, on 0.2's controller role and (under Karpenter) policy names: what the first
+    ``up`` after upgrading does to them once the ``<cluster>-...`` ones replace them."""
+    old_role = _iam(partition, f"role/{PREVIOUS_CONTROLLER_ROLES[provisioner]}")
+    statements = [
+        _statement(
+            "DeletePrevious02ControllerRole",
+            ["iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"],
+            old_role,
+        )
+    ]
+    if provisioner is Provisioner.KARPENTER:
+        statements.append(
+            _statement(
+                "DeletePrevious02KarpenterPolicies",
+                ["iam:DeletePolicy", "iam:DeletePolicyVersion"],
+                _iam(partition, f"policy/{PREVIOUS_CONTROLLER_POLICIES}"),
+            )
+        )
+    return statements
+
+
+ESCALATION_STEP = {
+    Provisioner.CLUSTER_AUTOSCALER: "iam:PutRolePolicy writes any inline policy into {controller}",
+    Provisioner.KARPENTER: (
+        "iam:CreatePolicyVersion and iam:SetDefaultPolicyVersion rewrite the {cluster}-karpenter-* policies "
+        "attached to {controller}"
+    ),
+}
+
+UNBOUNDED_WARNING = """\
+Without --permissions-boundary this policy still lets its holder give itself any permission, in two
+steps through the stack's own controller role: {step}, then the deployer, as cluster admin, gets
+a token for that role's Kubernetes service account (or lets the role trust itself with
+iam:UpdateAssumeRolePolicy) and uses the role. Role names and EKS actions are limited to cluster
+{cluster}; what the written policies allow is not. Set gpupools:cluster.permissionsBoundary on the
+stack and pass the same ARN with --permissions-boundary: every role write then requires that
+boundary (docs/safety.md, "Deployer permissions")."""
+
+
+def unbounded_warning(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> str:
+    """What a policy without a boundary still allows: the two-step escalation through the stack's own
+    IRSA role (printed on stderr by ``main``; ``docs/safety.md`` says the same)."""
+    controller = controller_role_arn(cluster_name, provisioner, partition).replace(f"iam::{ACCOUNT}:", "iam::<account>:")
+    step = ESCALATION_STEP[provisioner].format(controller=controller, cluster=cluster_name)
+    return UNBOUNDED_WARNING.format(step=step, cluster=cluster_name)
 
 
 def all_actions(document: dict[str, Any]) -> set[str]:
@@ -453,25 +656,47 @@ def all_actions(document: dict[str, Any]) -> set[str]:
     return found
 
 
-def policy_for(spec: StackSpec, partition: str = "aws") -> dict[str, Any]:
-    """The policy a validated stack config needs (its network, provisioner, EFA pools and cluster name)."""
+def policy_for(spec: StackSpec, partition: str = "aws", previous_names: bool = False) -> dict[str, Any]:
+    """The policy a validated stack config needs (its cluster name, network, provisioner, EFA pools
+    and permissions boundary)."""
     return deployer_policy(
+        cluster_name=spec.cluster.name,
         with_network=not spec.network.bring_your_own,
         provisioner=spec.provisioner,
         efa=any(pool.efa for pool in spec.gpu_pools),
-        cluster_name=spec.cluster.name,
         partition=partition,
+        permissions_boundary=spec.cluster.permissions_boundary,
+        previous_names=previous_names,
     )
 
 
+def _argument(check: Any) -> Any:
+    """An argparse ``type`` from a ``check_*`` (its ``ValueError`` becomes the usage error)."""
+
+    def parse(value: str) -> Any:
+        try:
+            return check(value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
 def main(argv: list[str]) -> int:
-    """``[--cluster-name NAME] [--existing-vpc] [--efa] [--provisioner cluster-autoscaler|karpenter]
-    [--partition aws]``; prints the policy as JSON."""
+    """``--cluster-name NAME [--permissions-boundary ARN] [--existing-vpc] [--efa]
+    [--provisioner cluster-autoscaler|karpenter] [--partition aws] [--previous-names]``; prints the
+    policy as JSON, and without a boundary what it still allows on stderr."""
     parser = argparse.ArgumentParser(prog="python -m gpupools.aws.deployer_policy", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--cluster-name",
-        default="*",
-        help="the stack's gpupools:cluster.name: role actions only on its roles (default: any cluster's)",
+        required=True,
+        type=_argument(check_cluster_name),
+        help="the stack's gpupools:cluster.name: role, policy and EKS actions only on its resources (no wildcards)",
+    )
+    parser.add_argument(
+        "--permissions-boundary",
+        type=_argument(check_boundary),
+        help="the stack's gpupools:cluster.permissionsBoundary: every role write requires it",
     )
     parser.add_argument("--existing-vpc", action="store_true", help="a stack with network.vpcId: no VPC actions")
     parser.add_argument("--efa", action="store_true", help="a stack with an efa: true pool")
@@ -482,9 +707,25 @@ def main(argv: list[str]) -> int:
         help="the stack's gpupools:provisioner (default: %(default)s)",
     )
     parser.add_argument("--partition", default="aws", help="aws, aws-us-gov or aws-cn (default: %(default)s)")
+    parser.add_argument(
+        "--previous-names",
+        action="store_true",
+        help="also delete 0.2's controller roles and policies (the first up after upgrading from 0.2 only)",
+    )
     args = parser.parse_args(argv)
-    document = deployer_policy(not args.existing_vpc, Provisioner(args.provisioner), args.efa, args.cluster_name, args.partition)
+    provisioner = Provisioner(args.provisioner)
+    document = deployer_policy(
+        cluster_name=args.cluster_name,
+        with_network=not args.existing_vpc,
+        provisioner=provisioner,
+        efa=args.efa,
+        partition=args.partition,
+        permissions_boundary=args.permissions_boundary,
+        previous_names=args.previous_names,
+    )
     print(json.dumps(document, indent=2))
+    if not args.permissions_boundary:
+        print(unbounded_warning(args.cluster_name, provisioner, args.partition), file=sys.stderr)
     return 0
 
 

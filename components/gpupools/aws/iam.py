@@ -6,6 +6,7 @@ byte-identical JSON (no diff on every ``pulumi up``) and tests can parse and ins
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -135,13 +136,15 @@ class NodeRole:
     policy_attachments: tuple[aws.iam.RolePolicyAttachment, ...]
 
 
-def create_node_role(name: str, parent: pulumi.Resource) -> NodeRole:
-    """The EC2 instance role of every node group, with ``NODE_MANAGED_POLICIES`` attached."""
+def create_node_role(name: str, parent: pulumi.Resource, permissions_boundary: str | None = None) -> NodeRole:
+    """The EC2 instance role of every node group, with ``NODE_MANAGED_POLICIES`` attached and
+    ``permissions_boundary`` (``gpupools:cluster.permissionsBoundary``; default none) as its boundary."""
     partition = aws.get_partition()
     role = aws.iam.Role(
         f"{name}-node-role",
         assume_role_policy=to_json(service_principal_policy(f"ec2.{partition.dns_suffix}")),
         description="EKS worker nodes (gpupools)",
+        permissions_boundary=permissions_boundary,
         opts=pulumi.ResourceOptions(parent=parent),
     )
     attachments = tuple(
@@ -164,8 +167,12 @@ def create_irsa_role(
     service_account: str,
     policy: dict[str, Any],
     parent: pulumi.Resource,
+    permissions_boundary: str | None = None,
 ) -> aws.iam.Role:
-    """A role one Kubernetes service account assumes through IRSA, with ``policy`` inline."""
+    """A role one Kubernetes service account assumes through IRSA, with ``policy`` inline and
+    ``permissions_boundary`` (default none) as its boundary. ``name`` starts with the cluster name
+    (``<cluster>-cluster-autoscaler``), so the role is ``<name>-role-<suffix>`` and the deployer
+    policy scopes role writes to this cluster's roles (``gpupools.aws.deployer_policy``)."""
     trust = pulumi.Output.all(oidc_provider_arn, oidc_provider_url).apply(
         lambda values: to_json(irsa_trust_policy(values[0], values[1], namespace, service_account))
     )
@@ -173,6 +180,7 @@ def create_irsa_role(
         f"{name}-role",
         assume_role_policy=trust,
         description=f"IRSA role of {namespace}/{service_account} (gpupools)",
+        permissions_boundary=permissions_boundary,
         opts=pulumi.ResourceOptions(parent=parent),
     )
     aws.iam.RolePolicy(
@@ -182,3 +190,86 @@ def create_irsa_role(
         opts=pulumi.ResourceOptions(parent=role),
     )
     return role
+
+
+CLUSTER_POLICY = "AmazonEKSClusterPolicy"
+"""The AWS managed policy of the cluster's service role (pulumi-eks ``nodejs/eks/cluster/cluster.ts``
+v4.3.0, "Create the EKS service role": ``managedPolicies = ["AmazonEKSClusterPolicy"]`` without Auto Mode)."""
+
+
+def service_role_name(eks_cluster_name: str) -> str:
+    """``<eks.Cluster name>-eksRole-role``: the logical name pulumi-eks gives its own service role
+    (``new ServiceRole(`${name}-eksRole`)``, whose ``aws.iam.Role`` is ``${name}-role``:
+    ``nodejs/eks/servicerole.ts`` v4.3.0). ``create_cluster_service_role`` uses the same name, so
+    both are auto-named ``<cluster>-eks-eksRole-role-<suffix>``."""
+    return f"{eks_cluster_name}-eksRole-role"
+
+
+def _sha1_8(text: str) -> str:
+    """pulumi-eks's ``sha1hash`` (``nodejs/eks/servicerole.ts`` v4.3.0: the first 8 hex digits of the
+    SHA-1), which names the service role's policy attachments."""
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+def create_cluster_service_role(
+    eks_cluster_name: str, permissions_boundary: str, parent: pulumi.Resource
+) -> tuple[aws.iam.Role, aws.iam.RolePolicyAttachment]:
+    """The EKS cluster's service role with ``permissions_boundary``, for ``eks.Cluster(service_role=...)``.
+
+    pulumi-eks creates its own service role when none is given, but its ``ServiceRole`` takes no
+    permissions boundary (``nodejs/eks/servicerole.ts`` v4.3.0: ``description``, ``assumeRolePolicy``
+    and ``tags`` only), so a stack with ``gpupools:cluster.permissionsBoundary`` brings its own: the
+    same trust (``eks.amazonaws.com``, ``sts:AssumeRole`` and ``sts:TagSession``), description and
+    ``AmazonEKSClusterPolicy``. Both resources are aliased to pulumi-eks's (children of its
+    ``eks:index:ServiceRole`` component under the ``eks:index:Cluster``), so a stack that adds a
+    boundary keeps its role and ARN: the role gets the boundary in place
+    (``PutRolePermissionsBoundary``), and the cluster, whose ``roleArn`` cannot change without a new
+    cluster, is untouched.
+    """
+    partition = aws.get_partition()
+    role_name = service_role_name(eks_cluster_name)
+    attachment_name = f"{eks_cluster_name}-eksRole-{_sha1_8(f'arn:aws:iam::aws:policy/{CLUSTER_POLICY}')}"
+    urns = parent.urn.apply(lambda urn: pulumi_eks_service_role_urns(urn, eks_cluster_name))
+
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Effect": "Allow",
+                "Principal": {"Service": ["eks.amazonaws.com"]},
+            }
+        ],
+    }
+    role = aws.iam.Role(
+        role_name,
+        assume_role_policy=to_json(trust),
+        description="Allows EKS to manage clusters on your behalf.",
+        permissions_boundary=permissions_boundary,
+        opts=pulumi.ResourceOptions(parent=parent, aliases=[urns.apply(lambda u: u[0])]),
+    )
+    attachment = aws.iam.RolePolicyAttachment(
+        attachment_name,
+        role=role.name,
+        policy_arn=f"arn:{partition.partition}:iam::aws:policy/{CLUSTER_POLICY}",
+        opts=pulumi.ResourceOptions(parent=role, aliases=[urns.apply(lambda u: u[1])]),
+    )
+    return role, attachment
+
+
+def pulumi_eks_service_role_urns(parent_urn: str, eks_cluster_name: str) -> tuple[str, str]:
+    """The URNs pulumi-eks v4.3.0 gives its service role and its ``AmazonEKSClusterPolicy``
+    attachment when its ``eks.Cluster`` named ``eks_cluster_name`` is a child of ``parent_urn``:
+    ``Cluster`` (``eks:index:Cluster``) > ``ServiceRole`` ``<name>-eksRole`` (``eks:index:ServiceRole``)
+    > ``aws.iam.Role`` ``<name>-eksRole-role`` and ``aws.iam.RolePolicyAttachment``
+    ``<name>-eksRole-<sha1hash(policy ARN)>`` (``nodejs/eks/cluster/cluster.ts``, ``servicerole.ts``).
+    A child's URN is its parent's with ``$<type>`` appended to the type chain and its own name; the
+    root stack's type (``pulumi:pulumi:Stack``) is never part of a chain (the engine's resource
+    monitor leaves it out for resources parented to the stack), even where ``parent_urn`` spells it."""
+    head, types, _ = parent_urn.rsplit("::", 2)
+    chain = f"{types.removeprefix('pulumi:pulumi:Stack$')}$eks:index:Cluster$eks:index:ServiceRole"
+    policy_hash = _sha1_8(f"arn:aws:iam::aws:policy/{CLUSTER_POLICY}")
+    return (
+        f"{head}::{chain}$aws:iam/role:Role::{service_role_name(eks_cluster_name)}",
+        f"{head}::{chain}$aws:iam/rolePolicyAttachment:RolePolicyAttachment::{eks_cluster_name}-eksRole-{policy_hash}",
+    )

@@ -171,12 +171,17 @@ class Karpenter(pulumi.ComponentResource):
             warnings to the queue; default False.
         node_repair: turn on the alpha ``NodeRepair`` feature gate; default False. Pair it with the
             node monitoring agent add-on (``gpupools.aws.node_repair``), which reports GPU health.
+        permissions_boundary: the controller role's permissions boundary
+            (``gpupools:cluster.permissionsBoundary``); default none.
         opts: resource options.
 
     Attributes:
         queue: the interruption queue. rules: the EventBridge rules by event key.
-        role: the controller's IRSA role. policies: the policy documents by name (dicts, resolved
-        lazily as outputs). values: the Helm values. crd_release, release: the Helm releases.
+        role: the controller's IRSA role, ``<cluster>-<name>-controller-<suffix>``, and its policies
+            ``<cluster>-<name>-<key>-<suffix>`` (the cluster's name first, so the deployer policy can
+            limit role and policy writes to this cluster's). policies: the policy documents by name
+            (dicts, resolved lazily as outputs). values: the Helm values. crd_release, release: the
+            Helm releases.
     """
 
     queue: aws.sqs.Queue
@@ -201,6 +206,7 @@ class Karpenter(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         reserved_capacity: bool = False,
         node_repair: bool = False,
+        permissions_boundary: str | None = None,
     ) -> None:
         path = f"Karpenter({name})"
         check_cluster_name(cluster_name, f"{path}.cluster_name")
@@ -253,9 +259,10 @@ class Karpenter(pulumi.ComponentResource):
             lambda v: to_json(irsa_trust_policy(v[0], v[1], NAMESPACE, SERVICE_ACCOUNT))
         )
         self.role = aws.iam.Role(
-            f"{name}-controller",
+            f"{cluster_name}-{name}-controller",
             assume_role_policy=trust,
             description=f"Karpenter controller of {cluster_name} (IRSA {NAMESPACE}/{SERVICE_ACCOUNT}, gpupools)",
+            permissions_boundary=permissions_boundary,
             opts=child,
         )
         p = partition.partition
@@ -268,10 +275,11 @@ class Karpenter(pulumi.ComponentResource):
             "interruption": self.queue.arn.apply(lambda arn: to_json(karpenter_iam.interruption_policy(arn))),
             "resource-discovery": to_json(karpenter_iam.resource_discovery_policy(p, region, account)),
         }
+        assert tuple(documents) == karpenter_iam.CONTROLLER_POLICIES
         attachments = []
         for key, document in documents.items():
             policy = aws.iam.Policy(
-                f"{name}-{key}",
+                f"{cluster_name}-{name}-{key}",
                 description=f"Karpenter controller of {cluster_name}: {key} (gpupools)",
                 policy=document,
                 opts=pulumi.ResourceOptions(parent=self.role),

@@ -22,6 +22,10 @@ from typing import Any
 
 EC2_SERVICES = ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]
 
+CONTROLLER_POLICIES = ("node-lifecycle", "iam-integration", "eks-integration", "interruption", "resource-discovery")
+"""The controller's managed policies, by the key ``Karpenter`` names each after
+(``<cluster>-<component>-<key>``): the template's five, without ``ZonalShift`` (module docstring)."""
+
 
 def _doc(*statements: dict[str, Any]) -> dict[str, Any]:
     return {"Version": "2012-10-17", "Statement": list(statements)}

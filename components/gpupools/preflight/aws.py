@@ -200,10 +200,12 @@ KARPENTER_ACTIONS = (
     "events:PutRule",
     "events:PutTargets",
     "iam:CreatePolicy",
+    "iam:RemoveRoleFromInstanceProfile",
 )
 """``gpupools:provisioner: karpenter`` (``tests/snapshots/aws-karpenter-dev.json``): the discovery
 tag on the cluster security group, the interruption queue and its policy, the EventBridge rules and
-their targets, the controller's managed policies."""
+their targets, the controller's managed policies, and taking the node role out of the instance
+profiles Karpenter made (what the node role's delete does first)."""
 
 
 RESERVATION_ACTIONS = ("ec2:DescribeCapacityReservations",)
@@ -218,27 +220,38 @@ def required_actions(spec: StackSpec) -> tuple[str, ...]:
     return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner, *reservations)
 
 
-def simulation_resources(action: str, spec: StackSpec, account: str, partition: str) -> tuple[str, ...]:
-    """The resource ARN an IAM action is simulated on: one of the stack's own roles or policies, or
-    an EKS OIDC issuer, as ``pulumi up`` would touch them (the deployer policy scopes these actions to
-    them: ``gpupools.aws.deployer_policy``); empty (``*``) for every other action."""
+def simulation_resources(action: str, spec: StackSpec, account: str, partition: str, region: str) -> tuple[str, ...]:
+    """The resource ARN an action is simulated on, of the resource type IAM authorizes it on (IAM
+    service authorization reference), as ``pulumi up`` would touch it: one of the stack's own roles
+    or policies, a Karpenter instance profile of its cluster, its EKS cluster, or an EKS OIDC issuer
+    (the deployer policy scopes these actions to them: ``gpupools.aws.deployer_policy``); empty
+    (``*``) for every other action."""
     from gpupools.aws import deployer_policy
 
+    cluster = spec.cluster.name
+    iam = f"arn:{partition}:iam::{account}"
     if action in ("iam:CreateRole", "iam:AttachRolePolicy", "iam:PassRole"):
-        return (f"arn:{partition}:iam::{account}:role/{spec.cluster.name}-node-role-0000000",)
+        return (f"{iam}:role/{cluster}-node-role-0000000",)
     if action == "iam:PutRolePolicy":
-        return (f"arn:{partition}:iam::{account}:role/{deployer_policy.AUTOSCALER_COMPONENT}-role-0000000",)
+        return (f"{iam}:role/{cluster}-{deployer_policy.AUTOSCALER_COMPONENT}-role-0000000",)
     if action == "iam:CreatePolicy":
-        return (f"arn:{partition}:iam::{account}:policy/{deployer_policy.KARPENTER_COMPONENT}-node-lifecycle-0000000",)
+        return (f"{iam}:policy/{cluster}-{deployer_policy.KARPENTER_COMPONENT}-node-lifecycle-0000000",)
+    if action == "iam:RemoveRoleFromInstanceProfile":
+        # Karpenter v1.14.1's path and name (deployer_policy.karpenter_instance_profile_arns).
+        uid = "00000000-0000-0000-0000-000000000000"
+        return (f"{iam}:instance-profile/karpenter/{region}/{cluster}/{uid}/{cluster}_1234567890",)
     if action == "iam:CreateOpenIDConnectProvider":
-        return (f"arn:{partition}:iam::{account}:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/0",)
+        return (f"{iam}:oidc-provider/oidc.eks.{region}.amazonaws.com/id/0",)
+    if action in deployer_policy.EKS_CLUSTER_ACTIONS:
+        return (f"arn:{partition}:eks:{region}:{account}:cluster/{cluster}",)
     return ()
 
 
-def simulation_context(partition: str, account: str) -> list[dict[str, Any]]:
+def simulation_context(partition: str, account: str, permissions_boundary: str | None = None) -> list[dict[str, Any]]:
     """The condition values of the scoped IAM calls: the node role passed to EKS, a node policy
-    attached, and the caller's account (the policy's ``${aws:PrincipalAccount}`` variable)."""
-    return [
+    attached, the caller's account (the policy's ``${aws:PrincipalAccount}`` variable) and, for a
+    stack with ``gpupools:cluster.permissionsBoundary``, the boundary the roles carry."""
+    entries = [
         {"ContextKeyName": "aws:PrincipalAccount", "ContextKeyValues": [account], "ContextKeyType": "string"},
         {"ContextKeyName": "iam:PassedToService", "ContextKeyValues": ["eks.amazonaws.com"], "ContextKeyType": "string"},
         {
@@ -247,6 +260,11 @@ def simulation_context(partition: str, account: str) -> list[dict[str, Any]]:
             "ContextKeyType": "string",
         },
     ]
+    if permissions_boundary:
+        entries.append(
+            {"ContextKeyName": "iam:PermissionsBoundary", "ContextKeyValues": [permissions_boundary], "ContextKeyType": "string"}
+        )
+    return entries
 
 
 # --- capacity reservations -----------------------------------------------------------------------
@@ -677,7 +695,9 @@ class AwsPreflight:
         partition = principal.split(":")[1]
         groups: dict[tuple[str, ...], list[str]] = {}
         for action in actions:
-            groups.setdefault(simulation_resources(action, self.target.spec, account, partition), []).append(action)
+            groups.setdefault(simulation_resources(action, self.target.spec, account, partition, self.target.region), []).append(
+                action
+            )
         for resources, group in groups.items():
             decisions.update(self._simulate(principal, group, resources, partition))
         return decisions
@@ -690,7 +710,9 @@ class AwsPreflight:
             kwargs: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": list(actions)}
             if resources:
                 kwargs["ResourceArns"] = list(resources)
-                kwargs["ContextEntries"] = simulation_context(partition, principal.split(":")[4])
+                kwargs["ContextEntries"] = simulation_context(
+                    partition, principal.split(":")[4], self.target.spec.cluster.permissions_boundary
+                )
             if marker:
                 kwargs["Marker"] = marker
             response = client.simulate_principal_policy(**kwargs)

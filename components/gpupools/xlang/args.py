@@ -145,6 +145,8 @@ class ClusterArgs(TypedDict):
     """AWS only; EKS control plane log types to CloudWatch Logs; default ``["api", "audit", "authenticator"]``."""
     support_type: NotRequired[str]
     """AWS only; ``STANDARD`` (default: EKS upgrades a minor leaving standard support) or ``EXTENDED``."""
+    permissions_boundary: NotRequired[str]
+    """AWS only; an IAM policy ARN set as the permissions boundary of every IAM role the stack creates."""
 
 
 class NetworkArgs(TypedDict, total=False):
@@ -443,6 +445,8 @@ class KarpenterArgs(TypedDict):
     """Turn on the alpha NodeOverlay gate (shared GPU pools); default false."""
     reserved_capacity: NotRequired[bool]
     """Turn on the ReservedCapacity gate (pools with reservations); default false."""
+    permissions_boundary: NotRequired[str]
+    """The controller role's IAM permissions boundary (policy ARN); default none."""
 
 
 class ClusterAutoscalerArgs(TypedDict):
@@ -462,6 +466,8 @@ class ClusterAutoscalerArgs(TypedDict):
     """Timing flags; default 10m / 10m."""
     namespace: NotRequired[str]
     """Default ``kube-system``."""
+    permissions_boundary: NotRequired[str]
+    """The IRSA role's IAM permissions boundary (policy ARN); default none."""
 
 
 class NvidiaDevicePluginArgs(TypedDict):

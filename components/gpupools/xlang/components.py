@@ -375,7 +375,7 @@ class Karpenter(pulumi.ComponentResource):
             a.get("oidc_provider_url"),  # type: ignore[arg-type]
             list(a.get("subnet_ids") or ()),
             a.get("security_group_id"),  # type: ignore[arg-type]
-            **convert.pick(a, "tag_subnets", "node_overlay", "reserved_capacity"),
+            **convert.pick(a, "tag_subnets", "node_overlay", "reserved_capacity", "permissions_boundary"),
             opts=opts,
         )
         k.interruption_queue_name = k.queue.name  # type: ignore[attr-defined]
@@ -404,7 +404,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             a.get("oidc_provider_arn"),  # type: ignore[arg-type]
             a.get("oidc_provider_url"),  # type: ignore[arg-type]
             autoscaler=convert.autoscaler_spec(a.get("autoscaler"), f"ClusterAutoscaler({name}).autoscaler"),
-            **convert.pick(a, "namespace"),
+            **convert.pick(a, "namespace", "permissions_boundary"),
             opts=opts,
         )
         c.role_arn = c.role.arn  # type: ignore[attr-defined]
