@@ -1,30 +1,36 @@
 """Time to GPU, measured in the sim: from a pending GPU pod to its node and to the pod running, under
 the stack's real provisioner, and the same with the pool's Spot unavailable.
 
-For every example stack whose provisioner the sim runs (Karpenter: EKS Karpenter and AKS NAP), this
-starts the stack's sim cluster (``gpupools.sim.cluster.up``: the real control plane, the stack's
-objects, Karpenter v1.14.1 with its KWOK provider and the stack's NodePools) and, ``--runs`` times:
+For every example stack (each provisioner the stacks use: cluster-autoscaler on AKS and EKS, EKS
+Karpenter, AKS NAP), this starts the stack's sim cluster (``gpupools.sim.cluster.up``: the real control
+plane, the stack's objects, and its real autoscaler: Karpenter v1.14.1 with its KWOK provider and the
+stack's NodePools, or cluster-autoscaler 1.36.1 with its KWOK provider, the stack's node groups, flags
+and priority expander) and, ``--runs`` times:
 
 * **Spot**: a one-GPU Job (``gpupools.jobs.gpu_job``) for the stack's first GPU pool; measured are the
-  seconds from the Job's creation to Karpenter's NodeClaim (the decision), to the Node object (the
-  launch as the KWOK provider makes it), and to the pod running (scheduler, KWOK);
+  seconds from the Job's creation to the decision (Karpenter's NodeClaim; under cluster-autoscaler the
+  Node its KWOK provider creates in the scale-up itself), to the Node object, and to the pod running
+  (scheduler, KWOK);
 * **on-demand fallback**: the same for the stack's second GPU pool after ``spot --unavailable`` for
-  it (the restart of the provider is not counted): the decision with the pool's Spot offerings gone.
+  it (the restart of the provider is not counted). Under Karpenter the decision is made with the
+  pool's Spot offerings gone; under cluster-autoscaler the pool's Spot node never becomes Ready and the
+  autoscaler waits out the stack's own ``maxNodeProvisionTime`` before its expander picks the
+  on-demand group, so this case runs ``--fallback-runs`` times (default 1: it takes the stack's
+  10-15 minutes per run).
 
-Between runs the pool's NodeClaims are deleted (as ``kubectl delete nodeclaim`` would) so each run
+Between runs the pool's nodes are removed (Karpenter: its NodeClaims deleted, as ``kubectl delete
+nodeclaim`` would; cluster-autoscaler: its Nodes deleted, as a scale-in to zero would) so each run
 starts from zero nodes. What the sim cannot include is the cloud's boot: an instance or VM launched
 to kubelet Ready, and the device plugin making ``nvidia.com/gpu`` allocatable. Those are added from
 ``gpupools.fallback_model.Timers`` (stated assumptions there), and the sum is printed as an estimate.
 Nor can it reproduce a Spot launch that fails *after* the decision (Karpenter's InsufficientCapacity
 path): the KWOK provider never fails a launch; ``benchmarks/fallback_time.py`` models that path.
 
-cluster-autoscaler stacks are listed as not measured: cluster-autoscaler cannot be built here (its Go
-module is not served by the module proxy; docs/sim.md).
-
 Run from the repository root (Go on PATH; the first run builds the sim, cached afterwards)::
 
     python benchmarks/time_to_gpu.py
     python benchmarks/time_to_gpu.py --runs 5 --stack aws-karpenter-dev
+    python benchmarks/time_to_gpu.py --stack aws-dev --fallback-runs 0    # cluster-autoscaler, Spot only
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ for entry in (ROOT, ROOT / "components"):
     if str(entry) not in sys.path:
         sys.path.insert(0, str(entry))
 
-from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL  # noqa: E402
+from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL  # noqa: E402
 from gpupools.fallback_model import Timers  # noqa: E402
 from gpupools.jobs import gpu_job  # noqa: E402
 from gpupools.specs import Cloud, Provisioner, Role  # noqa: E402
@@ -68,8 +74,9 @@ def _wait(condition: Any, timeout: float = 120.0) -> Any:
     raise TimeoutError("timed out")
 
 
-def one_launch(client: Any, stack_objects: Any, pool: Any, name: str) -> dict[str, Any]:
-    """Seconds from the Job's creation to NodeClaim, Node and running pod; the node's capacity type."""
+def one_launch(client: Any, stack_objects: Any, pool: Any, name: str, timeout: float = 180.0) -> dict[str, Any]:
+    """Seconds from the Job's creation to the decision (NodeClaim; under cluster-autoscaler the Node),
+    Node and running pod; the node's capacity type."""
     job = gpu_job(
         name,
         IMAGE,
@@ -79,6 +86,7 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str) -> dict[st
         extra_taints=pool.taints,
         command=["sleep", "1"],
     )
+    karpenter = stack_objects.spec.provisioner is Provisioner.KARPENTER
     started = now()
     client.apply(job)
     claim_at = node_at = None
@@ -88,8 +96,10 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str) -> dict[st
         return pods[0] if pods else None
 
     while True:
-        if claim_at is None and any(
-            c["metadata"]["labels"].get(POOL_LABEL) == pool.name for c in client.list("karpenter.sh/v1", "NodeClaim")
+        if (
+            claim_at is None
+            and karpenter
+            and any(c["metadata"]["labels"].get(POOL_LABEL) == pool.name for c in client.list("karpenter.sh/v1", "NodeClaim"))
         ):
             claim_at = now() - started
         if node_at is None and any(n["metadata"]["labels"].get(POOL_LABEL) == pool.name for n in client.list("v1", "Node")):
@@ -99,27 +109,35 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str) -> dict[st
             running_at = now() - started
             node = client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": current["spec"]["nodeName"]}})
             break
-        if now() - started > 180:
-            raise TimeoutError(f"{name}: no node for pool {pool.name} after 180 s")
+        if now() - started > timeout:
+            raise TimeoutError(f"{name}: no node for pool {pool.name} after {timeout:.0f} s")
         time.sleep(POLL)
     client.delete(job, propagation="Background")
+    labels = node["metadata"]["labels"]
+    node_at = node_at if node_at is not None else running_at
     return {
-        "claim": claim_at if claim_at is not None else running_at,
-        "node": node_at if node_at is not None else running_at,
+        "claim": claim_at if claim_at is not None else node_at,
+        "node": node_at,
         "running": running_at,
-        "capacity": node["metadata"]["labels"].get(KARPENTER_CAPACITY_TYPE_LABEL, "?"),
+        "capacity": labels.get(KARPENTER_CAPACITY_TYPE_LABEL) or labels.get(CAPACITY_TYPE_LABEL, "?"),
     }
 
 
-def empty_pool(client: Any, pool: str) -> None:
-    """Delete the pool's NodeClaims (Karpenter terminates their nodes) and wait until they are gone."""
+def empty_pool(client: Any, pool: str, karpenter: bool) -> None:
+    """Delete the pool's NodeClaims (Karpenter terminates their nodes), or under cluster-autoscaler its
+    Nodes, and wait until they are gone."""
+    if not karpenter:
+        for node in client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}"):
+            client.delete(node)
+        _wait(lambda: not client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}"))
+        return
     for claim in client.list("karpenter.sh/v1", "NodeClaim"):
         if claim["metadata"]["labels"].get(POOL_LABEL) == pool:
             client.delete(claim)
     _wait(lambda: not [c for c in client.list("karpenter.sh/v1", "NodeClaim") if c["metadata"]["labels"].get(POOL_LABEL) == pool])
 
 
-def measure(stack: str, runs: int) -> list[dict[str, Any]]:
+def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
     from gpupools.sim import cluster, spot
 
     build = _build()
@@ -127,15 +145,32 @@ def measure(stack: str, runs: int) -> list[dict[str, Any]]:
     rows = []
     try:
         client = result.state.client()
-        gpu = [p for p in result.objects.spec.pools if p.role is Role.GPU]
+        spec = result.objects.spec
+        karpenter = spec.provisioner is Provisioner.KARPENTER
+        gpu = [p for p in spec.pools if p.role is Role.GPU and not p.reservations]
         first, second = gpu[0], gpu[-1]
-        spot.set_spot(result.state, build, result.objects, second.name, available=False)
-        for case, pool in (("Spot", first), ("on-demand fallback (Spot unavailable)", second)):
+        # Under cluster-autoscaler the fallback waits out maxNodeProvisionTime: allow it, then five minutes.
+        fallback_timeout = 180.0 if karpenter else minutes(spec.autoscaler.max_node_provision_time) * 60 + 300
+        cases = [("Spot", first, runs, 180.0)]
+        if fallback_runs:
+            spot.set_spot(result.state, build, result.objects, second.name, available=False)
+            cases.append(("on-demand fallback (Spot unavailable)", second, fallback_runs, fallback_timeout))
+        for case, pool, count, timeout in cases:
             samples = []
-            for index in range(runs):
-                samples.append(one_launch(client, result.objects, pool, f"ttg-{pool.name}-{index}"))
-                empty_pool(client, pool.name)
-            rows.append({"stack": stack, "case": case, "pool": pool.name, "cloud": result.objects.spec.cloud, "samples": samples})
+            for index in range(count):
+                samples.append(one_launch(client, result.objects, pool, f"ttg-{pool.name}-{index}", timeout))
+                empty_pool(client, pool.name, karpenter)
+            rows.append(
+                {
+                    "stack": stack,
+                    "case": case,
+                    "pool": pool.name,
+                    "cloud": spec.cloud,
+                    "provisioner": "Karpenter" if karpenter else "cluster-autoscaler",
+                    "provision_time": None if karpenter else spec.autoscaler.max_node_provision_time,
+                    "samples": samples,
+                }
+            )
     finally:
         cluster.down(stack)
     return rows
@@ -150,6 +185,11 @@ def _build() -> Any:
     return found
 
 
+def minutes(duration: str) -> int:
+    """``"10m"`` -> 10 (the config's canonical form of a duration)."""
+    return int(duration.removesuffix("m"))
+
+
 def boot_seconds(cloud: Cloud) -> float:
     timers = Timers()
     return (timers.ec2_node_ready if cloud is Cloud.AWS else timers.aks_node_ready) + timers.device_plugin_ready
@@ -159,22 +199,24 @@ def median(values: list[float]) -> str:
     return f"{statistics.median(values):.1f} s"
 
 
-def table(rows: list[dict[str, Any]], skipped: list[str]) -> str:
+def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| stack | case | pod to NodeClaim (decision) | pod to Node | pod to running (sim) | capacity bought | + boot (model) | estimated time to GPU |",
-        "|---|---|---|---|---|---|---|---|",
+        "| stack | provisioner | case | pod to decision | pod to Node | pod to running (sim) | capacity bought "
+        "| + boot (model) | estimated time to GPU |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         samples = row["samples"]
         running = statistics.median(s["running"] for s in samples)
         boot = boot_seconds(row["cloud"])
         capacity = ", ".join(sorted({s["capacity"] for s in samples}))
-        lines.append(
-            f"| {row['stack']} | {row['case']}, pool {row['pool']} | {median([s['claim'] for s in samples])} | {median([s['node'] for s in samples])} "
-            f"| {running:.1f} s | {capacity} | {boot:.0f} s | {running + boot:.0f} s |"
+        case = row["case"] + (
+            f" after maxNodeProvisionTime {row['provision_time']}" if row["provision_time"] and "fallback" in row["case"] else ""
         )
-    for stack in skipped:
-        lines.append(f"| {stack} | not measured: cluster-autoscaler cannot be built here (docs/sim.md) | | | | | | |")
+        lines.append(
+            f"| {row['stack']} | {row['provisioner']} | {case}, pool {row['pool']} | {median([s['claim'] for s in samples])} "
+            f"| {median([s['node'] for s in samples])} | {running:.1f} s | {capacity} | {boot:.0f} s | {running + boot:.0f} s |"
+        )
     return "\n".join(lines)
 
 
@@ -184,27 +226,34 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python benchmarks/time_to_gpu.py", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="launches per case (median printed); default 3")
+    parser.add_argument(
+        "--fallback-runs",
+        type=int,
+        help="launches of the fallback case (default: --runs under Karpenter, 1 under cluster-autoscaler, whose "
+        "fallback waits out the stack's maxNodeProvisionTime); 0 skips it",
+    )
     parser.add_argument("--stack", action="append", help="only these stacks (default: every example stack)")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
-    stacks = args.stack or committed_stacks(ROOT)
-    measured, skipped = [], []
-    for stack in stacks:
-        provisioner = stack_config(stack, ROOT).get("gpupools:provisioner", Provisioner.CLUSTER_AUTOSCALER.value)
-        (measured if provisioner == Provisioner.KARPENTER.value else skipped).append(stack)
+    if args.fallback_runs is not None and args.fallback_runs < 0:
+        parser.error(f"--fallback-runs must be at least 0, got {args.fallback_runs}")
+    measured = args.stack or committed_stacks(ROOT)
     rows = []
     with tempfile.TemporaryDirectory(prefix="gpupools-ttg-") as state:
         os.environ.setdefault("GPUPOOLS_SIM_STATE", state)
         for stack in measured:
-            print(f"measuring {stack} ({args.runs} runs per case)", file=sys.stderr, flush=True)
-            rows += measure(stack, args.runs)
-    print(table(rows, skipped))
+            karpenter = stack_config(stack, ROOT).get("gpupools:provisioner") == Provisioner.KARPENTER.value
+            fallback_runs = args.fallback_runs if args.fallback_runs is not None else (args.runs if karpenter else 1)
+            print(f"measuring {stack} ({args.runs} runs, {fallback_runs} of the fallback)", file=sys.stderr, flush=True)
+            rows += measure(stack, args.runs, fallback_runs)
+    print(table(rows))
     timers = Timers()
     print(
         f"\nMedians of {args.runs} runs. Boot (model, gpupools.fallback_model.Timers, assumptions): EKS {timers.ec2_node_ready:.0f} s, "
         f"AKS {timers.aks_node_ready:.0f} s to kubelet Ready, + {timers.device_plugin_ready:.0f} s device plugin. The decision column "
-        f"is what fallback_model calls Karpenter's batch step ({timers.karpenter_batch_idle:.0f} s typical, {timers.karpenter_batch_max:.0f} s worst)."
+        f"is what fallback_model calls Karpenter's batch step ({timers.karpenter_batch_idle:.0f} s typical, {timers.karpenter_batch_max:.0f} s worst) "
+        f"and cluster-autoscaler's scan ({timers.scan_interval:.0f} s interval)."
     )
     return 0
 
