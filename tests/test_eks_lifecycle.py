@@ -13,7 +13,7 @@ import pytest
 from gpupools import config, rules
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.errors import ConfigError
-from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
+from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
 
 from tests.test_aws_contracts import asg_name, check_request, operation_input
@@ -25,6 +25,8 @@ IGW = "aws:ec2/internetGateway:InternetGateway"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEOVERLAY = "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
+ADDON = "aws:eks/addon:Addon"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
@@ -66,27 +68,67 @@ def egress(result: Run) -> list[Registration]:
     return [*result.of_type(NAT), *result.of_type(IGW), *private, *private_associations]
 
 
-def test_karpenter_objects_are_deleted_before_the_egress_they_need() -> None:
+def karpenter_stacks() -> list[str]:
+    """Every committed AWS example stack whose provisioner is Karpenter (``Pulumi.<stack>.yaml``)."""
+    stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+    return [
+        s
+        for s in stacks
+        if stack_config(s).get("gpupools:cloud") == "aws" and stack_config(s).get("gpupools:provisioner") == "karpenter"
+    ]
+
+
+def karpenter_objects(result: Run) -> list[Registration]:
+    """The Karpenter release and every NodePool, EC2NodeClass and NodeOverlay of a run."""
+    return [
+        *[r for r in result.of_type(RELEASE) if r.inputs.get("name") == "karpenter"],
+        *result.of_type(NODEPOOL),
+        *result.of_type(NODECLASS),
+        *result.of_type(NODEOVERLAY),
+    ]
+
+
+@pytest.mark.parametrize("stack", karpenter_stacks())
+def test_karpenter_objects_are_deleted_before_the_egress_they_need(stack: str) -> None:
     """B2: Karpenter removes a NodeClaim's finalizer only after EC2 reports the instance gone
     (kubernetes-sigs/karpenter ``pkg/controllers/nodeclaim/lifecycle/controller.go``), an
     EC2NodeClass's only after deleting its instance profiles through IAM (aws/karpenter-provider-aws
     v1.14.1 ``pkg/controllers/nodeclass/controller.go``), and the controller runs in private subnets
     whose only way to EC2 and IAM is the NAT gateway. Walked on the registered dependency graph of
-    the Karpenter example (a created VPC): the Karpenter release, every NodePool and every
-    EC2NodeClass is deleted before every NAT gateway, the internet gateway and every private route
-    table and association. On main nothing depended on them: destroy removed egress first."""
-    result = run("aws-karpenter-dev")
+    every Karpenter example (a created VPC): the Karpenter release, every NodePool, EC2NodeClass and
+    NodeOverlay is deleted before every NAT gateway, the internet gateway and every private route
+    table and association. On main nothing depended on them: destroy removed egress first.
+
+    N1 (second review): the same for the CoreDNS add-on. Without ``preserve`` EKS deletes CoreDNS
+    with the add-on (EKS user guide ``workloads/eks-add-ons.adoc``), and a controller on the chart's
+    default ``dnsPolicy: ClusterFirst`` cannot resolve STS, EC2 or IAM while it drains (Karpenter
+    v1.14.1 ``website/content/en/docs/troubleshooting.md``). At e016db2 the add-on had no dependents
+    at all, so destroy deleted it in its first wave."""
+    assert "aws-karpenter-dev" in karpenter_stacks()  # the discovery finds the known example
+    result = run(stack)
     order = deleted_before(result)
-    karpenter = [
-        *[r for r in result.of_type(RELEASE) if r.inputs.get("name") == "karpenter"],
-        *result.of_type(NODEPOOL),
-        *result.of_type(NODECLASS),
-    ]
+    karpenter = karpenter_objects(result)
     gateways = egress(result)
+    [coredns] = [a for a in result.of_type(ADDON) if a.inputs["addonName"] == "coredns"]
     assert len(karpenter) >= 3 and result.of_type(NAT) and len(gateways) >= 7
-    for needed in gateways:
+    for needed in [*gateways, coredns]:
         missing = [k.name for k in karpenter if k.urn not in order[needed.urn]]
         assert missing == [], f"destroy deletes {needed.type} {needed.name} before {missing}"
+
+
+def test_the_karpenter_controller_resolves_through_the_vpc_and_coredns_is_preserved() -> None:
+    """N1, the other two halves: the controller's ``dnsPolicy`` is ``Default`` (the chart value
+    ``dnsPolicy``, ``ClusterFirst`` by default at v1.14.1; terraform-aws-eks ``examples/karpenter/main.tf``
+    sets ``Default``), and the CoreDNS add-on is deleted with ``preserve`` (botocore ``eks``
+    ``DeleteAddonRequest.preserve``: "preserves the add-on software on your cluster")."""
+    for stack in karpenter_stacks():
+        [release] = [r for r in run(stack).of_type(RELEASE) if r.inputs.get("name") == "karpenter"]
+        assert release.inputs["values"]["dnsPolicy"] == "Default"
+    delete_addon = operation_input("eks", "DeleteAddon")
+    for stack in ("aws-dev", *karpenter_stacks()):
+        [coredns] = [a for a in run(stack).of_type(ADDON) if a.inputs["addonName"] == "coredns"]
+        assert coredns.inputs["preserve"] is True
+        check_request({"clusterName": "c", "addonName": "coredns", "preserve": True}, delete_addon, "DeleteAddon")
 
 
 def test_every_node_group_is_deleted_before_the_egress_its_nodes_joined_through() -> None:

@@ -108,6 +108,7 @@ CHART_VALUE_PATHS = {
     "serviceAccount.name",
     "serviceAccount.annotations",
     "replicas",
+    "dnsPolicy",
     "nodeSelector",
     "controller.resources",
     "controller.env",
@@ -116,7 +117,8 @@ CHART_VALUE_PATHS = {
 chart 1.14.1 (commit 1d927085): ``settings.{clusterName,interruptionQueue}``,
 ``settings.featureGates.nodeOverlay`` (boolean, default false: "nodeOverlay is ALPHA and is disabled by default"),
 ``settings.featureGates.reservedCapacity`` (boolean, default true: "reservedCapacity is BETA and is enabled by default"),
-``serviceAccount.{create,name,annotations}``, ``replicas``, ``nodeSelector`` (map, default
+``serviceAccount.{create,name,annotations}``, ``replicas``, ``dnsPolicy`` (default ``ClusterFirst``, rendered
+as the pod's ``dnsPolicy`` by ``templates/deployment.yaml``), ``nodeSelector`` (map, default
 ``kubernetes.io/os: linux``), ``controller.resources`` and ``controller.env`` (list). Maps and
 lists end a path: their content is free-form."""
 

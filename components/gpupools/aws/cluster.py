@@ -97,6 +97,15 @@ the Amazon EKS default value": EKS API reference, ``CreateAddon.resolveConflicts
 add-on's configuration belongs to this stack, so a version upgrade resets edits made outside it
 (``UpdateAddon.resolveConflicts``; the same defaults as pulumi-eks's own CoreDNS add-on)."""
 
+COREDNS_PRESERVE = True
+"""``DeleteAddon.preserve``: "Specifying this option preserves the add-on software on your cluster
+but Amazon EKS stops managing any settings for the add-on" (botocore ``eks`` ``DeleteAddonRequest``);
+without it "the add-on software is deleted from your cluster" (EKS user guide
+``workloads/eks-add-ons.adoc``). terraform-provider-aws sends it only on delete
+(``internal/service/eks/addon.go``, ``resourceAddonDelete``; the attribute is neither ``ForceNew`` nor
+part of ``UpdateAddon``), so setting it on an existing add-on is a state-only update. pulumi-eks sets
+it on its own kube-proxy add-on (``nodejs/eks/cluster/cluster.ts``)."""
+
 
 def create_coredns_addon(
     name: str,
@@ -123,6 +132,11 @@ def create_coredns_addon(
     Version: pinned per minor, not EKS's default (``DescribeAddonVersions``' ``defaultVersion``,
     which EKS moves when it publishes a build), so a later ``pulumi up`` without a config change
     never rolls CoreDNS; the preflight checks that EKS offers the pin.
+
+    ``preserve=True`` (``COREDNS_PRESERVE``): deleting the add-on resource leaves CoreDNS running.
+    Whatever still runs in the cluster while ``pulumi destroy`` works through it keeps its DNS until
+    the cluster itself goes; what must outlive CoreDNS (Karpenter) also depends on the add-on
+    (``stacks/aws.py``), so destroy deletes it only after them.
     """
     return aws.eks.Addon(
         f"{name}-coredns",
@@ -131,6 +145,7 @@ def create_coredns_addon(
         addon_version=core_addons(kubernetes_version).coredns,
         resolve_conflicts_on_create=COREDNS_RESOLVE_CONFLICTS,
         resolve_conflicts_on_update=COREDNS_RESOLVE_CONFLICTS,
+        preserve=COREDNS_PRESERVE,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_node_group]),
     )
 
@@ -266,6 +281,8 @@ class EksCluster(pulumi.ComponentResource):
         kubeconfig: the kubeconfig JSON, secret.
         provider: the ``kubernetes.Provider`` for this cluster.
         system_node_group: the system ``aws.eks.NodeGroup``.
+        coredns: the CoreDNS ``aws.eks.Addon``: ``depends_on`` of whatever needs cluster DNS until it
+            is deleted (the Karpenter release, and through it every NodePool and EC2NodeClass).
         system_pool: the system node group as a ``NodePoolInfo``.
         admin_access: the ``AccessPolicyAssociation`` of each ``cluster.admins`` ARN (after its entry).
 
@@ -287,6 +304,7 @@ class EksCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     system_node_group: aws.eks.NodeGroup
+    coredns: aws.eks.Addon
     system_pool: NodePoolInfo
 
     def __init__(
