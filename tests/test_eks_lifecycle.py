@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 import pytest
 from gpupools import config, rules
@@ -611,3 +612,68 @@ def test_with_the_monitoring_agent_the_exporter_uses_its_host_engine() -> None:
         assert names.index("NODE_IP") < names.index("DCGM_REMOTE_HOSTENGINE_INFO")  # $(VAR) needs it first
     off = run_stack("aws-dev", overrides={"gpupools:nodeRepair": {"enabled": False}})
     assert all("DCGM_REMOTE_HOSTENGINE_INFO" not in {e["name"] for e in env} for env in exporter_env(off))
+
+
+# --- N4: the ProvisioningRequest CRD's alias matches the name pulumi-kubernetes gave it ---------------
+
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+def urn(stack: str, project: str, parent_urn: str, type_: str, name: str) -> str:
+    """A child's URN as Pulumi makes it: ``urn:pulumi:<stack>::<project>::<parent's qualified type>$<type>::<name>``
+    (pulumi/pulumi ``sdk/go/common/resource/urn.go``, ``NewURN``; the Python SDK's ``create_urn`` in
+    ``pulumi/runtime/resource.py`` builds the same string)."""
+    qualified = parent_urn.split("::")[2]
+    return f"urn:pulumi:{stack}::{project}::{qualified}${type_}::{name}"
+
+
+def alias_urns(request: Any, stack: str, project: str) -> list[str]:
+    """The URNs the engine resolves a ``RegisterResource`` request's aliases to: a URN as is; a spec
+    with the resource's own name, type and parent unless it names others (pulumi/pulumi
+    ``proto/pulumi/alias.proto``: ``spec.name``, ``spec.type``, ``spec.parentUrn`` or ``spec.noParent``).
+    The SDK adds type aliases of its own (``v1beta1`` for a CRD), resolved the same way."""
+    found = []
+    for alias in request.aliases:
+        if alias.urn:
+            found.append(alias.urn)
+            continue
+        spec = alias.spec
+        assert not spec.noParent, spec
+        parent = spec.parentUrn or request.parent
+        name, type_ = spec.name or request.name, spec.type or request.type
+        found.append(urn(spec.stack or stack, spec.project or project, parent, type_, name))
+    return found
+
+
+def test_the_provisioning_request_crd_alias_is_the_old_configfile_childs_urn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N4: before d2846c4 the CRD was a child of ``kubernetes:yaml/v2:ConfigFile``
+    ``cluster-autoscaler-provisioningrequest-crd`` (a child of the ``ClusterAutoscaler`` component),
+    and pulumi-kubernetes named it ``<ConfigFile name>:<metadata.name>``
+    (pulumi/pulumi-kubernetes v4.32.0 ``provider/pkg/provider/yaml/v2/yaml.go``, ``register``:
+    ``fmt.Sprintf("%s:%s", opts.ResourcePrefix, resourceName)``; ``configfile.go``: the prefix defaults
+    to the ConfigFile's name, the child's parent is the ConfigFile). The legacy URN is built here from
+    that naming and the registered component's URN; one of the CRD's aliases must resolve to it. At
+    e016db2 the alias said ``<ConfigFile name>-<crd>``: no match, ``AlreadyExists`` on ``up``."""
+    from gpupools.testing import RecordingMonitor
+
+    seen: dict[str, list[str]] = {}
+    register = RecordingMonitor.RegisterResource
+
+    def recording(self: RecordingMonitor, request: Any) -> Any:
+        if request.type == CRD_TYPE and request.name == "provisioningrequests.autoscaling.x-k8s.io":
+            seen[request.name] = alias_urns(request, "aws-training-dev", "gpupools")
+        return register(self, request)
+
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", recording)
+    result = run_stack("aws-training-dev")
+    [autoscaler] = [r for r in result.registrations if r.type == "gpupools:index:ClusterAutoscaler"]
+    config_file = f"{autoscaler.name}-provisioningrequest-crd"  # the 0.2.x ConfigFile (git show d2846c4^)
+    old_config_file = urn("aws-training-dev", "gpupools", autoscaler.urn, "kubernetes:yaml/v2:ConfigFile", config_file)
+    legacy = urn(
+        "aws-training-dev", "gpupools", old_config_file, CRD_TYPE, f"{config_file}:provisioningrequests.autoscaling.x-k8s.io"
+    )
+    assert legacy.endswith(
+        "gpupools:index:ClusterAutoscaler$kubernetes:yaml/v2:ConfigFile$kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+        "::cluster-autoscaler-provisioningrequest-crd:provisioningrequests.autoscaling.x-k8s.io"
+    )
+    assert legacy in seen["provisioningrequests.autoscaling.x-k8s.io"], seen
