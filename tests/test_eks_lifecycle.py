@@ -677,3 +677,62 @@ def test_the_provisioning_request_crd_alias_is_the_old_configfile_childs_urn(mon
         "::cluster-autoscaler-provisioningrequest-crd:provisioningrequests.autoscaling.x-k8s.io"
     )
     assert legacy in seen["provisioningrequests.autoscaling.x-k8s.io"], seen
+
+
+# --- N3: a pool's node class keeps its name when its disk, image family or reservations change --------
+
+AKS_NODECLASS = "kubernetes:karpenter.azure.com/v1beta1:AKSNodeClass"
+
+
+def node_class_of(result: Run, pool: str, node_class_type: str = NODECLASS) -> Registration:
+    """The node class the pool's NodePool references (``spec.template.spec.nodeClassRef.name``)."""
+    [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == pool]
+    ref = nodepool.inputs["spec"]["template"]["spec"]["nodeClassRef"]["name"]
+    [found] = [c for c in result.of_type(node_class_type) if c.inputs["metadata"]["name"] == ref]
+    return found
+
+
+def changed_pool(stack: str, pool: str, **changes: object) -> Run:
+    key = "gpupools:gpuPools"
+    pools = [dict(p, **changes) if p["name"] == pool else p for p in stack_config(stack)[key]]
+    return run_stack(stack, overrides={key: pools})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"diskSizeGb": 300},
+        {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"},
+        {"zones": ["us-west-2b"], "reservations": [{"id": "cr-0123456789abcdef0"}]},
+    ],
+    ids=["disk", "ami-family", "reservations"],
+)
+def test_a_karpenter_pools_node_class_is_updated_in_place_not_renamed(changes: dict[str, object]) -> None:
+    """N3: Pulumi replaces a Kubernetes object whose ``metadata.name`` changes (a new object; the old
+    one deleted), and an EC2NodeClass's delete waits while any NodeClaim uses it
+    (aws/karpenter-provider-aws v1.14.1 ``pkg/controllers/nodeclass/controller.go``, ``finalize``),
+    which only drift in the maintenance window. At e016db2 the class was named
+    ``<flavour>-<family>-<disk>g[-<pool>]``, so ``gpu4.diskSizeGb`` 200 -> 300 registered
+    ``nvidia-al2023-300g``, moved the NodePool to it and deleted ``nvidia-al2023-200g``. Now the same
+    resource (URN) and the same object name before and after, with the new spec: an update, which
+    Karpenter turns into drift of the pool's nodes (``blockDeviceMappings`` in the class's static hash,
+    ``Hash`` in ``pkg/apis/v1/ec2nodeclass.go``; ``AMIDrift`` and ``CapacityReservationDrift`` in
+    ``pkg/cloudprovider/drift.go``). Every other class is untouched and no class is deleted."""
+    before = run("aws-karpenter-dev")
+    after = changed_pool("aws-karpenter-dev", "gpu4", **changes)
+    old, new = node_class_of(before, "gpu4"), node_class_of(after, "gpu4")
+    assert (new.urn, new.inputs["metadata"]["name"]) == (old.urn, old.inputs["metadata"]["name"])
+    assert new.inputs["spec"] != old.inputs["spec"]
+    assert {c.urn for c in after.of_type(NODECLASS)} == {c.urn for c in before.of_type(NODECLASS)}
+    others = {c.urn: c.inputs for c in before.of_type(NODECLASS) if c.urn != old.urn}
+    assert all(c.inputs == others[c.urn] for c in after.of_type(NODECLASS) if c.urn in others)
+
+
+def test_an_aks_nap_pools_node_class_is_updated_in_place_too() -> None:
+    """The same check for AKS NAP's AKSNodeClass, which is named after its pool (``nap_nodes``)."""
+    before = run("azure-nap-dev")
+    pool = stack_config("azure-nap-dev")["gpupools:gpuPools"][0]["name"]
+    after = changed_pool("azure-nap-dev", pool, diskSizeGb=256)
+    old, new = node_class_of(before, pool, AKS_NODECLASS), node_class_of(after, pool, AKS_NODECLASS)
+    assert (new.urn, new.inputs["metadata"]["name"]) == (old.urn, old.inputs["metadata"]["name"])
+    assert new.inputs["spec"]["osDiskSizeGB"] == 256 != old.inputs["spec"]["osDiskSizeGB"]
