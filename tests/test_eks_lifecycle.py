@@ -556,15 +556,14 @@ def reserved_group_run(live_size: int, minor_change: bool) -> tuple[Run, Registr
     with a changed disk size (a new launch template version) and, with ``minor_change``, a new minor."""
     from tests.test_capacity_updates import aws_world
 
-    created = run("aws-training-dev")
+    # Created at 1.34 and moved to the stack's 1.35 (EKS upgrades, never downgrades), or created at 1.35.
+    older = {"gpupools:cluster": dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion="1.34")}
+    created = run_stack("aws-training-dev", overrides=older) if minor_change else run("aws-training-dev")
     live = {r.inputs["nodeGroupName"]: 1 for r in created.of_type(NODE_GROUP)}
     [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
     live[reserved.inputs["nodeGroupName"]] = live_size
     pools = [dict(p, diskSizeGb=p.get("diskSizeGb", 100) + 50) for p in stack_config("aws-training-dev")["gpupools:gpuPools"]]
-    overrides: dict[str, object] = {"gpupools:gpuPools": pools}
-    if minor_change:
-        overrides["gpupools:cluster"] = dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion="1.34")
-    updated = run_stack("aws-training-dev", overrides=overrides, calls=aws_world(created, live))
+    updated = run_stack("aws-training-dev", overrides={"gpupools:gpuPools": pools}, calls=aws_world(created, live))
     [group] = [g for g in updated.of_type(NODE_GROUP) if g.inputs["nodeGroupName"] == reserved.inputs["nodeGroupName"]]
     return updated, group
 
@@ -583,7 +582,7 @@ def test_a_running_reserved_group_holds_its_roll_and_an_idle_one_rolls() -> None
     assert running.inputs["scalingConfig"]["desiredSize"] == 2  # its live size, untouched
     updated, idle = reserved_group_run(live_size=0, minor_change=True)
     assert not set(ROLL_AT_ZERO_PATHS) & set(idle.ignore_changes)
-    assert idle.inputs["version"] == "1.34"
+    assert idle.inputs["version"] == "1.35"
     others = [g for g in updated.of_type(NODE_GROUP) if g.inputs["capacityType"] != "CAPACITY_BLOCK"]
     assert others and all(not set(ROLL_AT_ZERO_PATHS) & set(g.ignore_changes) for g in others)
 
@@ -736,3 +735,122 @@ def test_an_aks_nap_pools_node_class_is_updated_in_place_too() -> None:
     old, new = node_class_of(before, pool, AKS_NODECLASS), node_class_of(after, pool, AKS_NODECLASS)
     assert (new.urn, new.inputs["metadata"]["name"]) == (old.urn, old.inputs["metadata"]["name"])
     assert new.inputs["spec"]["osDiskSizeGB"] == 256 != old.inputs["spec"]["osDiskSizeGB"]
+
+
+# --- N2 and n1: a kubernetesVersion change the live cluster accepts ------------------------------------
+
+
+def describe_nodegroup(cluster: str, group: Registration, version: str) -> dict[str, Any]:
+    """A ``DescribeNodegroup`` response of a group as EKS returns it (botocore ``eks``
+    ``DescribeNodegroupResponse``: the Stubber below validates it against the model)."""
+    return {
+        "nodegroup": {
+            "nodegroupName": group.inputs["nodeGroupName"],
+            "clusterName": cluster,
+            "version": version,
+            "status": "ACTIVE",
+            "capacityType": group.inputs["capacityType"],
+            "scalingConfig": {"minSize": 0, "maxSize": group.inputs["scalingConfig"]["maxSize"], "desiredSize": 2},
+        }
+    }
+
+
+def held_world(created: Run, held: str, held_at: str) -> dict[str, Any]:
+    """The program's reads of EKS (data sources shaped as pulumi-aws returns ``DescribeCluster`` and
+    ``DescribeNodegroup``: ``version`` on both) after a minor change held the reserved group ``held``
+    at ``held_at`` because it ran nodes (``node_group.ROLL_AT_ZERO_PATHS``)."""
+    from tests.test_capacity_updates import aws_world
+
+    live = {r.inputs["nodeGroupName"]: 1 for r in created.of_type(NODE_GROUP)}
+    return dict(aws_world(created, live, versions={held: held_at}))
+
+
+def training_at(version: str) -> dict[str, Any]:
+    return {"gpupools:cluster": dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion=version)}
+
+
+def test_an_upgrade_past_a_held_reserved_group_is_one_error_before_anything_is_registered() -> None:
+    """N2: "all of your node groups' Kubernetes versions must match the cluster's Kubernetes version
+    in order to update the cluster to a new Kubernetes version" (botocore 1.44.8 ``eks``
+    ``UpdateClusterVersion``). The cluster runs 1.34 and its Capacity Block group was held at 1.33 by
+    the last minor change (it ran nodes); moving the config to 1.35 now names that group and how to
+    release it, before the first registration. At e016db2 the plan started and ``UpdateClusterVersion``
+    failed. The same stack with every group at 1.34 upgrades."""
+    created = run_stack("aws-training-dev", overrides=training_at("1.34"))
+    [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    name = reserved.inputs["nodeGroupName"]
+    refused = run_stack("aws-training-dev", calls=held_world(created, name, "1.33"), raise_errors=False)
+    assert isinstance(refused.error, ConfigError) and refused.registrations == []
+    assert refused.error.path == "gpupools:cluster.kubernetesVersion" and refused.error.value == "1.35"
+    assert f"{name} (at 1.33)" in refused.error.rule and "0 nodes" in refused.error.rule
+    assert [n for n in (g.inputs["nodeGroupName"] for g in created.of_type(NODE_GROUP)) if n in refused.error.rule] == [name]
+    upgraded = run_stack("aws-training-dev", calls=held_world(created, name, "1.34"))
+    assert all(g.inputs["version"] == "1.35" for g in upgraded.of_type(NODE_GROUP))
+
+
+def test_a_config_behind_the_live_cluster_is_one_error_not_a_downgrade() -> None:
+    """n1: with ``supportType: STANDARD`` EKS upgrades a minor whose standard support ended (EKS user
+    guide, "Understand the Kubernetes version lifecycle on EKS"), and it cannot downgrade
+    (``UpdateClusterVersion`` moves one minor up). A config still at 1.34 against a live 1.35 cluster
+    is one error naming the live version, before anything is registered; at e016db2 the plan asked
+    for 1.34 and failed at the API."""
+    created = run("aws-training-dev")  # the live cluster, at 1.35
+    [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    calls = held_world(created, reserved.inputs["nodeGroupName"], "1.35")
+    refused = run_stack("aws-training-dev", overrides=training_at("1.34"), calls=calls, raise_errors=False)
+    assert isinstance(refused.error, ConfigError) and refused.registrations == []
+    assert str(refused.error).startswith(
+        "gpupools:cluster.kubernetesVersion: must not be older than the live cluster's 1.35"
+    ) and 'set it to "1.35"' in str(refused.error)
+
+
+def test_the_preflight_names_a_held_group_and_a_lagging_config() -> None:
+    """The same two checks in the preflight, from botocore-validated ``DescribeCluster``,
+    ``ListNodegroups`` and ``DescribeNodegroup`` answers; a cluster that does not exist gives no row."""
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import StubbedAws, aws_dev
+
+    target = aws_dev()  # 1.35 in its config
+    created = run_stack(
+        "aws-dev", overrides={"gpupools:cluster": dict(stack_config("aws-dev")["gpupools:cluster"], kubernetesVersion="1.34")}
+    )
+    groups = created.of_type(NODE_GROUP)
+    cluster = groups[0].inputs["clusterName"]
+    held = groups[1].inputs["nodeGroupName"]
+
+    def describe_cluster(aws: StubbedAws, version: str) -> None:
+        aws.stubs["eks"].add_response(
+            "describe_cluster", {"cluster": {"name": cluster, "version": version, "status": "ACTIVE"}}, {"name": cluster}
+        )
+
+    with StubbedAws() as aws:
+        describe_cluster(aws, "1.34")
+        aws.stubs["eks"].add_response(
+            "list_nodegroups", {"nodegroups": [g.inputs["nodeGroupName"] for g in groups]}, {"clusterName": cluster}
+        )
+        for group in groups:
+            version = "1.33" if group.inputs["nodeGroupName"] == held else "1.34"
+            aws.stubs["eks"].add_response(
+                "describe_nodegroup",
+                describe_nodegroup(cluster, group, version),
+                {"clusterName": cluster, "nodegroupName": group.inputs["nodeGroupName"]},
+            )
+        [row] = AwsPreflight(target, clients=aws).live_version()
+        aws.done()
+    assert row.status is Status.FAILED and f"{held} (at 1.33)" in row.found and "cluster at 1.34" in row.found
+    with StubbedAws() as aws:
+        describe_cluster(aws, "1.36")
+        [row] = AwsPreflight(target, clients=aws).live_version()
+        aws.done()
+    assert row.status is Status.FAILED and 'set it to "1.36"' in row.found
+    with StubbedAws() as aws:
+        describe_cluster(aws, "1.35")
+        [row] = AwsPreflight(target, clients=aws).live_version()
+        aws.done()
+    assert row.status is Status.OK
+    with StubbedAws() as aws:
+        aws.no_cluster(target)
+        assert AwsPreflight(target, clients=aws).live_version() == []
+        aws.done()

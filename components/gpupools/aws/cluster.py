@@ -22,6 +22,10 @@ What it creates, and why:
   ``bootstrapClusterCreatorAdminPermissions``), and every ARN in ``gpupools:cluster.admins``: an
   access entry and the ``AmazonEKSClusterAdminPolicy`` association each (``create_admin_access``),
   so a CI role and the engineers can all run the next ``up``.
+* **Version changes an existing cluster accepts** (``live_capacity.check_live_version``, before
+  anything is registered): a ``kubernetesVersion`` older than the live control plane (EKS upgraded it
+  at the end of standard support) or an upgrade while a managed node group lags the control plane
+  (a reserved group held at its version) is one ``ConfigError`` naming the groups and the way out.
 * **Control plane logs** (``gpupools:cluster.controlPlaneLogs``, default ``api``, ``audit``,
   ``authenticator``) and the **upgrade policy** (``gpupools:cluster.supportType``, default
   ``STANDARD``: no extended-support billing; EKS upgrades a minor that leaves standard support).
@@ -62,7 +66,7 @@ from gpupools.aws import naming
 from gpupools.aws.asg_tags import create_asg_tags, node_template_tags, resource_tags
 from gpupools.aws.iam import create_node_role
 from gpupools.aws.launch_template import create_launch_template
-from gpupools.aws.live_capacity import NodeGroupSizes
+from gpupools.aws.live_capacity import NodeGroupSizes, check_live_version
 from gpupools.aws.network import NatStrategy, create_network
 from gpupools.aws.node_group import autoscaling_group_name, create_managed_node_group, depends_on_of
 from gpupools.conventions import POOL_LABEL, CapacityType, Role, pool_labels
@@ -339,6 +343,13 @@ class EksCluster(pulumi.ComponentResource):
             raise ConfigError(f"{path}.nat", "must be a NatStrategy (" + ", ".join(n.value for n in NatStrategy) + ")", nat)
 
         addons = core_addons(cluster_spec.kubernetes_version)
+        # An existing cluster: EKS neither downgrades (its own end-of-support upgrade may have moved
+        # the cluster past the config) nor upgrades past a lagging node group. Said before registering.
+        check_live_version(
+            cluster_spec.name,
+            cluster_spec.kubernetes_version,
+            rules.VERSION_PATH if isinstance(cluster, ClusterSpec) else f"{path}.cluster.kubernetesVersion",
+        )
         cidrs = list(public_access_cidrs if public_access_cidrs is not None else cluster_spec.api_allowed_cidrs)
         for index, cidr in enumerate(cidrs):
             rules.check_api_cidr(cidr, f"{path}.public_access_cidrs[{index}]")
