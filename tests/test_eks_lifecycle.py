@@ -169,7 +169,33 @@ def test_api_allowed_cidrs_reach_the_endpoint() -> None:
     vpc_config = operation_input("eks", "CreateCluster").members["resourcesVpcConfig"]
     check_request({"publicAccessCidrs": CIDRS, "endpointPublicAccess": True}, vpc_config, "resourcesVpcConfig")
     [default] = run("aws-dev").of_type(CLUSTER_TYPE)
-    assert "publicAccessCidrs" not in default.inputs  # empty: EKS's default (anywhere); the preflight warns
+    assert default.inputs["publicAccessCidrs"] == ["0.0.0.0/0"]  # empty: anywhere, sent (next test)
+
+
+def test_emptying_the_allow_list_reopens_the_endpoint_without_a_perpetual_diff() -> None:
+    """Issue 37 item 6 (review n3): ``public_access_cidrs`` is Optional+Computed in
+    terraform-provider-aws (``internal/service/eks/cluster.go``), so at e016db2 an emptied
+    ``apiAllowedCidrs`` sent nothing and the old allow-list stayed. Now the empty list is sent as
+    ``["0.0.0.0/0"]``, which is EKS's documented default and what ``DescribeCluster`` returns for an
+    open endpoint (botocore ``eks`` ``VpcConfigRequest``/``VpcConfigResponse.publicAccessCidrs``: "The
+    default value is 0.0.0.0/0"): the update reopens the endpoint, and the next run equals EKS's
+    answer, so no diff follows."""
+    restricted = with_access()
+    reopened = run("aws-dev")
+    [before], [after] = restricted.of_type(CLUSTER_TYPE), reopened.of_type(CLUSTER_TYPE)
+    assert before.inputs["publicAccessCidrs"] == CIDRS and after.inputs["publicAccessCidrs"] != before.inputs["publicAccessCidrs"]
+    vpc_config = operation_input("eks", "UpdateClusterConfig").members["resourcesVpcConfig"]
+    check_request({"publicAccessCidrs": after.inputs["publicAccessCidrs"]}, vpc_config, "resourcesVpcConfig")
+    response = botocore_eks().shape_for("VpcConfigResponse").members["publicAccessCidrs"]
+    assert "The default value is <code>0.0.0.0/0</code>" in response.documentation
+    described = {"publicAccessCidrs": ["0.0.0.0/0"]}  # DescribeCluster of an open IPv4 cluster
+    assert after.inputs["publicAccessCidrs"] == described["publicAccessCidrs"]  # no diff on the next up
+
+
+def botocore_eks() -> Any:
+    import botocore.session
+
+    return botocore.session.get_session().get_service_model("eks")
 
 
 def test_more_than_forty_cidrs_is_one_error_before_anything_is_registered() -> None:

@@ -17,7 +17,8 @@ What it creates, and why:
   VPC; public so ``pulumi up`` (running wherever CI or an engineer runs it) can reach the API to
   install the autoscaler and device plugin. Access is still authenticated by IAM; the public
   endpoint takes ``gpupools:cluster.apiAllowedCidrs`` (``vpcConfig.publicAccessCidrs``; default
-  empty: EKS's default, anywhere, which the preflight warns about).
+  empty: anywhere, sent as ``0.0.0.0/0`` so that emptying the list reopens the endpoint; the
+  preflight warns about an open endpoint).
 * **Who is admin.** The identity that creates the cluster (pulumi-eks sets
   ``bootstrapClusterCreatorAdminPermissions``), and every ARN in ``gpupools:cluster.admins``: an
   access entry and the ``AmazonEKSClusterAdminPolicy`` association each (``create_admin_access``),
@@ -233,6 +234,27 @@ def create_admin_access(
     return associations
 
 
+OPEN_ENDPOINT = ("0.0.0.0/0",)
+"""``vpcConfig.publicAccessCidrs`` of an endpoint open to every address: EKS's default ("The default
+value is ``0.0.0.0/0``", botocore ``eks`` ``VpcConfigRequest`` and ``VpcConfigResponse``, so
+``DescribeCluster`` returns exactly this for an unrestricted endpoint of an IPv4 cluster)."""
+
+
+def public_access(cidrs: Sequence[str]) -> list[str]:
+    """The public endpoint's allow-list to send: ``cidrs``, or ``OPEN_ENDPOINT`` when empty.
+
+    Sent explicitly rather than left out: the provider's ``public_access_cidrs`` is Optional and
+    Computed (terraform-provider-aws ``internal/service/eks/cluster.go``), so an omitted list keeps
+    whatever the cluster has, and emptying ``gpupools:cluster.apiAllowedCidrs`` on an existing
+    cluster would leave the old allow-list in place. ``OPEN_ENDPOINT`` is what EKS reports for an
+    open endpoint, so it never shows a diff.
+
+    >>> public_access([]), public_access(["203.0.113.0/24"])
+    (['0.0.0.0/0'], ['203.0.113.0/24'])
+    """
+    return list(cidrs) or list(OPEN_ENDPOINT)
+
+
 def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
     """The region's first ``count`` available zones that need no opt-in (an invoke, resolved at deploy)."""
     result = aws.get_availability_zones(
@@ -256,7 +278,8 @@ class EksCluster(pulumi.ComponentResource):
             ``m6i.xlarge``, 2 to 4 nodes, 128 GiB disks.
         nat: NAT gateways of a created VPC; default ``NatStrategy.SINGLE`` (see ``network``).
         public_access_cidrs: CIDRs allowed to reach the public API endpoint; default
-            ``cluster.apiAllowedCidrs``, and when that is empty anywhere (EKS's default).
+            ``cluster.apiAllowedCidrs``, and when that is empty anywhere (``0.0.0.0/0``, EKS's default,
+            sent explicitly: ``public_access``).
         region: the stack's region; when given, zones are checked to belong to it.
         private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
             discovery tag); default none. A brought VPC's subnets are not touched here.
@@ -400,7 +423,7 @@ class EksCluster(pulumi.ComponentResource):
             private_subnet_ids=private_ids,
             endpoint_private_access=True,
             endpoint_public_access=True,
-            public_access_cidrs=cidrs or None,
+            public_access_cidrs=public_access(cidrs),
             authentication_mode=eks.AuthenticationMode.API,
             enabled_cluster_log_types=list(cluster_spec.control_plane_logs),
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=cluster_spec.support_type),
