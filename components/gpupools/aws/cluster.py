@@ -255,6 +255,20 @@ def public_access(cidrs: Sequence[str]) -> list[str]:
     return list(cidrs) or list(OPEN_ENDPOINT)
 
 
+ENABLE_CONFIG_MAP_MUTABLE = True
+"""The Kubernetes provider's ``enableConfigMapMutable``: without it pulumi-kubernetes replaces a
+ConfigMap whose ``data`` changes (``provider/pkg/provider/diff.go``, ``forceNewProperties``: ``.data``
+and ``.binaryData`` force a new object unless ``enableConfigMapMutable`` is set and the ConfigMap is
+not ``immutable``, v4.32.0), and the priority expander's ConfigMap, with its fixed name, is then
+deleted and created again each time a pool is added or removed: cluster-autoscaler reads no
+priorities in between. Turning it on for an existing provider is an in-place update of the provider,
+never a replacement (``provider.go``, ``DiffConfig``: only ``clusterIdentifier``, a changed active
+cluster, a computed kubeconfig or ``renderYamlToDirectory`` replace it; with ``clusterIdentifier``
+unchanged nothing does). pulumi-eks offers the same switch for its own provider, to update the
+``aws-auth`` ConfigMap "in place over a replace operation" (``nodejs/eks/cluster/cluster.ts``,
+``enableConfigMapMutable``)."""
+
+
 def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
     """The region's first ``count`` available zones that need no opt-in (an invoke, resolved at deploy)."""
     result = aws.get_availability_zones(
@@ -457,6 +471,8 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             cluster_identifier=self.eks_cluster.oidc_provider_url,
+            # ConfigMaps (the priority expander's) are updated in place, not deleted and re-created.
+            enable_config_map_mutable=ENABLE_CONFIG_MAP_MUTABLE,
             # An admin running the next `up` reaches the API through its entry: objects wait for it.
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_access)),
         )
