@@ -16,8 +16,8 @@
 
   - ``amiSelectorTerms: [{alias: al2023@<pinned>}]`` (``bottlerocket@<pinned>`` for Bottlerocket
     pools). With an alias, Karpenter resolves the NVIDIA variant for GPU instance types and the
-    arm64 one for Graviton (``pkg/providers/amifamily/al2023.go``), so the NVIDIA and standard
-    classes differ in name and disk, not in alias; pinned, so AMIs move only with the pin
+    arm64 one for Graviton (``pkg/providers/amifamily/al2023.go``), so GPU and CPU pools' classes
+    share the alias; pinned, so AMIs move only with the pin
     (``gpupools.versions.AL2023_AMI_ALIAS``).
   - the same secure defaults as the managed node groups' launch templates
     (``launch_template``): IMDSv2 required with hop limit 1, encrypted gp3 volumes deleted with the
