@@ -118,7 +118,11 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # The controller's pods need the system node group to schedule on, and egress (EC2, IAM, SQS)
         # until its NodeClaims and EC2NodeClasses are gone: destroy deletes the NAT gateway and the
         # private routes only after the release and everything that depends on it (network module).
-        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group, *cluster.egress]),
+        # Likewise CoreDNS: destroy deletes the add-on only after the release, its NodePools and
+        # EC2NodeClasses (the controller itself resolves through the VPC: karpenter.DNS_POLICY).
+        opts=pulumi.ResourceOptions(
+            provider=cluster.provider, depends_on=[cluster.system_node_group, cluster.coredns, *cluster.egress]
+        ),
     )
     node_pools = KarpenterNodePools(
         "nodepools",

@@ -79,13 +79,16 @@ def pools(run: Run) -> dict[str, Pool]:
 # --- the world: what the clouds answer the program's reads --------------------------------------
 
 
-def aws_world(created: Run, live: Mapping[str, int]) -> Calls:
+def aws_world(created: Run, live: Mapping[str, int], versions: Mapping[str, str] | None = None) -> Calls:
     """EKS and Auto Scaling as they stand after the autoscaler moved: the cluster and its groups
     exist, each group's ASG has the ``live`` desired capacity, and the node group's own
-    ``desiredSize`` lags one behind (EKS: it "can be out-of-date for short periods of time")."""
+    ``desiredSize`` lags one behind (EKS: it "can be out-of-date for short periods of time").
+    The control plane and every group run the version they were created with, except the groups
+    named in ``versions`` (a group held at an older minor)."""
     groups = {r.inputs["nodeGroupName"]: r for r in created.of_type(NODE_GROUP)}
     cluster = next(iter(groups.values())).inputs["clusterName"]
     asg = {name: f"eks-{name}-asg" for name in groups}
+    [control_plane] = created.of_type("eks:index:Cluster")
 
     def node_group(args: Mapping[str, Any]) -> dict[str, Any]:
         name = args["nodeGroupName"]
@@ -93,9 +96,14 @@ def aws_world(created: Run, live: Mapping[str, int]) -> Calls:
         return {
             "clusterName": cluster,
             "nodeGroupName": name,
+            "version": (versions or {}).get(name, groups[name].inputs["version"]),
             "scalingConfigs": [{**scaling, "desiredSize": max(live[name] - 1, 0)}],
             "resources": [{"autoscalingGroups": [{"name": asg[name]}], "remoteAccessSecurityGroupId": ""}],
         }
+
+    def eks_cluster(args: Mapping[str, Any]) -> dict[str, Any]:
+        assert args["name"] == cluster
+        return {"name": cluster, "version": control_plane.inputs["version"], "status": "ACTIVE"}
 
     def group(args: Mapping[str, Any]) -> dict[str, Any]:
         [name] = [n for n, a in asg.items() if a == args["name"]]
@@ -105,6 +113,7 @@ def aws_world(created: Run, live: Mapping[str, int]) -> Calls:
         "aws:eks/getClusters:getClusters": lambda _: {"names": ["another", cluster]},
         "aws:eks/getNodeGroups:getNodeGroups": lambda args: {"clusterName": args["clusterName"], "names": sorted(groups)},
         "aws:eks/getNodeGroup:getNodeGroup": node_group,
+        "aws:eks/getCluster:getCluster": eks_cluster,
         "aws:autoscaling/getGroup:getGroup": group,
     }
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 import pytest
 from gpupools import config, rules
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.errors import ConfigError
-from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
+from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
 
 from tests.test_aws_contracts import asg_name, check_request, operation_input
@@ -25,6 +26,8 @@ IGW = "aws:ec2/internetGateway:InternetGateway"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEOVERLAY = "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
+ADDON = "aws:eks/addon:Addon"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
@@ -66,27 +69,67 @@ def egress(result: Run) -> list[Registration]:
     return [*result.of_type(NAT), *result.of_type(IGW), *private, *private_associations]
 
 
-def test_karpenter_objects_are_deleted_before_the_egress_they_need() -> None:
+def karpenter_stacks() -> list[str]:
+    """Every committed AWS example stack whose provisioner is Karpenter (``Pulumi.<stack>.yaml``)."""
+    stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+    return [
+        s
+        for s in stacks
+        if stack_config(s).get("gpupools:cloud") == "aws" and stack_config(s).get("gpupools:provisioner") == "karpenter"
+    ]
+
+
+def karpenter_objects(result: Run) -> list[Registration]:
+    """The Karpenter release and every NodePool, EC2NodeClass and NodeOverlay of a run."""
+    return [
+        *[r for r in result.of_type(RELEASE) if r.inputs.get("name") == "karpenter"],
+        *result.of_type(NODEPOOL),
+        *result.of_type(NODECLASS),
+        *result.of_type(NODEOVERLAY),
+    ]
+
+
+@pytest.mark.parametrize("stack", karpenter_stacks())
+def test_karpenter_objects_are_deleted_before_the_egress_they_need(stack: str) -> None:
     """B2: Karpenter removes a NodeClaim's finalizer only after EC2 reports the instance gone
     (kubernetes-sigs/karpenter ``pkg/controllers/nodeclaim/lifecycle/controller.go``), an
     EC2NodeClass's only after deleting its instance profiles through IAM (aws/karpenter-provider-aws
     v1.14.1 ``pkg/controllers/nodeclass/controller.go``), and the controller runs in private subnets
     whose only way to EC2 and IAM is the NAT gateway. Walked on the registered dependency graph of
-    the Karpenter example (a created VPC): the Karpenter release, every NodePool and every
-    EC2NodeClass is deleted before every NAT gateway, the internet gateway and every private route
-    table and association. On main nothing depended on them: destroy removed egress first."""
-    result = run("aws-karpenter-dev")
+    every Karpenter example (a created VPC): the Karpenter release, every NodePool, EC2NodeClass and
+    NodeOverlay is deleted before every NAT gateway, the internet gateway and every private route
+    table and association. On main nothing depended on them: destroy removed egress first.
+
+    N1 (second review): the same for the CoreDNS add-on. Without ``preserve`` EKS deletes CoreDNS
+    with the add-on (EKS user guide ``workloads/eks-add-ons.adoc``), and a controller on the chart's
+    default ``dnsPolicy: ClusterFirst`` cannot resolve STS, EC2 or IAM while it drains (Karpenter
+    v1.14.1 ``website/content/en/docs/troubleshooting.md``). At e016db2 the add-on had no dependents
+    at all, so destroy deleted it in its first wave."""
+    assert "aws-karpenter-dev" in karpenter_stacks()  # the discovery finds the known example
+    result = run(stack)
     order = deleted_before(result)
-    karpenter = [
-        *[r for r in result.of_type(RELEASE) if r.inputs.get("name") == "karpenter"],
-        *result.of_type(NODEPOOL),
-        *result.of_type(NODECLASS),
-    ]
+    karpenter = karpenter_objects(result)
     gateways = egress(result)
+    [coredns] = [a for a in result.of_type(ADDON) if a.inputs["addonName"] == "coredns"]
     assert len(karpenter) >= 3 and result.of_type(NAT) and len(gateways) >= 7
-    for needed in gateways:
+    for needed in [*gateways, coredns]:
         missing = [k.name for k in karpenter if k.urn not in order[needed.urn]]
         assert missing == [], f"destroy deletes {needed.type} {needed.name} before {missing}"
+
+
+def test_the_karpenter_controller_resolves_through_the_vpc_and_coredns_is_preserved() -> None:
+    """N1, the other two halves: the controller's ``dnsPolicy`` is ``Default`` (the chart value
+    ``dnsPolicy``, ``ClusterFirst`` by default at v1.14.1; terraform-aws-eks ``examples/karpenter/main.tf``
+    sets ``Default``), and the CoreDNS add-on is deleted with ``preserve`` (botocore ``eks``
+    ``DeleteAddonRequest.preserve``: "preserves the add-on software on your cluster")."""
+    for stack in karpenter_stacks():
+        [release] = [r for r in run(stack).of_type(RELEASE) if r.inputs.get("name") == "karpenter"]
+        assert release.inputs["values"]["dnsPolicy"] == "Default"
+    delete_addon = operation_input("eks", "DeleteAddon")
+    for stack in ("aws-dev", *karpenter_stacks()):
+        [coredns] = [a for a in run(stack).of_type(ADDON) if a.inputs["addonName"] == "coredns"]
+        assert coredns.inputs["preserve"] is True
+        check_request({"clusterName": "c", "addonName": "coredns", "preserve": True}, delete_addon, "DeleteAddon")
 
 
 def test_every_node_group_is_deleted_before_the_egress_its_nodes_joined_through() -> None:
@@ -126,7 +169,33 @@ def test_api_allowed_cidrs_reach_the_endpoint() -> None:
     vpc_config = operation_input("eks", "CreateCluster").members["resourcesVpcConfig"]
     check_request({"publicAccessCidrs": CIDRS, "endpointPublicAccess": True}, vpc_config, "resourcesVpcConfig")
     [default] = run("aws-dev").of_type(CLUSTER_TYPE)
-    assert "publicAccessCidrs" not in default.inputs  # empty: EKS's default (anywhere); the preflight warns
+    assert default.inputs["publicAccessCidrs"] == ["0.0.0.0/0"]  # empty: anywhere, sent (next test)
+
+
+def test_emptying_the_allow_list_reopens_the_endpoint_without_a_perpetual_diff() -> None:
+    """Issue 37 item 6 (review n3): ``public_access_cidrs`` is Optional+Computed in
+    terraform-provider-aws (``internal/service/eks/cluster.go``), so at e016db2 an emptied
+    ``apiAllowedCidrs`` sent nothing and the old allow-list stayed. Now the empty list is sent as
+    ``["0.0.0.0/0"]``, which is EKS's documented default and what ``DescribeCluster`` returns for an
+    open endpoint (botocore ``eks`` ``VpcConfigRequest``/``VpcConfigResponse.publicAccessCidrs``: "The
+    default value is 0.0.0.0/0"): the update reopens the endpoint, and the next run equals EKS's
+    answer, so no diff follows."""
+    restricted = with_access()
+    reopened = run("aws-dev")
+    [before], [after] = restricted.of_type(CLUSTER_TYPE), reopened.of_type(CLUSTER_TYPE)
+    assert before.inputs["publicAccessCidrs"] == CIDRS and after.inputs["publicAccessCidrs"] != before.inputs["publicAccessCidrs"]
+    vpc_config = operation_input("eks", "UpdateClusterConfig").members["resourcesVpcConfig"]
+    check_request({"publicAccessCidrs": after.inputs["publicAccessCidrs"]}, vpc_config, "resourcesVpcConfig")
+    response = botocore_eks().shape_for("VpcConfigResponse").members["publicAccessCidrs"]
+    assert "The default value is <code>0.0.0.0/0</code>" in response.documentation
+    described = {"publicAccessCidrs": ["0.0.0.0/0"]}  # DescribeCluster of an open IPv4 cluster
+    assert after.inputs["publicAccessCidrs"] == described["publicAccessCidrs"]  # no diff on the next up
+
+
+def botocore_eks() -> Any:
+    import botocore.session
+
+    return botocore.session.get_session().get_service_model("eks")
 
 
 def test_more_than_forty_cidrs_is_one_error_before_anything_is_registered() -> None:
@@ -513,15 +582,14 @@ def reserved_group_run(live_size: int, minor_change: bool) -> tuple[Run, Registr
     with a changed disk size (a new launch template version) and, with ``minor_change``, a new minor."""
     from tests.test_capacity_updates import aws_world
 
-    created = run("aws-training-dev")
+    # Created at 1.34 and moved to the stack's 1.35 (EKS upgrades, never downgrades), or created at 1.35.
+    older = {"gpupools:cluster": dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion="1.34")}
+    created = run_stack("aws-training-dev", overrides=older) if minor_change else run("aws-training-dev")
     live = {r.inputs["nodeGroupName"]: 1 for r in created.of_type(NODE_GROUP)}
     [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
     live[reserved.inputs["nodeGroupName"]] = live_size
     pools = [dict(p, diskSizeGb=p.get("diskSizeGb", 100) + 50) for p in stack_config("aws-training-dev")["gpupools:gpuPools"]]
-    overrides: dict[str, object] = {"gpupools:gpuPools": pools}
-    if minor_change:
-        overrides["gpupools:cluster"] = dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion="1.34")
-    updated = run_stack("aws-training-dev", overrides=overrides, calls=aws_world(created, live))
+    updated = run_stack("aws-training-dev", overrides={"gpupools:gpuPools": pools}, calls=aws_world(created, live))
     [group] = [g for g in updated.of_type(NODE_GROUP) if g.inputs["nodeGroupName"] == reserved.inputs["nodeGroupName"]]
     return updated, group
 
@@ -540,7 +608,7 @@ def test_a_running_reserved_group_holds_its_roll_and_an_idle_one_rolls() -> None
     assert running.inputs["scalingConfig"]["desiredSize"] == 2  # its live size, untouched
     updated, idle = reserved_group_run(live_size=0, minor_change=True)
     assert not set(ROLL_AT_ZERO_PATHS) & set(idle.ignore_changes)
-    assert idle.inputs["version"] == "1.34"
+    assert idle.inputs["version"] == "1.35"
     others = [g for g in updated.of_type(NODE_GROUP) if g.inputs["capacityType"] != "CAPACITY_BLOCK"]
     assert others and all(not set(ROLL_AT_ZERO_PATHS) & set(g.ignore_changes) for g in others)
 
@@ -569,3 +637,246 @@ def test_with_the_monitoring_agent_the_exporter_uses_its_host_engine() -> None:
         assert names.index("NODE_IP") < names.index("DCGM_REMOTE_HOSTENGINE_INFO")  # $(VAR) needs it first
     off = run_stack("aws-dev", overrides={"gpupools:nodeRepair": {"enabled": False}})
     assert all("DCGM_REMOTE_HOSTENGINE_INFO" not in {e["name"] for e in env} for env in exporter_env(off))
+
+
+# --- N4: the ProvisioningRequest CRD's alias matches the name pulumi-kubernetes gave it ---------------
+
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+def urn(stack: str, project: str, parent_urn: str, type_: str, name: str) -> str:
+    """A child's URN as Pulumi makes it: ``urn:pulumi:<stack>::<project>::<parent's qualified type>$<type>::<name>``
+    (pulumi/pulumi ``sdk/go/common/resource/urn.go``, ``NewURN``; the Python SDK's ``create_urn`` in
+    ``pulumi/runtime/resource.py`` builds the same string)."""
+    qualified = parent_urn.split("::")[2]
+    return f"urn:pulumi:{stack}::{project}::{qualified}${type_}::{name}"
+
+
+def alias_urns(request: Any, stack: str, project: str) -> list[str]:
+    """The URNs the engine resolves a ``RegisterResource`` request's aliases to: a URN as is; a spec
+    with the resource's own name, type and parent unless it names others (pulumi/pulumi
+    ``proto/pulumi/alias.proto``: ``spec.name``, ``spec.type``, ``spec.parentUrn`` or ``spec.noParent``).
+    The SDK adds type aliases of its own (``v1beta1`` for a CRD), resolved the same way."""
+    found = []
+    for alias in request.aliases:
+        if alias.urn:
+            found.append(alias.urn)
+            continue
+        spec = alias.spec
+        assert not spec.noParent, spec
+        parent = spec.parentUrn or request.parent
+        name, type_ = spec.name or request.name, spec.type or request.type
+        found.append(urn(spec.stack or stack, spec.project or project, parent, type_, name))
+    return found
+
+
+def test_the_provisioning_request_crd_alias_is_the_old_configfile_childs_urn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N4: before d2846c4 the CRD was a child of ``kubernetes:yaml/v2:ConfigFile``
+    ``cluster-autoscaler-provisioningrequest-crd`` (a child of the ``ClusterAutoscaler`` component),
+    and pulumi-kubernetes named it ``<ConfigFile name>:<metadata.name>``
+    (pulumi/pulumi-kubernetes v4.32.0 ``provider/pkg/provider/yaml/v2/yaml.go``, ``register``:
+    ``fmt.Sprintf("%s:%s", opts.ResourcePrefix, resourceName)``; ``configfile.go``: the prefix defaults
+    to the ConfigFile's name, the child's parent is the ConfigFile). The legacy URN is built here from
+    that naming and the registered component's URN; one of the CRD's aliases must resolve to it. At
+    e016db2 the alias said ``<ConfigFile name>-<crd>``: no match, ``AlreadyExists`` on ``up``."""
+    from gpupools.testing import RecordingMonitor
+
+    seen: dict[str, list[str]] = {}
+    register = RecordingMonitor.RegisterResource
+
+    def recording(self: RecordingMonitor, request: Any) -> Any:
+        if request.type == CRD_TYPE and request.name == "provisioningrequests.autoscaling.x-k8s.io":
+            seen[request.name] = alias_urns(request, "aws-training-dev", "gpupools")
+        return register(self, request)
+
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", recording)
+    result = run_stack("aws-training-dev")
+    [autoscaler] = [r for r in result.registrations if r.type == "gpupools:index:ClusterAutoscaler"]
+    config_file = f"{autoscaler.name}-provisioningrequest-crd"  # the 0.2.x ConfigFile (git show d2846c4^)
+    old_config_file = urn("aws-training-dev", "gpupools", autoscaler.urn, "kubernetes:yaml/v2:ConfigFile", config_file)
+    legacy = urn(
+        "aws-training-dev", "gpupools", old_config_file, CRD_TYPE, f"{config_file}:provisioningrequests.autoscaling.x-k8s.io"
+    )
+    assert legacy.endswith(
+        "gpupools:index:ClusterAutoscaler$kubernetes:yaml/v2:ConfigFile$kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+        "::cluster-autoscaler-provisioningrequest-crd:provisioningrequests.autoscaling.x-k8s.io"
+    )
+    assert legacy in seen["provisioningrequests.autoscaling.x-k8s.io"], seen
+
+
+# --- N3: a pool's node class keeps its name when its disk, image family or reservations change --------
+
+AKS_NODECLASS = "kubernetes:karpenter.azure.com/v1beta1:AKSNodeClass"
+
+
+def node_class_of(result: Run, pool: str, node_class_type: str = NODECLASS) -> Registration:
+    """The node class the pool's NodePool references (``spec.template.spec.nodeClassRef.name``)."""
+    [nodepool] = [n for n in result.of_type(NODEPOOL) if n.inputs["metadata"]["name"] == pool]
+    ref = nodepool.inputs["spec"]["template"]["spec"]["nodeClassRef"]["name"]
+    [found] = [c for c in result.of_type(node_class_type) if c.inputs["metadata"]["name"] == ref]
+    return found
+
+
+def changed_pool(stack: str, pool: str, **changes: object) -> Run:
+    key = "gpupools:gpuPools"
+    pools = [dict(p, **changes) if p["name"] == pool else p for p in stack_config(stack)[key]]
+    return run_stack(stack, overrides={key: pools})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"diskSizeGb": 300},
+        {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"},
+        {"zones": ["us-west-2b"], "reservations": [{"id": "cr-0123456789abcdef0"}]},
+    ],
+    ids=["disk", "ami-family", "reservations"],
+)
+def test_a_karpenter_pools_node_class_is_updated_in_place_not_renamed(changes: dict[str, object]) -> None:
+    """N3: Pulumi replaces a Kubernetes object whose ``metadata.name`` changes (a new object; the old
+    one deleted), and an EC2NodeClass's delete waits while any NodeClaim uses it
+    (aws/karpenter-provider-aws v1.14.1 ``pkg/controllers/nodeclass/controller.go``, ``finalize``),
+    which only drift in the maintenance window. At e016db2 the class was named
+    ``<flavour>-<family>-<disk>g[-<pool>]``, so ``gpu4.diskSizeGb`` 200 -> 300 registered
+    ``nvidia-al2023-300g``, moved the NodePool to it and deleted ``nvidia-al2023-200g``. Now the same
+    resource (URN) and the same object name before and after, with the new spec: an update, which
+    Karpenter turns into drift of the pool's nodes (``blockDeviceMappings`` in the class's static hash,
+    ``Hash`` in ``pkg/apis/v1/ec2nodeclass.go``; ``AMIDrift`` and ``CapacityReservationDrift`` in
+    ``pkg/cloudprovider/drift.go``). Every other class is untouched and no class is deleted."""
+    before = run("aws-karpenter-dev")
+    after = changed_pool("aws-karpenter-dev", "gpu4", **changes)
+    old, new = node_class_of(before, "gpu4"), node_class_of(after, "gpu4")
+    assert (new.urn, new.inputs["metadata"]["name"]) == (old.urn, old.inputs["metadata"]["name"])
+    assert new.inputs["spec"] != old.inputs["spec"]
+    assert {c.urn for c in after.of_type(NODECLASS)} == {c.urn for c in before.of_type(NODECLASS)}
+    others = {c.urn: c.inputs for c in before.of_type(NODECLASS) if c.urn != old.urn}
+    assert all(c.inputs == others[c.urn] for c in after.of_type(NODECLASS) if c.urn in others)
+
+
+def test_an_aks_nap_pools_node_class_is_updated_in_place_too() -> None:
+    """The same check for AKS NAP's AKSNodeClass, which is named after its pool (``nap_nodes``)."""
+    before = run("azure-nap-dev")
+    pool = stack_config("azure-nap-dev")["gpupools:gpuPools"][0]["name"]
+    after = changed_pool("azure-nap-dev", pool, diskSizeGb=256)
+    old, new = node_class_of(before, pool, AKS_NODECLASS), node_class_of(after, pool, AKS_NODECLASS)
+    assert (new.urn, new.inputs["metadata"]["name"]) == (old.urn, old.inputs["metadata"]["name"])
+    assert new.inputs["spec"]["osDiskSizeGB"] == 256 != old.inputs["spec"]["osDiskSizeGB"]
+
+
+# --- N2 and n1: a kubernetesVersion change the live cluster accepts ------------------------------------
+
+
+def describe_nodegroup(cluster: str, group: Registration, version: str) -> dict[str, Any]:
+    """A ``DescribeNodegroup`` response of a group as EKS returns it (botocore ``eks``
+    ``DescribeNodegroupResponse``: the Stubber below validates it against the model)."""
+    return {
+        "nodegroup": {
+            "nodegroupName": group.inputs["nodeGroupName"],
+            "clusterName": cluster,
+            "version": version,
+            "status": "ACTIVE",
+            "capacityType": group.inputs["capacityType"],
+            "scalingConfig": {"minSize": 0, "maxSize": group.inputs["scalingConfig"]["maxSize"], "desiredSize": 2},
+        }
+    }
+
+
+def held_world(created: Run, held: str, held_at: str) -> dict[str, Any]:
+    """The program's reads of EKS (data sources shaped as pulumi-aws returns ``DescribeCluster`` and
+    ``DescribeNodegroup``: ``version`` on both) after a minor change held the reserved group ``held``
+    at ``held_at`` because it ran nodes (``node_group.ROLL_AT_ZERO_PATHS``)."""
+    from tests.test_capacity_updates import aws_world
+
+    live = {r.inputs["nodeGroupName"]: 1 for r in created.of_type(NODE_GROUP)}
+    return dict(aws_world(created, live, versions={held: held_at}))
+
+
+def training_at(version: str) -> dict[str, Any]:
+    return {"gpupools:cluster": dict(stack_config("aws-training-dev")["gpupools:cluster"], kubernetesVersion=version)}
+
+
+def test_an_upgrade_past_a_held_reserved_group_is_one_error_before_anything_is_registered() -> None:
+    """N2: "all of your node groups' Kubernetes versions must match the cluster's Kubernetes version
+    in order to update the cluster to a new Kubernetes version" (botocore 1.44.8 ``eks``
+    ``UpdateClusterVersion``). The cluster runs 1.34 and its Capacity Block group was held at 1.33 by
+    the last minor change (it ran nodes); moving the config to 1.35 now names that group and how to
+    release it, before the first registration. At e016db2 the plan started and ``UpdateClusterVersion``
+    failed. The same stack with every group at 1.34 upgrades."""
+    created = run_stack("aws-training-dev", overrides=training_at("1.34"))
+    [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    name = reserved.inputs["nodeGroupName"]
+    refused = run_stack("aws-training-dev", calls=held_world(created, name, "1.33"), raise_errors=False)
+    assert isinstance(refused.error, ConfigError) and refused.registrations == []
+    assert refused.error.path == "gpupools:cluster.kubernetesVersion" and refused.error.value == "1.35"
+    assert f"{name} (at 1.33)" in refused.error.rule and "0 nodes" in refused.error.rule
+    assert [n for n in (g.inputs["nodeGroupName"] for g in created.of_type(NODE_GROUP)) if n in refused.error.rule] == [name]
+    upgraded = run_stack("aws-training-dev", calls=held_world(created, name, "1.34"))
+    assert all(g.inputs["version"] == "1.35" for g in upgraded.of_type(NODE_GROUP))
+
+
+def test_a_config_behind_the_live_cluster_is_one_error_not_a_downgrade() -> None:
+    """n1: with ``supportType: STANDARD`` EKS upgrades a minor whose standard support ended (EKS user
+    guide, "Understand the Kubernetes version lifecycle on EKS"), and it cannot downgrade
+    (``UpdateClusterVersion`` moves one minor up). A config still at 1.34 against a live 1.35 cluster
+    is one error naming the live version, before anything is registered; at e016db2 the plan asked
+    for 1.34 and failed at the API."""
+    created = run("aws-training-dev")  # the live cluster, at 1.35
+    [reserved] = [g for g in created.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
+    calls = held_world(created, reserved.inputs["nodeGroupName"], "1.35")
+    refused = run_stack("aws-training-dev", overrides=training_at("1.34"), calls=calls, raise_errors=False)
+    assert isinstance(refused.error, ConfigError) and refused.registrations == []
+    assert str(refused.error).startswith(
+        "gpupools:cluster.kubernetesVersion: must not be older than the live cluster's 1.35"
+    ) and 'set it to "1.35"' in str(refused.error)
+
+
+def test_the_preflight_names_a_held_group_and_a_lagging_config() -> None:
+    """The same two checks in the preflight, from botocore-validated ``DescribeCluster``,
+    ``ListNodegroups`` and ``DescribeNodegroup`` answers; a cluster that does not exist gives no row."""
+    from gpupools.preflight.aws import AwsPreflight
+    from gpupools.preflight.report import Status
+
+    from tests.test_preflight_aws import StubbedAws, aws_dev
+
+    target = aws_dev()  # 1.35 in its config
+    created = run_stack(
+        "aws-dev", overrides={"gpupools:cluster": dict(stack_config("aws-dev")["gpupools:cluster"], kubernetesVersion="1.34")}
+    )
+    groups = created.of_type(NODE_GROUP)
+    cluster = groups[0].inputs["clusterName"]
+    held = groups[1].inputs["nodeGroupName"]
+
+    def describe_cluster(aws: StubbedAws, version: str) -> None:
+        aws.stubs["eks"].add_response(
+            "describe_cluster", {"cluster": {"name": cluster, "version": version, "status": "ACTIVE"}}, {"name": cluster}
+        )
+
+    with StubbedAws() as aws:
+        describe_cluster(aws, "1.34")
+        aws.stubs["eks"].add_response(
+            "list_nodegroups", {"nodegroups": [g.inputs["nodeGroupName"] for g in groups]}, {"clusterName": cluster}
+        )
+        for group in groups:
+            version = "1.33" if group.inputs["nodeGroupName"] == held else "1.34"
+            aws.stubs["eks"].add_response(
+                "describe_nodegroup",
+                describe_nodegroup(cluster, group, version),
+                {"clusterName": cluster, "nodegroupName": group.inputs["nodeGroupName"]},
+            )
+        [row] = AwsPreflight(target, clients=aws).live_version()
+        aws.done()
+    assert row.status is Status.FAILED and f"{held} (at 1.33)" in row.found and "cluster at 1.34" in row.found
+    with StubbedAws() as aws:
+        describe_cluster(aws, "1.36")
+        [row] = AwsPreflight(target, clients=aws).live_version()
+        aws.done()
+    assert row.status is Status.FAILED and 'set it to "1.36"' in row.found
+    with StubbedAws() as aws:
+        describe_cluster(aws, "1.35")
+        [row] = AwsPreflight(target, clients=aws).live_version()
+        aws.done()
+    assert row.status is Status.OK
+    with StubbedAws() as aws:
+        aws.no_cluster(target)
+        assert AwsPreflight(target, clients=aws).live_version() == []
+        aws.done()

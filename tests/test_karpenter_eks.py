@@ -108,6 +108,7 @@ CHART_VALUE_PATHS = {
     "serviceAccount.name",
     "serviceAccount.annotations",
     "replicas",
+    "dnsPolicy",
     "nodeSelector",
     "controller.resources",
     "controller.env",
@@ -116,7 +117,8 @@ CHART_VALUE_PATHS = {
 chart 1.14.1 (commit 1d927085): ``settings.{clusterName,interruptionQueue}``,
 ``settings.featureGates.nodeOverlay`` (boolean, default false: "nodeOverlay is ALPHA and is disabled by default"),
 ``settings.featureGates.reservedCapacity`` (boolean, default true: "reservedCapacity is BETA and is enabled by default"),
-``serviceAccount.{create,name,annotations}``, ``replicas``, ``nodeSelector`` (map, default
+``serviceAccount.{create,name,annotations}``, ``replicas``, ``dnsPolicy`` (default ``ClusterFirst``, rendered
+as the pod's ``dnsPolicy`` by ``templates/deployment.yaml``), ``nodeSelector`` (map, default
 ``kubernetes.io/os: linux``), ``controller.resources`` and ``controller.env`` (list). Maps and
 lists end a path: their content is free-form."""
 
@@ -347,13 +349,16 @@ def test_custom_resources_wait_for_the_controller_release() -> None:
 
 def test_node_classes_pin_the_image_and_keep_the_secure_defaults() -> None:
     classes = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in run().of_type(NODECLASS)}
-    assert sorted(classes) == ["nvidia-al2023-100g", "nvidia-al2023-200g", "standard-al2023-80g"]
+    from gpupools import config
+
+    disks = {pool.name: pool.disk_size_gb for pool in config.parse(stack_config(STACK)).pools}
+    assert sorted(classes) == sorted(disks) == ["general", "gpu1", "gpu4"]  # one per pool, named after it
     for name, spec in classes.items():
         assert spec["amiSelectorTerms"] == [{"alias": AL2023_AMI_ALIAS}] and not AL2023_AMI_ALIAS.endswith("latest")
         assert spec["metadataOptions"]["httpTokens"] == "required" and spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
         [root] = spec["blockDeviceMappings"]
         assert root["deviceName"] == "/dev/xvda" and root["ebs"]["encrypted"] is True and root["ebs"]["volumeType"] == "gp3"
-        assert root["ebs"]["volumeSize"] == f"{name.rsplit('-', 1)[1].removesuffix('g')}Gi"
+        assert root["ebs"]["volumeSize"] == f"{disks[name]}Gi"
         assert spec["role"] == "ml-karp-node-role"
         assert (
             spec["subnetSelectorTerms"] == spec["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": CLUSTER}}]
@@ -414,11 +419,11 @@ def test_bottlerocket_pool_gets_the_bottlerocket_class_and_no_device_plugin() ->
     pools[1]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
     result = run_stack(STACK, overrides={"gpupools:gpuPools": pools})
     classes = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in result.of_type(NODECLASS)}
-    bottlerocket = classes["nvidia-bottlerocket-200g"]
+    bottlerocket = classes["gpu4"]
     assert bottlerocket["amiSelectorTerms"] == [{"alias": BOTTLEROCKET_AMI_ALIAS}]
     assert [d["deviceName"] for d in bottlerocket["blockDeviceMappings"]] == ["/dev/xvda", "/dev/xvdb"]
     assert all(d["ebs"]["encrypted"] for d in bottlerocket["blockDeviceMappings"])
-    assert node_pools(result)["gpu4"]["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "nvidia-bottlerocket-200g"
+    assert node_pools(result)["gpu4"]["spec"]["template"]["spec"]["nodeClassRef"]["name"] == "gpu4"
     [daemonset] = [
         d for d in result.of_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "nvidia-device-plugin"
     ]

@@ -308,6 +308,16 @@ class StubbedAws:
             {},
         )
 
+    def no_cluster(self, target: Target) -> None:
+        """``DescribeCluster`` of a cluster that does not exist yet (a first ``up``)."""
+        self.stubs["eks"].add_client_error(
+            "describe_cluster",
+            service_error_code="ResourceNotFoundException",
+            service_message=f"No cluster found for name: {target.spec.cluster.name}.",
+            http_status_code=404,
+            expected_params={"name": target.spec.cluster.name},
+        )
+
     def addon_versions(
         self, kubernetes_version: str, *versions: str, token: str | None = None, addon: str = NODE_MONITORING_AGENT_ADDON
     ) -> None:
@@ -368,6 +378,7 @@ def good_account(aws: StubbedAws, target: Target, quota: dict[str, int] | None =
     for code, vcpus in needs_of(target).items():
         aws.quota(code, (quota or {}).get(code, vcpus), names.get(code, ""))
     aws.versions(("1.33", "STANDARD_SUPPORT"), (target.spec.cluster.kubernetes_version, "STANDARD_SUPPORT"))
+    aws.no_cluster(target)
     minor = target.spec.cluster.kubernetes_version
     if target.spec.node_repair.enabled:
         aws.addon_versions(minor, NODE_MONITORING_AGENT_ADDON_VERSION)

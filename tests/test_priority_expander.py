@@ -272,3 +272,46 @@ def test_check_tiers_disjoint_with_real_names() -> None:
         check_tiers_disjoint([loose, od], names)
     assert info.value.path == "PriorityExpander.pools[0].autoscalerGroupRegex"
     assert "aks-t4oa1b2-31415926-vmss" in str(info.value)
+
+
+# --- issue 37: the ConfigMap is updated in place when a pool is added ------------------------------
+
+
+def configmap_force_new(provider_inputs: dict[str, Any], configmap: dict[str, Any]) -> set[str]:
+    """The ConfigMap paths whose change makes pulumi-kubernetes replace the object, as its provider
+    decides (pulumi/pulumi-kubernetes v4.32.0 ``provider/pkg/provider/diff.go``, ``forceNewProperties``:
+    ``.metadata.name``/``.metadata.namespace`` always; ``.binaryData`` and ``.data`` unless the
+    provider's ``enableConfigMapMutable`` is on and the ConfigMap is not ``immutable``)."""
+    mutable = str(provider_inputs.get("enableConfigMapMutable", "false")).lower() == "true"
+    force = {".metadata.name", ".metadata.namespace"}
+    if not mutable or configmap.get("immutable") is True:
+        force |= {".binaryData", ".data"}
+    return force
+
+
+@pytest.mark.parametrize("stack", ["aws-dev", "azure-dev"])
+def test_adding_a_pool_updates_the_expander_configmap_in_place(stack: str) -> None:
+    """Adding a pool changes the expander's ``data``; with the stack's Kubernetes provider at
+    ``enableConfigMapMutable: true`` that is an update, not a delete-and-create that leaves
+    cluster-autoscaler without priorities in between (second reviews, known minor). At e016db2 the
+    providers did not set it, so the same change was a replacement."""
+    from gpupools.testing import run_stack, stack_config
+
+    pools = stack_config(stack)["gpupools:gpuPools"]
+    extra = dict(pools[0], name=f"{pools[0]['name']}b"[:7])
+    before, after = run_stack(stack), run_stack(stack, overrides={"gpupools:gpuPools": [*pools, extra]})
+
+    def expander(run: Any) -> Any:
+        [configmap] = [r for r in run.of_type("kubernetes:core/v1:ConfigMap") if r.name == "priority-expander-configmap"]
+        return configmap
+
+    old, new = expander(before), expander(after)
+    assert old.urn == new.urn and old.inputs["data"] != new.inputs["data"]
+    assert old.inputs["metadata"]["name"] == new.inputs["metadata"]["name"]
+    [provider] = [r for r in after.registrations if r.urn == new.provider.rsplit("::", 1)[0]]
+    changed = {".data"}
+    assert not changed & configmap_force_new(provider.inputs, new.inputs), "a replacement"
+    # Turning the switch on for an existing provider: ``DiffConfig`` (``provider.go``) replaces a
+    # provider only for a changed ``clusterIdentifier``, kubeconfig cluster or ``renderYamlToDirectory``,
+    # and with ``clusterIdentifier`` set and unchanged it drops every replacement: an update.
+    assert "clusterIdentifier" in provider.inputs and "renderYamlToDirectory" not in provider.inputs

@@ -1191,3 +1191,68 @@ def check_maintenance(spec: MaintenanceSpec, path: str) -> None:
             f"must be at most {GRACE_PERIOD_MAX_HOURS}h (a week: a node replaced in one window must be gone before the next)",
             spec.termination_grace_period,
         )
+
+
+# --- a Kubernetes version change an existing EKS cluster accepts -----------------------------------
+
+VERSION_PATH = "gpupools:cluster.kubernetesVersion"
+
+RELEASE_HELD_GROUP = (
+    "let it reach 0 nodes (the autoscaler scales an idle group down; or drain its nodes; a Capacity Block's "
+    "group is scaled to 0 by EKS before the block ends) or remove its reservation from the pool, run "
+    "`pulumi up` with the current kubernetesVersion so the group rolls to {live}, then change kubernetesVersion; "
+    "a group this stack does not manage: `aws eks update-nodegroup-version`"
+)
+"""How to release a node group that lags the control plane (``version_change_error``)."""
+
+
+def version_change_error(
+    wanted: str, live: str, group_versions: Mapping[str, str | None], path: str = VERSION_PATH
+) -> ConfigError | None:
+    """Why the control plane cannot move from the live minor ``live`` to ``wanted`` (the config's),
+    or None when it can (or nothing changes). ``group_versions``: every managed node group of the
+    cluster and its Kubernetes version (``DescribeNodegroup``'s ``nodegroup.version``), read only for
+    an upgrade.
+
+    * ``wanted`` older than ``live``: EKS cannot downgrade (``UpdateClusterVersion`` takes the next
+      minor only). The usual cause is EKS's own upgrade of a minor at the end of its standard
+      support (``upgradePolicy.supportType: STANDARD``, gpupools' default): the config then lags the
+      cluster and must follow it.
+    * ``wanted`` newer: "If your cluster has managed node groups attached to it, all of your node
+      groups' Kubernetes versions must match the cluster's Kubernetes version in order to update the
+      cluster to a new Kubernetes version" (botocore ``eks`` ``UpdateClusterVersion``, EKS API
+      reference). A reserved group running nodes is held at its version (``gpupools.aws.node_group.ROLL_AT_ZERO_PATHS``),
+      so the first ``up`` after a minor change can leave it one behind; the next change then fails at
+      ``UpdateClusterVersion`` after the plan started. Said here, naming each lagging group.
+
+    >>> version_change_error("1.35", "1.35", {}) is None, version_change_error("1.36", "1.35", {"a": "1.35"}) is None
+    (True, True)
+    >>> print(version_change_error("1.34", "1.35", {}))  # doctest: +ELLIPSIS
+    gpupools:cluster.kubernetesVersion: must not be older than the live cluster's 1.35 ...
+    """
+    wanted_key, live_key = versions.minor_key(versions.minor(wanted)), versions.minor_key(versions.minor(live))
+    if wanted_key < live_key:
+        return ConfigError(
+            path,
+            f"must not be older than the live cluster's {versions.minor(live)} (EKS cannot downgrade; with supportType "
+            "STANDARD it upgrades a minor whose standard support ended): set it to "
+            f'"{versions.minor(live)}"',
+            wanted,
+        )
+    if wanted_key == live_key:
+        return None
+    lagging = {
+        name: version
+        for name, version in sorted(group_versions.items())
+        if version and versions.minor(version) != versions.minor(live)
+    }
+    if not lagging:
+        return None
+    groups = ", ".join(f"{name} (at {version})" for name, version in lagging.items())
+    return ConfigError(
+        path,
+        f"cannot move the control plane from {versions.minor(live)} while managed node groups are at another version "
+        f"(EKS UpdateClusterVersion requires every node group at the cluster's version): {groups}; for each, "
+        + RELEASE_HELD_GROUP.format(live=versions.minor(live)),
+        wanted,
+    )

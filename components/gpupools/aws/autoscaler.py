@@ -110,12 +110,27 @@ PROVISIONING_REQUEST_CRD_NAME = "provisioningrequests.autoscaling.x-k8s.io"
 the autoscaler image (``gpupools.kubernetes.crds``), not fetched at preview time."""
 
 LEGACY_CRD_CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
-"""Before the CRD was vendored it was the child of a ``yaml.v2.ConfigFile`` named
-``<autoscaler>-provisioningrequest-crd``, itself named ``<ConfigFile name>-<metadata.name>``
-(pulumi/pulumi-kubernetes ``provider/pkg/provider/yaml/v2/configfile.go``: the resource prefix defaults
-to the ConfigFile's name; ``yaml.go``, ``parseUnstructured``: ``fmt.Sprintf("%s-%s", resourcePrefix,
-resourceName)``). The alias (that name, under that parent) adopts the object, so the upgrade neither
-deletes the CRD (and every ProvisioningRequest with it) nor fails creating it a second time."""
+"""Before the CRD was vendored (0.2.x) it was the child of a ``yaml.v2.ConfigFile`` named
+``<autoscaler>-provisioningrequest-crd``, and pulumi-kubernetes named that child
+``<ConfigFile name>:<metadata.name>`` (``legacy_crd_name``)."""
+
+
+def legacy_crd_name(config_file: str) -> str:
+    """The name pulumi-kubernetes gave a ``yaml/v2:ConfigFile``'s CRD child: ``<prefix>:<metadata.name>``.
+
+    pulumi/pulumi-kubernetes ``provider/pkg/provider/yaml/v2/yaml.go`` (``register``, v4.32.0 and
+    HEAD 94977969d): ``resourceName = fmt.Sprintf("%s:%s", opts.ResourcePrefix, resourceName)`` (``:``
+    since PR #2900, 2024-03; a cluster-scoped object has no namespace part), and
+    ``configfile.go``: the resource prefix defaults to the ConfigFile's own name; the child's parent is
+    the ConfigFile (``pulumi.Parent(comp)``). The alias (that name, under that parent) adopts the
+    object, so upgrading a stack from 0.2.x neither deletes the CRD (and every ProvisioningRequest
+    with it) nor fails creating it a second time (``AlreadyExists``: a create without
+    ``upsertExistingObjects`` is a plain create).
+
+    >>> legacy_crd_name("cluster-autoscaler-provisioningrequest-crd")
+    'cluster-autoscaler-provisioningrequest-crd:provisioningrequests.autoscaling.x-k8s.io'
+    """
+    return f"{config_file}:{PROVISIONING_REQUEST_CRD_NAME}"
 
 
 def create_provisioning_request_crd(
@@ -132,7 +147,7 @@ def create_provisioning_request_crd(
         spec=manifest["spec"],
         opts=pulumi.ResourceOptions(
             parent=parent,
-            aliases=[pulumi.Alias(name=f"{legacy}-{PROVISIONING_REQUEST_CRD_NAME}", parent=legacy_parent)],
+            aliases=[pulumi.Alias(name=legacy_crd_name(legacy), parent=legacy_parent)],
         ),
     )
 

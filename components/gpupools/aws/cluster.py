@@ -17,11 +17,16 @@ What it creates, and why:
   VPC; public so ``pulumi up`` (running wherever CI or an engineer runs it) can reach the API to
   install the autoscaler and device plugin. Access is still authenticated by IAM; the public
   endpoint takes ``gpupools:cluster.apiAllowedCidrs`` (``vpcConfig.publicAccessCidrs``; default
-  empty: EKS's default, anywhere, which the preflight warns about).
+  empty: anywhere, sent as ``0.0.0.0/0`` so that emptying the list reopens the endpoint; the
+  preflight warns about an open endpoint).
 * **Who is admin.** The identity that creates the cluster (pulumi-eks sets
   ``bootstrapClusterCreatorAdminPermissions``), and every ARN in ``gpupools:cluster.admins``: an
   access entry and the ``AmazonEKSClusterAdminPolicy`` association each (``create_admin_access``),
   so a CI role and the engineers can all run the next ``up``.
+* **Version changes an existing cluster accepts** (``live_capacity.check_live_version``, before
+  anything is registered): a ``kubernetesVersion`` older than the live control plane (EKS upgraded it
+  at the end of standard support) or an upgrade while a managed node group lags the control plane
+  (a reserved group held at its version) is one ``ConfigError`` naming the groups and the way out.
 * **Control plane logs** (``gpupools:cluster.controlPlaneLogs``, default ``api``, ``audit``,
   ``authenticator``) and the **upgrade policy** (``gpupools:cluster.supportType``, default
   ``STANDARD``: no extended-support billing; EKS upgrades a minor that leaves standard support).
@@ -66,7 +71,7 @@ from gpupools.aws import naming
 from gpupools.aws.asg_tags import create_asg_tags, node_template_tags, resource_tags
 from gpupools.aws.iam import create_cluster_service_role, create_node_role
 from gpupools.aws.launch_template import create_launch_template
-from gpupools.aws.live_capacity import NodeGroupSizes
+from gpupools.aws.live_capacity import NodeGroupSizes, check_live_version
 from gpupools.aws.network import NatStrategy, create_network
 from gpupools.aws.node_group import autoscaling_group_name, create_managed_node_group, depends_on_of
 from gpupools.conventions import POOL_LABEL, CapacityType, Role, pool_labels
@@ -101,6 +106,15 @@ the Amazon EKS default value": EKS API reference, ``CreateAddon.resolveConflicts
 add-on's configuration belongs to this stack, so a version upgrade resets edits made outside it
 (``UpdateAddon.resolveConflicts``; the same defaults as pulumi-eks's own CoreDNS add-on)."""
 
+COREDNS_PRESERVE = True
+"""``DeleteAddon.preserve``: "Specifying this option preserves the add-on software on your cluster
+but Amazon EKS stops managing any settings for the add-on" (botocore ``eks`` ``DeleteAddonRequest``);
+without it "the add-on software is deleted from your cluster" (EKS user guide
+``workloads/eks-add-ons.adoc``). terraform-provider-aws sends it only on delete
+(``internal/service/eks/addon.go``, ``resourceAddonDelete``; the attribute is neither ``ForceNew`` nor
+part of ``UpdateAddon``), so setting it on an existing add-on is a state-only update. pulumi-eks sets
+it on its own kube-proxy add-on (``nodejs/eks/cluster/cluster.ts``)."""
+
 
 def create_coredns_addon(
     name: str,
@@ -127,6 +141,11 @@ def create_coredns_addon(
     Version: pinned per minor, not EKS's default (``DescribeAddonVersions``' ``defaultVersion``,
     which EKS moves when it publishes a build), so a later ``pulumi up`` without a config change
     never rolls CoreDNS; the preflight checks that EKS offers the pin.
+
+    ``preserve=True`` (``COREDNS_PRESERVE``): deleting the add-on resource leaves CoreDNS running.
+    Whatever still runs in the cluster while ``pulumi destroy`` works through it keeps its DNS until
+    the cluster itself goes; what must outlive CoreDNS (Karpenter) also depends on the add-on
+    (``stacks/aws.py``), so destroy deletes it only after them.
     """
     return aws.eks.Addon(
         f"{name}-coredns",
@@ -135,6 +154,7 @@ def create_coredns_addon(
         addon_version=core_addons(kubernetes_version).coredns,
         resolve_conflicts_on_create=COREDNS_RESOLVE_CONFLICTS,
         resolve_conflicts_on_update=COREDNS_RESOLVE_CONFLICTS,
+        preserve=COREDNS_PRESERVE,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_node_group]),
     )
 
@@ -218,6 +238,41 @@ def create_admin_access(
     return associations
 
 
+OPEN_ENDPOINT = ("0.0.0.0/0",)
+"""``vpcConfig.publicAccessCidrs`` of an endpoint open to every address: EKS's default ("The default
+value is ``0.0.0.0/0``", botocore ``eks`` ``VpcConfigRequest`` and ``VpcConfigResponse``, so
+``DescribeCluster`` returns exactly this for an unrestricted endpoint of an IPv4 cluster)."""
+
+
+def public_access(cidrs: Sequence[str]) -> list[str]:
+    """The public endpoint's allow-list to send: ``cidrs``, or ``OPEN_ENDPOINT`` when empty.
+
+    Sent explicitly rather than left out: the provider's ``public_access_cidrs`` is Optional and
+    Computed (terraform-provider-aws ``internal/service/eks/cluster.go``), so an omitted list keeps
+    whatever the cluster has, and emptying ``gpupools:cluster.apiAllowedCidrs`` on an existing
+    cluster would leave the old allow-list in place. ``OPEN_ENDPOINT`` is what EKS reports for an
+    open endpoint, so it never shows a diff.
+
+    >>> public_access([]), public_access(["203.0.113.0/24"])
+    (['0.0.0.0/0'], ['203.0.113.0/24'])
+    """
+    return list(cidrs) or list(OPEN_ENDPOINT)
+
+
+ENABLE_CONFIG_MAP_MUTABLE = True
+"""The Kubernetes provider's ``enableConfigMapMutable``: without it pulumi-kubernetes replaces a
+ConfigMap whose ``data`` changes (``provider/pkg/provider/diff.go``, ``forceNewProperties``: ``.data``
+and ``.binaryData`` force a new object unless ``enableConfigMapMutable`` is set and the ConfigMap is
+not ``immutable``, v4.32.0), and the priority expander's ConfigMap, with its fixed name, is then
+deleted and created again each time a pool is added or removed: cluster-autoscaler reads no
+priorities in between. Turning it on for an existing provider is an in-place update of the provider,
+never a replacement (``provider.go``, ``DiffConfig``: only ``clusterIdentifier``, a changed active
+cluster, a computed kubeconfig or ``renderYamlToDirectory`` replace it; with ``clusterIdentifier``
+unchanged nothing does). pulumi-eks offers the same switch for its own provider, to update the
+``aws-auth`` ConfigMap "in place over a replace operation" (``nodejs/eks/cluster/cluster.ts``,
+``enableConfigMapMutable``)."""
+
+
 def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
     """The region's first ``count`` available zones that need no opt-in (an invoke, resolved at deploy)."""
     result = aws.get_availability_zones(
@@ -241,7 +296,8 @@ class EksCluster(pulumi.ComponentResource):
             ``m6i.xlarge``, 2 to 4 nodes, 128 GiB disks.
         nat: NAT gateways of a created VPC; default ``NatStrategy.SINGLE`` (see ``network``).
         public_access_cidrs: CIDRs allowed to reach the public API endpoint; default
-            ``cluster.apiAllowedCidrs``, and when that is empty anywhere (EKS's default).
+            ``cluster.apiAllowedCidrs``, and when that is empty anywhere (``0.0.0.0/0``, EKS's default,
+            sent explicitly: ``public_access``).
         region: the stack's region; when given, zones are checked to belong to it.
         private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
             discovery tag); default none. A brought VPC's subnets are not touched here.
@@ -270,6 +326,8 @@ class EksCluster(pulumi.ComponentResource):
         kubeconfig: the kubeconfig JSON, secret.
         provider: the ``kubernetes.Provider`` for this cluster.
         system_node_group: the system ``aws.eks.NodeGroup``.
+        coredns: the CoreDNS ``aws.eks.Addon``: ``depends_on`` of whatever needs cluster DNS until it
+            is deleted (the Karpenter release, and through it every NodePool and EC2NodeClass).
         system_pool: the system node group as a ``NodePoolInfo``.
         admin_access: the ``AccessPolicyAssociation`` of each ``cluster.admins`` ARN (after its entry).
 
@@ -291,6 +349,7 @@ class EksCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     system_node_group: aws.eks.NodeGroup
+    coredns: aws.eks.Addon
     system_pool: NodePoolInfo
 
     def __init__(
@@ -325,6 +384,13 @@ class EksCluster(pulumi.ComponentResource):
             raise ConfigError(f"{path}.nat", "must be a NatStrategy (" + ", ".join(n.value for n in NatStrategy) + ")", nat)
 
         addons = core_addons(cluster_spec.kubernetes_version)
+        # An existing cluster: EKS neither downgrades (its own end-of-support upgrade may have moved
+        # the cluster past the config) nor upgrades past a lagging node group. Said before registering.
+        check_live_version(
+            cluster_spec.name,
+            cluster_spec.kubernetes_version,
+            rules.VERSION_PATH if isinstance(cluster, ClusterSpec) else f"{path}.cluster.kubernetesVersion",
+        )
         cidrs = list(public_access_cidrs if public_access_cidrs is not None else cluster_spec.api_allowed_cidrs)
         for index, cidr in enumerate(cidrs):
             rules.check_api_cidr(cidr, f"{path}.public_access_cidrs[{index}]")
@@ -380,7 +446,7 @@ class EksCluster(pulumi.ComponentResource):
             private_subnet_ids=private_ids,
             endpoint_private_access=True,
             endpoint_public_access=True,
-            public_access_cidrs=cidrs or None,
+            public_access_cidrs=public_access(cidrs),
             authentication_mode=eks.AuthenticationMode.API,
             enabled_cluster_log_types=list(cluster_spec.control_plane_logs),
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=cluster_spec.support_type),
@@ -417,6 +483,8 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             cluster_identifier=self.eks_cluster.oidc_provider_url,
+            # ConfigMaps (the priority expander's) are updated in place, not deleted and re-created.
+            enable_config_map_mutable=ENABLE_CONFIG_MAP_MUTABLE,
             # An admin running the next `up` reaches the API through its entry: objects wait for it.
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_access)),
         )

@@ -40,7 +40,9 @@ What it creates, following that release's getting-started guide and CloudFormati
   chart's own ``karpenter.sh/nodepool DoesNotExist`` affinity, so the controller never runs on a
   node it may remove; 2 replicas (chart default, spread by its hostname anti-affinity over the
   system group's 2+ nodes), requests and limits of 1 CPU and 1 GiB (the getting-started values),
-  ``AWS_REGION`` set (the system nodes' IMDS hop limit of 1 keeps pods off IMDS).
+  ``AWS_REGION`` set (the system nodes' IMDS hop limit of 1 keeps pods off IMDS), and
+  ``dnsPolicy: Default`` (``DNS_POLICY``): the controller resolves AWS endpoints through the VPC's
+  resolver, so it keeps working while CoreDNS is gone (``pulumi destroy``).
 * **Feature gates**: the chart's defaults, except ``settings.featureGates.nodeOverlay: true`` with
   ``node_overlay=True`` (a stack with a time-sliced or MPS pool; see
   ``gpupools.kubernetes.karpenter.overlay``). The gate is alpha in 1.14.1 (``values.yaml``).
@@ -87,6 +89,18 @@ EC2NodeClasses select on it (``concepts/nodeclasses.md``, subnetSelectorTerms)."
 QUEUE_RETENTION_SECONDS = 300
 """The template's ``MessageRetentionPeriod``: an interruption older than 5 minutes is moot (a Spot
 notice gives 2)."""
+
+DNS_POLICY = "Default"
+"""The controller pod's ``dnsPolicy`` (chart value ``dnsPolicy``, default ``ClusterFirst`` in
+``charts/karpenter/values.yaml`` at v1.14.1, rendered by ``templates/deployment.yaml``): ``Default``
+resolves through the node's resolver (the VPC's Amazon DNS server), not CoreDNS. Karpenter reaches
+only AWS endpoints (STS, EC2, IAM, SQS, SSM, pricing) and the API server (by the service IP in its
+environment), so it needs no in-cluster names, and with ``Default`` it keeps resolving them while
+CoreDNS is down: at ``pulumi destroy``, while it drains its NodeClaims and removes its instance
+profiles, and on a new cluster before CoreDNS runs. Karpenter's troubleshooting page: STS is
+unreachable "when Karpenter is running with ``dnsPolicy: ClusterFirst`` and your in-cluster DNS
+service is not yet running" (``website/content/en/docs/troubleshooting.md``); terraform-aws-eks's
+Karpenter example sets ``dnsPolicy: Default`` (``examples/karpenter/main.tf``)."""
 
 REPLICAS = 2
 CONTROLLER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
@@ -141,6 +155,7 @@ def helm_values(
         "settings": settings,
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}},
         "replicas": REPLICAS,
+        "dnsPolicy": DNS_POLICY,
         "nodeSelector": {"kubernetes.io/os": "linux", ROLE_LABEL: Role.SYSTEM.value},
         "controller": {"resources": CONTROLLER_RESOURCES, "env": [{"name": "AWS_REGION", "value": region}]},
     }

@@ -1,14 +1,23 @@
 """``KarpenterNodePools``: the EC2NodeClasses and one ``karpenter.sh/v1`` NodePool per pool on EKS.
 
-* **EC2NodeClass** (``karpenter.k8s.aws/v1``), one per distinct (image, disk size) among the pools:
-  ``nvidia-al2023-100g`` serves every AL2023 NVIDIA pool with 100 GiB disks, ``standard-al2023-80g``
-  the AL2023 CPU pools with 80 GiB, and so on (with the example stacks' defaults: one for NVIDIA
-  nodes, one for CPU nodes, plus one per pool that sets its own ``diskSizeGb``). Each has:
+* **EC2NodeClass** (``karpenter.k8s.aws/v1``), one per pool and named after it (``gpu1``), like
+  AKS NAP's AKSNodeClass: the name never encodes what a pool may change (disk size, image family,
+  reservations), so such a change is an in-place update of the class, and Karpenter replaces the
+  pool's nodes by drift within the maintenance window: ``blockDeviceMappings`` are in the class's
+  static hash (``NodeClassDrift``), a new image alias is ``AMIDrift``, a reservation taken out is
+  ``CapacityReservationDrift`` (aws/karpenter-provider-aws v1.14.1 ``pkg/apis/v1/ec2nodeclass.go``,
+  ``Hash``; ``pkg/cloudprovider/drift.go``). A name that encoded them (``nvidia-al2023-100g``, up to
+  0.2.x) made every such change a new class and a delete of the old one, and that delete waits while
+  any NodeClaim uses the class (``pkg/controllers/nodeclass/controller.go``, ``finalize``): the nodes
+  drift only in the window, so the ``pulumi up`` failed after its delete timeout, and every later
+  one too (second EKS review, N3). ``pulumi.com/skipAwait`` would not help: pulumi-kubernetes honours
+  it on delete only for a few built-in kinds (``provider/pkg/metadata/overrides.go``,
+  ``allowsSkipAwaitWithDelete``, v4.32.0 and HEAD). Each class has:
 
   - ``amiSelectorTerms: [{alias: al2023@<pinned>}]`` (``bottlerocket@<pinned>`` for Bottlerocket
     pools). With an alias, Karpenter resolves the NVIDIA variant for GPU instance types and the
-    arm64 one for Graviton (``pkg/providers/amifamily/al2023.go``), so the NVIDIA and standard
-    classes differ in name and disk, not in alias; pinned, so AMIs move only with the pin
+    arm64 one for Graviton (``pkg/providers/amifamily/al2023.go``), so GPU and CPU pools' classes
+    share the alias; pinned, so AMIs move only with the pin
     (``gpupools.versions.AL2023_AMI_ALIAS``).
   - the same secure defaults as the managed node groups' launch templates
     (``launch_template``): IMDSv2 required with hop limit 1, encrypted gp3 volumes deleted with the
@@ -18,8 +27,8 @@
     No SSH key: nodes are reached through SSM.
   - ``role``: the cluster's node role (its access entry exists), subnets and security groups by
     ``karpenter.sh/discovery=<cluster>``.
-  - a pool with ``reservations`` gets a node class of its own (``<class>-<pool>``) whose
-    ``capacityReservationSelectorTerms`` select its reservations by ID, one term each (``gpupools.aws.reservations``);
+  - with ``reservations``, ``capacityReservationSelectorTerms`` selecting them by ID, one term each
+    (``gpupools.aws.reservations``);
     its NodePool allows ``reserved`` first, and is preferred over the pools without reservations
     (weights: ``reserved_first``).
 
@@ -77,7 +86,7 @@ BOTTLEROCKET_OS_VOLUME = "4Gi"
 
 @dataclass(frozen=True)
 class NodeClassPlan:
-    """One EC2NodeClass: the image alias and the disk size, and a name that says both."""
+    """One pool's EC2NodeClass: its name (the pool's), image alias, disk size and reservations."""
 
     name: str
     alias: str
@@ -87,18 +96,15 @@ class NodeClassPlan:
 
 
 def node_class_plan(pool: PoolSpec) -> NodeClassPlan:
-    """The node class a pool's NodePool uses (pools with the same image and disk share one; a pool
-    with reservations has its own, which selects them)."""
+    """The node class of a pool's NodePool: its own, named after the pool, so a change of disk size,
+    image family or reservations updates it in place (module docstring)."""
     bottlerocket = pool.ami_type in (AmiType.BOTTLEROCKET_NVIDIA, AmiType.BOTTLEROCKET, AmiType.BOTTLEROCKET_ARM)
-    family = "bottlerocket" if bottlerocket else "al2023"
-    flavour = "nvidia" if pool.ami_type.is_gpu else "standard"
-    reservation_ids = tuple(r.id for r in pool.reservations)
     return NodeClassPlan(
-        name=f"{flavour}-{family}-{pool.disk_size_gb}g" + (f"-{pool.name}" if reservation_ids else ""),
+        name=pool.name,
         alias=BOTTLEROCKET_AMI_ALIAS if bottlerocket else AL2023_AMI_ALIAS,
         bottlerocket=bottlerocket,
         disk_size_gb=pool.disk_size_gb,
-        reservation_ids=reservation_ids,
+        reservation_ids=tuple(r.id for r in pool.reservations),
     )
 
 
@@ -193,7 +199,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
         node_pools: one ``NodePoolInfo`` per NodePool (the name every pool component uses);
             ``pools`` is the same list.
         manifests: the NodePool manifests by pool name.
-        node_classes: the EC2NodeClass plans by name.
+        node_classes: the EC2NodeClass plans by name (each pool's name).
         overlays: the NodeOverlay manifests of the shared GPU pools, by pool name.
     """
 
@@ -250,7 +256,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 ),
             }
             # Through nodepool.apply for its delete timeout: an EC2NodeClass waits for its nodes' drain.
-            classes[plan.name] = nodepool.apply(f"{name}-{plan.name}", manifest, child, window)
+            classes[plan.name] = nodepool.apply(f"{name}-{plan.name}-class", manifest, child, window)
         self.manifests = {}
         self.overlays = {}
         self.pools = []

@@ -21,12 +21,19 @@ refresh before every update (``Pulumi.yaml`` ``options.refresh: always``) keeps 
 live. Reads are data-source invokes (``eks:ListClusters``, ``eks:ListNodegroups``,
 ``eks:DescribeNodegroup``, ``autoscaling:DescribeAutoScalingGroups``: the same reads a refresh makes)
 and run in previews as well, so a preview shows the size that will be sent.
+
+The same module reads the live control plane's version and its node groups' versions before a
+``kubernetesVersion`` change is registered (``check_live_version``): EKS neither downgrades nor
+upgrades a control plane past a lagging managed node group.
 """
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
+
+from gpupools.rules import VERSION_PATH, version_change_error
+from gpupools.versions import minor, minor_key
 
 
 def desired_size_on_update(live: int, min_size: int, max_size: int) -> int:
@@ -114,3 +121,36 @@ class NodeGroupSizes:
                 )
                 self._sizes[node_group_name] = None
         return self._sizes[node_group_name]
+
+
+# --- the live control plane's version against the config's ---------------------------------------
+
+
+def check_live_version(cluster_name: str, wanted: str, path: str = VERSION_PATH) -> None:
+    """Raise ``version_change_error`` for the live cluster named ``cluster_name``, if it exists.
+
+    Reads (data-source invokes of the default AWS provider, made before any resource is registered;
+    they run in previews too): ``eks:ListClusters``, ``eks:DescribeCluster`` and, for an upgrade only,
+    ``eks:ListNodegroups`` and ``eks:DescribeNodegroup`` per group. A read that fails is a warning
+    (the preflight states the same check), never a guess.
+
+    Raises:
+        ConfigError: naming ``path``, the live version and each lagging group.
+    """
+    try:
+        if cluster_name not in (aws.eks.get_clusters().names or []):
+            return
+        live = aws.eks.get_cluster(name=cluster_name).version
+        groups: dict[str, str | None] = {}
+        if live and minor_key(minor(wanted)) > minor_key(minor(live)):
+            for group in aws.eks.get_node_groups(cluster_name=cluster_name).names or []:
+                groups[group] = aws.eks.get_node_group(cluster_name=cluster_name, node_group_name=group).version
+    except Exception as error:
+        pulumi.log.warn(
+            f"EKS cluster {cluster_name}: its version and node group versions are not readable ({error}); a "
+            "kubernetesVersion change is not checked against them (run the preflight)"
+        )
+        return
+    refused = version_change_error(wanted, live, groups, path) if live else None
+    if refused is not None:
+        raise refused

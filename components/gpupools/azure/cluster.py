@@ -598,6 +598,7 @@ class AksCluster(pulumi.ComponentResource):
             f"{name}-k8s",
             kubeconfig=kubeconfig,
             cluster_identifier=managed_cluster.id,
+            enable_config_map_mutable=True,  # ConfigMaps updated in place (gpupools.aws.cluster.ENABLE_CONFIG_MAP_MUTABLE)
             opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin, self.access_gate]),
         )
 

@@ -15,6 +15,10 @@ version        ``eks:DescribeClusterVersions``: the minor is listed, and not ``U
                With ``gpupools:nodeRepair`` on, a second row: ``eks:DescribeAddonVersions`` of
                ``eks-node-monitoring-agent`` for the minor lists the pinned
                ``NODE_MONITORING_AGENT_ADDON_VERSION`` (``addon_version``).
+live version   (a ``version`` row) for a cluster that exists, ``eks:DescribeCluster``, and for an upgrade
+               ``eks:ListNodegroups`` + ``eks:DescribeNodegroup``: ✗ when the config is older than the
+               cluster (EKS's end-of-support upgrade; no downgrade) or a managed node group is at another
+               version than the control plane (``UpdateClusterVersion`` refuses), naming the groups.
 core add-ons   (rows of kind ``version``) ``eks:DescribeAddonVersions`` of ``kube-proxy``, ``vpc-cni`` and
                ``coredns`` for the minor lists the version pinned in ``versions.EKS_CORE_ADDONS``.
 node groups    (a ``quota`` row) Service Quotas ``L-6D54EA21`` of service ``eks``, "Managed node
@@ -60,8 +64,15 @@ from gpupools.preflight.demand import PoolDemand, stack_demands, zone_pairs
 from gpupools.preflight.report import NO_POOL, NO_ZONE, RESERVATION_END_WARNING, Check, CheckKind, Status, unknown
 from gpupools.preflight.sdk import AWS_MODULES, require
 from gpupools.preflight.stack import Target
+from gpupools.rules import VERSION_PATH, version_change_error
 from gpupools.specs import PoolSpec, Provisioner, ReservationSpec, StackSpec
-from gpupools.versions import EKS_CORE_ADDONS, NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION, minor
+from gpupools.versions import (
+    EKS_CORE_ADDONS,
+    NODE_MONITORING_AGENT_ADDON,
+    NODE_MONITORING_AGENT_ADDON_VERSION,
+    minor,
+    minor_key,
+)
 
 ClientFactory = Callable[[str], Any]
 """``name -> botocore client`` (``ec2``, ``service-quotas``, ``eks``, ``iam``, ``sts``)."""
@@ -393,6 +404,7 @@ class AwsPreflight:
         checks += self.offered(demands, zone_reason)
         checks += self.quotas(demands)
         checks += self.version()
+        checks += self.live_version()
         checks += self.addon_version()
         checks += self.core_addons()
         checks += self.node_group_quota()
@@ -554,6 +566,38 @@ class AwsPreflight:
         status = Status.FAILED if support == "UNSUPPORTED" else Status.OK
         found = f"{wanted}: " + (support.lower().replace("_", " ") or "listed")
         return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, status)]
+
+    def live_version(self) -> list[Check]:
+        """An existing cluster: can the control plane go to the config's minor? (``eks:DescribeCluster``;
+        for an upgrade ``eks:ListNodegroups`` and ``eks:DescribeNodegroup`` per group.) ✗ when the config
+        is older than the cluster (EKS upgraded it at the end of standard support, and cannot downgrade)
+        or when a managed node group is at another version than the control plane (``UpdateClusterVersion``
+        would refuse): ``rules.version_change_error``, the program's own check. No row
+        for a cluster that does not exist yet."""
+        spec = self.target.spec
+        wanted = minor(spec.cluster.kubernetes_version)
+        needed = f"EKS {wanted} from the live version"
+        client = self.clients("eks")
+        try:
+            live = str(client.describe_cluster(name=spec.cluster.name)["cluster"]["version"])
+        except self.errors as error:
+            if getattr(error, "response", {}).get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return []
+            return [unknown(CheckKind.VERSION, NO_POOL, NO_ZONE, needed, reason(error))]
+        groups: dict[str, str | None] = {}
+        if minor_key(wanted) > minor_key(minor(live)):
+            try:
+                for page in client.get_paginator("list_nodegroups").paginate(clusterName=spec.cluster.name):
+                    for group in page.get("nodegroups", []):
+                        described = client.describe_nodegroup(clusterName=spec.cluster.name, nodegroupName=group)
+                        groups[group] = described["nodegroup"].get("version")
+            except self.errors as error:
+                return [unknown(CheckKind.VERSION, NO_POOL, NO_ZONE, needed, reason(error))]
+        refused = version_change_error(wanted, live, groups, VERSION_PATH)
+        if refused is not None:
+            return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, f"cluster at {live}: {refused.rule}", needed, Status.FAILED)]
+        found = f"cluster at {live}" + (f", node groups at {minor(live)}" if groups else "")
+        return [Check(CheckKind.VERSION, NO_POOL, NO_ZONE, found, needed, Status.OK)]
 
     def addon_versions(self, addon: str, kubernetes_version: str) -> list[str]:
         """Every version of ``addon`` EKS offers for ``kubernetes_version`` (``DescribeAddonVersions``)."""

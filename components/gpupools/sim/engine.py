@@ -100,7 +100,8 @@ def _stack(stack: str, kubeconfig: Path, build: engine_build.EngineBuild, facts:
     def program() -> None:
         if facts is None:  # destroy: the state alone says what to delete
             return
-        provider = k8s.Provider("sim", kubeconfig=pulumi.Output.secret(kubeconfig_text))
+        # As the stacks' providers (gpupools.aws.cluster.ENABLE_CONFIG_MAP_MUTABLE): ConfigMaps updated in place.
+        provider = k8s.Provider("sim", kubeconfig=pulumi.Output.secret(kubeconfig_text), enable_config_map_mutable=True)
         engine_program.kubernetes_half(facts, provider)
 
     env = engine_env(build)
