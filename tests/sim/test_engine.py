@@ -10,9 +10,10 @@ cluster:
   updates or deletes nothing;
 * a second ``deploy`` reports every resource the same;
 * ``preview --diff`` with one more GPU pool plans exactly the objects the config change adds (per
-  Kubernetes type), updates exactly the existing objects whose manifest changes and replaces the
-  changed ConfigMaps (pulumi-kubernetes' rule), which the test works out from the two manifest sets,
-  not from the engine;
+  Kubernetes type) and updates exactly the existing objects whose manifest changes, the priority
+  expander's ConfigMap in place among them (the stacks' providers set ``enableConfigMapMutable``;
+  without it pulumi-kubernetes replaces a changed ConfigMap: delete, then create), which the test
+  works out from the two manifest sets, not from the engine;
 * ``destroy`` deletes every resource and leaves none of the stack's objects in the cluster, except
   what the program marks ``retain_on_delete`` (Kueue's queue Namespaces after issue 28: they hold
   the teams' workloads); nothing stays Terminating or stuck on a finalizer.
@@ -147,9 +148,10 @@ def test_one_more_gpu_pool_previews_exactly_its_objects(deployed_by_engine: Engi
     new = {objects.describe(m): m for m in grown.manifests}
     expected_creates = Counter(k8s_type(new[k]) for k in new.keys() - old.keys())
     changed = [k for k in new.keys() & old.keys() if new[k] != old[k]]
-    # pulumi-kubernetes replaces a ConfigMap whose data changes (and a Secret), unless the provider's
-    # enableConfigMapMutable is set: forceNewProperties, provider/pkg/provider/diff.go, v4.25.0.
-    replaced_kinds = ("ConfigMap", "Secret")
+    # pulumi-kubernetes replaces a ConfigMap whose data changes unless the provider's
+    # enableConfigMapMutable is set, which the stacks' providers do (and a Secret unless
+    # enableSecretMutable, which they do not): forceNewProperties, provider/pkg/provider/diff.go, v4.25.0.
+    replaced_kinds = ("Secret",)
     expected_updates = Counter(k8s_type(new[k]) for k in changed if new[k]["kind"] not in replaced_kinds)
     expected_replaces = Counter(k8s_type(new[k]) for k in changed if new[k]["kind"] in replaced_kinds)
     expected_deletes = Counter(k8s_type(old[k]) for k in old.keys() - new.keys())
@@ -164,6 +166,10 @@ def test_one_more_gpu_pool_previews_exactly_its_objects(deployed_by_engine: Engi
     assert updates == expected_updates, outcome.output
     assert deletes == expected_deletes, outcome.output
     assert replaces == expected_replaces, outcome.output
+    if e.loaded.spec.provisioner.value == "cluster-autoscaler":
+        # The priority expander gains the pool's tiers: an update in place, never a delete then create.
+        assert updates["kubernetes:core/v1:ConfigMap"] >= 1, outcome.output
+        assert replaces["kubernetes:core/v1:ConfigMap"] == 0, outcome.output
     # The preview changed nothing in the cluster.
     assert all(e.client.get(new[k]) is None for k in new.keys() - old.keys())
 
