@@ -74,6 +74,7 @@ def main() -> None:
         # With the ProvisioningRequest check, the access gate also waits until AKS serves that API.
         atomic_scale_up=spec.queueing.enabled and atomic_scale_up(spec),
         system_pool_path="gpupools:systemPool",
+        network_path="gpupools:network",
     )
     # When AKS may reimage nodes and move patch versions: both modes (gpupools.azure.maintenance).
     NodeImageMaintenance(
