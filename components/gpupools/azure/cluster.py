@@ -76,6 +76,15 @@ Also on the cluster: ``autoUpgradeProfile`` (``UPGRADE_CHANNEL`` ``patch``, ``NO
 ``cluster.api_allowed_cidrs`` (``api_server_access_profile``), and the System profile's
 ``orchestratorVersion`` (``gpupools.azure.inline_pools``). The deployer's role assignment names the
 principal type of the identity running Pulumi (``gpupools.azure.deployer``).
+
+On an existing cluster (read at program start, ``AgentPoolCounts.cluster``), before anything is
+registered: a ``network.dataplane`` (or NAP's default ``cilium``) that differs from the cluster's is a
+``ConfigError`` naming ``az aks update --network-dataplane cilium --network-policy cilium``
+(``inline_pools.network_changes``): pulumi-azure-native replaces a cluster for that change (PR #4771),
+which the protection would refuse. Once equal, the two fields are in ``ignore_changes``
+(``cluster_ignore_changes``), and so is an empty ``apiServerAccessProfile`` while AKS has no ranges
+either; emptying a list AKS still has sends ``authorizedIPRanges: []`` once
+(``api_server_access_profile``).
 """
 
 from __future__ import annotations
