@@ -156,3 +156,11 @@ def test_the_estimate_takes_each_pools_own_settings() -> None:
     )
     minutes = {p["name"]: p["minutes"] for p in estimate["pools"]}
     assert minutes == {"system": 2 * 40, "a100o1": 3 * 30, "a100s1": 6 * PER_NODE_MINUTES}
+
+
+def test_docs_state_the_committed_stacks_figures() -> None:
+    text = " ".join((Path(PROJECT_ROOT) / "docs" / "aks.md").read_text().split())
+    dev = run_stack("azure-dev").outputs["upgrade"]["worstCaseMinutes"]
+    nap = run_stack("azure-nap-dev").outputs["upgrade"]["worstCaseMinutes"]
+    assert f"`azure-dev` states {dev} minutes" in text
+    assert f"figure is {nap} minutes" in text

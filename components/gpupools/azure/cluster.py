@@ -352,6 +352,8 @@ class AksCluster(pulumi.ComponentResource):
             server serves ProvisioningRequests (``kubernetes_access.gate_served``).
         system_pool_path: the config path named by a System-pool error; default
             ``AksCluster(<name>).system_pool`` (the stack passes ``gpupools:systemPool``).
+        network_path: the config path named by a network error (a dataplane change on an existing
+            cluster); default ``AksCluster(<name>).network`` (the stack passes ``gpupools:network``).
         opts: resource options for the component.
 
     Raises:
