@@ -465,7 +465,7 @@ def test_a_dataplane_change_on_an_existing_cluster_is_one_error_naming_the_az_st
     deployed = first_up()
     run = run_stack(STACK, overrides=overrides, calls=model_world(deployed.aks), raise_errors=False)
     assert run.error is not None and str(run.error).startswith(DATAPLANE_ERROR), run.error
-    assert "az aks update --resource-group <group> --name <cluster> --network-dataplane cilium --network-policy cilium" in str(
+    assert "az aks update --resource-group ml-dev-rg --name ml-dev --network-dataplane cilium --network-policy cilium" in str(
         run.error
     )
     assert not run.of_type(MANAGED_CLUSTER) and not run.of_type("azure-native:resources:ResourceGroup")

@@ -493,7 +493,7 @@ class AksCluster(pulumi.ComponentResource):
             if network_change:
                 raise ConfigError(
                     f"{network_path or prefix + '.network'}.dataplane",
-                    network_change_message(network_change),
+                    network_change_message(network_change, plain_rg or "<group>", cluster.name),
                     network.dataplane,
                 )
 

@@ -194,11 +194,12 @@ AKS's: the stored inputs may still lack a value AKS reports (a cluster created w
 ``calculateObjectDiff``), which the protected cluster turns into a refused ``up``."""
 
 CILIUM_UPGRADE_STEPS = (
-    "az aks update --resource-group <group> --name <cluster> --network-dataplane cilium --network-policy cilium "
+    "az aks update --resource-group {group} --name {cluster} --network-dataplane cilium --network-policy cilium "
     '(AKS "Upgrade an existing cluster to Azure CNI Powered by Cilium", '
     "learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium; AKS reimages every node), then pulumi up"
 )
-"""The documented in-place dataplane change, named by the ``network_changes`` error."""
+"""The documented in-place dataplane change, named by the ``network_changes`` error (``{group}`` and
+``{cluster}`` filled in)."""
 
 
 def network_changes(desired_dataplane: str | None, live: LiveCluster) -> tuple[tuple[str, str, str], ...]:
@@ -215,14 +216,15 @@ def network_changes(desired_dataplane: str | None, live: LiveCluster) -> tuple[t
     return tuple(changes)
 
 
-def network_change_message(changes: Sequence[tuple[str, str, str]]) -> str:
+def network_change_message(changes: Sequence[tuple[str, str, str]], group: str = "<group>", cluster: str = "<cluster>") -> str:
     """The ConfigError rule for ``network_changes``: what differs, why Pulumi cannot apply it, and the
-    documented steps."""
+    documented steps for the cluster ``cluster`` in resource group ``group``."""
     listed = ", ".join(f"{field} {have!r} -> {want!r}" for field, have, want in changes)
+    steps = CILIUM_UPGRADE_STEPS.format(group=group, cluster=cluster)
     return (
         f"would change the existing cluster's {listed}: pulumi-azure-native replaces a cluster for that "
         "(PR #4771), and the cluster is protected, so the up would be refused. Change the dataplane in place "
-        f"first: {CILIUM_UPGRADE_STEPS}; or keep the value the cluster has (network.dataplane: {changes[0][1]}). "
+        f"first: {steps}; or keep the value the cluster has (network.dataplane: {changes[0][1]}). "
         'See docs/karpenter-nap.md, "Switching an existing AKS stack from cluster-autoscaler"'
     )
 
