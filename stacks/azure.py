@@ -28,6 +28,7 @@ from __future__ import annotations
 import pulumi
 from gpupools import config
 from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, NodeImageMaintenance
+from gpupools.azure.upgrade import upgrade_estimate
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import CapacityType
 from gpupools.errors import ConfigError
@@ -74,6 +75,7 @@ def main() -> None:
         # With the ProvisioningRequest check, the access gate also waits until AKS serves that API.
         atomic_scale_up=spec.queueing.enabled and atomic_scale_up(spec),
         system_pool_path="gpupools:systemPool",
+        network_path="gpupools:network",
     )
     # When AKS may reimage nodes and move patch versions: both modes (gpupools.azure.maintenance).
     NodeImageMaintenance(
@@ -129,6 +131,8 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", outputs)
     pulumi.export("cost", cost)
+    # The up moves the control plane and the System pool; NAP nodes follow by drift in the maintenance window.
+    pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, [], {}))
 
 
 def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
@@ -197,3 +201,6 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", node_pools)
     pulumi.export("cost", cost)
+    # How long a Kubernetes minor upgrade can take at worst, against the deploy job's limit (docs/aks.md).
+    pools = [*gpu_infos, *cpu_infos]
+    pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, pools, {p.name: p.upgrade for p in spec.pools}))

@@ -18,8 +18,21 @@ Which PUTs it accepts (the rules a real subscription applies, each with its sour
   ``articles/aks/auto-upgrade-cluster.md``; Azure/AKS #4765); a pool AKS does not have is "A new agent
   pool was introduced" (pulumi-azure-native #2719); minors move one at a time ("Kubernetes minor
   versions cannot be skipped", the API's ``kubernetesVersion`` docstring);
+* managed cluster, ``agentPoolProfiles``: an entry carrying ``securityProfile`` or
+  ``artifactStreamingProfile`` is refused, although the REST spec lists them: the live RP "rejects
+  those fields there even though the REST spec exposes them"
+  (Azure/terraform-azurerm-avm-res-containerservice-managedcluster PR #196; issue #152: ``UnmarshalError
+  ... unknown field "sshAccess"``);
+* managed cluster, omitted fields: a PUT that leaves ``apiServerAccessProfile`` out keeps the stored
+  one, and ``authorizedIPRanges: []`` clears the list, after which the GET reports none
+  (kubernetes-sigs/cluster-api-provider-azure ``azure/services/managedclusters/spec.go``: the empty
+  array is sent "once so that the Azure API will update the existing authorized IP ranges to nil";
+  AKS ``api-server-authorized-ip-ranges.md``: an empty range disables the feature);
 * agent pool: its minor at most the control plane's, and at most three behind it ("the control plane
   can be up to three minor versions ahead of node pools", AKS ``supported-kubernetes-versions.md``).
+
+And one change outside Pulumi: ``update_dataplane_to_cilium``, ``az aks update --network-dataplane cilium``
+(AKS "Upgrade an existing cluster to Azure CNI Powered by Cilium").
 """
 
 from __future__ import annotations
@@ -40,13 +53,55 @@ POOL_READ_ONLY = ("provisioningState", "currentOrchestratorVersion", "eTag", "no
 output -> input projection leaves them out."""
 
 
-CLUSTER_ANSWER_KEYS = ("autoUpgradeProfile", "apiServerAccessProfile", "autoScalerProfile", "sku", "dnsPrefix", "tags")
+CLUSTER_ANSWER_KEYS = (
+    "autoUpgradeProfile",
+    "apiServerAccessProfile",
+    "autoScalerProfile",
+    "sku",
+    "dnsPrefix",
+    "tags",
+    "networkProfile",
+)
 """Cluster-level settings the modelled GET echoes from the accepted PUTs (ARM: a GET returns what a
 PUT set); the others are not read by the program."""
 
 
+ECHO_REFUSED = ("securityProfile", "artifactStreamingProfile")
+"""Pool fields the live RP refuses inside a managed-cluster PUT (module docstring)."""
+
+FORCE_NEW_NETWORK_FIELDS = (
+    "serviceCidr",
+    "serviceCidrs",
+    "dnsServiceIP",
+    "networkMode",
+    "networkPlugin",
+    "networkPluginMode",
+    "podCidr",
+    "networkDataplane",
+    "networkPolicy",
+    "outboundType",
+)
+"""``networkProfile`` fields pulumi-azure-native 3.29.0 replaces a ``ManagedCluster`` for
+(pulumi/pulumi-azure-native PR #4771, "only force-replace immutable networkProfile fields"). A change,
+an addition or a removal of one is a replacement (``provider/pkg/provider/diff.go``,
+``calculateObjectDiff``: ``ADD_REPLACE``/``DELETE_REPLACE``/``UPDATE_REPLACE``)."""
+
+
 class AksRejectedError(Exception):
     """AKS answered a PUT with 400; the message starts with AKS's error code."""
+
+
+class ProtectedReplaceError(Exception):
+    """The engine refused the update: "unable to replace resource ... as it is currently marked for
+    protection" (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``)."""
+
+
+def replaced_network_fields(old_inputs: Mapping[str, Any], new_inputs: Mapping[str, Any]) -> list[str]:
+    """The ``FORCE_NEW_NETWORK_FIELDS`` whose value (or presence) differs between the stored and the
+    sent inputs: what makes pulumi-azure-native plan a replacement of the cluster."""
+    old = old_inputs.get("networkProfile") or {}
+    new = new_inputs.get("networkProfile") or {}
+    return [f"networkProfile.{k}" for k in FORCE_NEW_NETWORK_FIELDS if old.get(k) != new.get(k)]
 
 
 def example_body(name: str) -> dict[str, Any]:
@@ -93,6 +148,9 @@ class ModelledAks:
         for profile in profiles:
             if profile["name"] not in self.pools:
                 raise AksRejectedError(f"A new agent pool was introduced: {profile['name']}")
+            refused = [k for k in ECHO_REFUSED if k in profile]
+            if refused:
+                raise AksRejectedError(f"UnmarshalError: unknown field {refused[0]!r} in agentPoolProfiles ({profile['name']})")
         versions = [p.get("orchestratorVersion") for p in profiles]
         if any(v is None for v in versions) and any(v is not None for v in versions):
             raise AksRejectedError(
@@ -110,11 +168,28 @@ class ModelledAks:
                     f"the same with control plane ({profile['name']}: {version}, control plane {new_version})"
                 )
         self.kubernetes_version = new_version
+        kept = self.settings.get("apiServerAccessProfile")
         self.settings = {k: copy.deepcopy(v) for k, v in body.items() if k != "agentPoolProfiles"}
+        if "apiServerAccessProfile" not in body and kept is not None:
+            self.settings["apiServerAccessProfile"] = kept  # AKS keeps what a PUT leaves out
+        access = self.settings.get("apiServerAccessProfile")
+        if access is not None and access.get("authorizedIPRanges") == []:
+            access = {k: v for k, v in access.items() if k != "authorizedIPRanges"}  # cleared: GET reports none
+            if access:
+                self.settings["apiServerAccessProfile"] = access
+            else:
+                self.settings.pop("apiServerAccessProfile")
         for profile in profiles:
             stored = {**profile, "orchestratorVersion": profile.get("orchestratorVersion") or new_version}
             self._store(profile["name"], stored, keep_count=True)
         self.accepted.append(("ManagedCluster", copy.deepcopy(dict(body))))
+
+    def update_dataplane_to_cilium(self) -> None:
+        """``az aks update --network-dataplane cilium --network-policy cilium``: AKS changes both in place
+        (and reimages every node), outside Pulumi."""
+        network = dict(self.settings.get("networkProfile") or {})
+        self.settings["networkProfile"] = {**network, "networkDataplane": "cilium", "networkPolicy": "cilium"}
+        self.accepted.append(("az aks update", {"networkProfile": copy.deepcopy(self.settings["networkProfile"])}))
 
     def put_agent_pool(self, name: str, body: Mapping[str, Any]) -> None:
         version = body.get("orchestratorVersion") or self.kubernetes_version

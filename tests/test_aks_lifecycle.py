@@ -22,7 +22,15 @@ import pytest
 from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 from gpupools.testing import update_model as model
 
-from tests.aks_model import AksRejectedError, ModelledAks, minor, projection
+from tests.aks_model import (
+    CLUSTER_ANSWER_KEYS,
+    AksRejectedError,
+    ModelledAks,
+    ProtectedReplaceError,
+    minor,
+    projection,
+    replaced_network_fields,
+)
 from tests.test_capacity_updates import AGENT_POOL, MANAGED_CLUSTER, live_sizes, model_world, pools
 
 STACK = "azure-dev"
@@ -41,9 +49,13 @@ class Deployed:
 
 
 def cluster_read(outputs: Mapping[str, Any], aks: ModelledAks, name: str) -> dict[str, Any]:
+    """The cluster's outputs after a read: the answer's version, pools and cluster-level settings
+    (a setting AKS no longer reports is gone from the outputs too)."""
     answer = aks.cluster_answer(name)
+    read = {k: copy.deepcopy(v) for k, v in outputs.items() if k not in CLUSTER_ANSWER_KEYS}
+    read.update({k: copy.deepcopy(answer[k]) for k in CLUSTER_ANSWER_KEYS if k in answer})
     return {
-        **copy.deepcopy(dict(outputs)),
+        **read,
         "kubernetesVersion": answer["kubernetesVersion"],
         "agentPoolProfiles": [projection(p) for p in answer["agentPoolProfiles"]],
     }
@@ -99,6 +111,9 @@ def next_up(deployed: Deployed, overrides: Mapping[str, Any] | None = None) -> R
     cluster = the_cluster(run)
     stored = deployed.stored[cluster.name]
     sent = model.reset_ignored(cluster.inputs, stored.inputs, cluster.ignore_changes)
+    network_replaced = replaced_network_fields(stored.inputs, sent)
+    if network_replaced and cluster.options.get("protect"):
+        raise ProtectedReplaceError(f"unable to replace resource {cluster.name} (diff on {network_replaced}) as it is protected")
     body = model.azure_native_put(stored, sent)
     if body is not None:
         aks.put_cluster(body)
@@ -401,3 +416,185 @@ def test_a_reservation_group_in_another_subscription_gets_that_subscriptions_rol
     assert grant.inputs["roleDefinitionId"] == (
         f"/subscriptions/{other}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
     )
+
+
+# --- issue 37 NB1: the switch to Cilium and NAP on an existing cluster -----------------------------
+
+
+def with_dataplane(dataplane: str, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``gpupools:network.dataplane`` on top of ``base`` (default: none) and the stack's network."""
+    config = stack_config(STACK)
+    return {**(base or {}), "gpupools:network": {**config["gpupools:network"], "dataplane": dataplane}}
+
+
+def nap_switch(dataplane: str | None = None) -> dict[str, Any]:
+    """``docs/karpenter-nap.md`` step 3: ``provisioner: karpenter`` and the keys NAP refuses dropped
+    (``onDemandMaxSize``, ``minSize``, ``spotMaxPrice``, ``autoscaler.maxNodeProvisionTime``,
+    ``systemPool.maxSize``); with ``dataplane``, ``network.dataplane`` too."""
+    config = stack_config(STACK)
+    dropped = ("onDemandMaxSize", "minSize", "spotMaxPrice")
+
+    def strip(pools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in p.items() if k not in dropped} for p in pools]
+
+    result: dict[str, Any] = {
+        "gpupools:provisioner": "karpenter",
+        "gpupools:gpuPools": strip(config["gpupools:gpuPools"]),
+        "gpupools:cpuPools": strip(config["gpupools:cpuPools"]),
+        "gpupools:autoscaler": {k: v for k, v in config["gpupools:autoscaler"].items() if k != "maxNodeProvisionTime"},
+        "gpupools:systemPool": {k: v for k, v in config["gpupools:systemPool"].items() if k != "maxSize"},
+    }
+    return with_dataplane(dataplane, result) if dataplane else result
+
+
+DATAPLANE_ERROR = (
+    "gpupools:network.dataplane: would change the existing cluster's networkProfile.networkDataplane 'azure' -> 'cilium', "
+    "networkProfile.networkPolicy 'none' -> 'cilium'"
+)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [with_dataplane("cilium"), nap_switch()],
+    ids=["network.dataplane cilium", "provisioner karpenter alone (NAP's default dataplane cilium)"],
+)
+def test_a_dataplane_change_on_an_existing_cluster_is_one_error_naming_the_az_steps(overrides: dict[str, Any]) -> None:
+    """Review NB1: pulumi-azure-native force-replaces the cluster on ``networkDataplane`` and
+    ``networkPolicy`` (PR #4771) and the cluster is protected, so the documented first step failed at
+    the engine. Now the program refuses it before registering anything, naming the in-place command."""
+    deployed = first_up()
+    run = run_stack(STACK, overrides=overrides, calls=model_world(deployed.aks), raise_errors=False)
+    assert run.error is not None and str(run.error).startswith(DATAPLANE_ERROR), run.error
+    assert "az aks update --resource-group ml-dev-rg --name ml-dev --network-dataplane cilium --network-policy cilium" in str(
+        run.error
+    )
+    assert not run.of_type(MANAGED_CLUSTER) and not run.of_type("azure-native:resources:ResourceGroup")
+
+
+def test_the_engine_would_refuse_the_same_change_at_the_protected_cluster() -> None:
+    """What the error above saves: the replay's engine step (``replaced_network_fields``) refuses the
+    cluster's update when the desired network fields reach the diff."""
+    deployed = first_up()
+    stored = next(v for v in deployed.stored.values() if "agentPoolProfiles" in v.inputs)
+    sent = {**stored.inputs, "networkProfile": {**stored.inputs["networkProfile"], "networkDataplane": "cilium"}}
+    assert replaced_network_fields(stored.inputs, sent) == ["networkProfile.networkDataplane"]
+
+
+def test_after_az_aks_update_the_next_up_changes_nothing_on_the_network_and_nap_follows() -> None:
+    """The documented path: ``az aks update --network-dataplane cilium``, then ``network.dataplane:
+    cilium`` (no cluster PUT, no replacement), then the provisioner switch (a cluster PUT that leaves
+    the network alone)."""
+    deployed = first_up()
+    autoscale(deployed, run_stack(STACK))
+    deployed.aks.update_dataplane_to_cilium()
+    run = next_up(deployed, with_dataplane("cilium"))
+    assert deployed.events == []
+    assert {"networkProfile.networkDataplane", "networkProfile.networkPolicy"} <= set(the_cluster(run).ignore_changes)
+    next_up(deployed, nap_switch("cilium"))
+    assert deployed.events[0] == "cluster"
+    assert deployed.aks.settings["nodeProvisioningProfile"]["mode"] == "Auto"
+    assert deployed.aks.settings["networkProfile"]["networkDataplane"] == "cilium"
+
+
+def test_switching_to_nap_while_keeping_the_azure_dataplane_replaces_nothing() -> None:
+    """``network.dataplane: azure`` with NAP on a cluster created without a dataplane: AKS has the
+    default, so nothing is refused, and the value the stored inputs lack is not an added force-new
+    input (``NETWORK_IGNORE``)."""
+    deployed = first_up()
+    autoscale(deployed, run_stack(STACK))
+    next_up(deployed, nap_switch("azure"))
+    assert deployed.events[0] == "cluster"
+    assert deployed.aks.settings["nodeProvisioningProfile"]["mode"] == "Auto"
+
+
+# --- issue 37 NM1: emptying the allow-list ------------------------------------------------------------
+
+
+def test_clearing_the_allow_list_reopens_the_api_server_and_the_next_up_changes_nothing() -> None:
+    """Review NM1 (its replay, ``test_clear_allow_list.py``, with the model's "AKS keeps what a PUT
+    leaves out" rule): an emptied list sent no ``apiServerAccessProfile``, AKS kept the ranges, and
+    every later ``up`` stayed on the "AKS's own array" path. Now the PUT carries ``authorizedIPRanges:
+    []`` once, AKS reports no ranges, and the next ``up`` sends nothing."""
+    config = stack_config(STACK)
+    with_list = {"gpupools:cluster": {**config["gpupools:cluster"], "apiAllowedCidrs": ["203.0.113.0/24"]}}
+    deployed = first_up(with_list)
+    autoscale(deployed, run_stack(STACK))
+    next_up(deployed, with_list)
+    assert deployed.events == []
+    next_up(deployed, {})
+    assert deployed.events == ["cluster"]
+    assert deployed.aks.accepted[-1][1]["apiServerAccessProfile"] == {"authorizedIPRanges": []}
+    assert "apiServerAccessProfile" not in deployed.aks.cluster_answer("ml-dev")
+    for _ in range(2):
+        deployed.events.clear()
+        autoscale(deployed, run_stack(STACK))
+        run = next_up(deployed, {})
+        assert deployed.events == []
+        assert "agentPoolProfiles" in the_cluster(run).ignore_changes  # back on the ignored array
+
+
+def test_a_cluster_that_never_had_an_allow_list_gets_no_access_profile() -> None:
+    deployed = first_up()
+    autoscale(deployed, run_stack(STACK))
+    run = next_up(deployed, {})
+    assert deployed.events == []
+    assert "apiServerAccessProfile" not in the_cluster(run).inputs
+
+
+# --- issue 37 item 7: the echoed pool array -----------------------------------------------------------
+
+
+AGENT_POOL_SECURITY_PROFILE = {"sshAccess": "LocalUser", "enableVTPM": False, "enableSecureBoot": False}
+"""An agent pool's ``securityProfile`` as the 2025-09-01 spec defines it (``AgentPoolSecurityProfile``:
+``sshAccess``, ``enableVTPM``, ``enableSecureBoot``; ``sshAccess`` is what AVM issue #152's PUT failed on)."""
+
+
+def test_the_echoed_pool_array_leaves_out_what_aks_refuses_back() -> None:
+    """Review §8/issue 37 item 7: AKS reports each pool's ``securityProfile``; echoed in a
+    managed-cluster PUT the live RP refuses it (AVM PR #196). A compared change now sends AKS's
+    array without it, and without the spec's read-only fields."""
+    deployed = first_up()
+    autoscale(deployed, run_stack(STACK))
+    for pool in deployed.aks.pools.values():
+        pool["securityProfile"] = copy.deepcopy(AGENT_POOL_SECURITY_PROFILE)
+        pool["status"] = {}
+    config = stack_config(STACK)
+    next_up(deployed, {"gpupools:cluster": {**config["gpupools:cluster"], "apiAllowedCidrs": ["203.0.113.0/24"]}})
+    # (The standalone pools' own PUTs that follow only drop the injected field from their refreshed inputs.)
+    assert deployed.events[0] == "cluster"
+    [profiles] = [b["agentPoolProfiles"] for k, b in deployed.aks.accepted[1:] if k == "ManagedCluster"]
+    assert len(profiles) == len(deployed.aks.pools)
+    for profile in profiles:
+        assert not {"securityProfile", "status", "eTag", "provisioningState", "currentOrchestratorVersion"} & set(profile)
+        assert profile["orchestratorVersion"] and profile["vmSize"]
+
+
+def test_profile_writable_is_the_sdks_input_type() -> None:
+    """``PROFILE_WRITABLE`` (the spec's non-read-only pool fields at 2025-09-01) names exactly the
+    fields of the pinned SDK's ``ManagedClusterAgentPoolProfileArgs``: a provider upgrade that adds one
+    fails here instead of silently echoing or dropping it."""
+    import inspect
+
+    from gpupools.azure.live_capacity import ECHO_REJECTED, PROFILE_INPUTS, PROFILE_WRITABLE
+    from pulumi_azure_native import containerservice
+
+    sdk = set(inspect.signature(containerservice.ManagedClusterAgentPoolProfileArgs.__init__).parameters) - {"self", "__self__"}
+    assert set(PROFILE_WRITABLE) == sdk
+    assert sdk - set(ECHO_REJECTED) == PROFILE_INPUTS
+
+
+# --- issue 37 nm1: a 404 is parsed, not matched as a substring ------------------------------------
+
+
+def test_a_denied_read_whose_resource_id_contains_404_is_not_read_as_absent() -> None:
+    """Review nm1: ``"404" in text`` read a 403 as "no such pool" when the subscription GUID held
+    ``404``. pulumi-azure-native words the status as ``Status=<code>`` (``client_azcore.go``)."""
+    from gpupools.azure.live_capacity import _not_found
+
+    denied = (
+        "request failed /subscriptions/00000404-0000-0000-0000-000000000000/resourceGroups/ml-dev-rg/providers/"
+        'Microsoft.ContainerService/managedClusters/ml-dev/agentPools/system: Status=403 Code="AuthorizationFailed" '
+        'Message="The client does not have authorization to perform action"'
+    )
+    assert not _not_found(Exception(denied))
+    assert _not_found(Exception(fakes.arm_not_found({"resourceName": "ml-dev", "resourceGroupName": "ml-dev-rg"})))

@@ -39,6 +39,7 @@ from tests.test_config import INVALID
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
 from tests.test_node_repair import NODE_REPAIR_INVALID
+from tests.upgrade_cases import UPGRADE_INVALID
 
 MAIN = str(Path(PROJECT_ROOT) / "__main__.py")
 
@@ -113,6 +114,7 @@ STACK_CASES = (
     + NODE_REPAIR_INVALID
     + GPU_METRICS_INVALID
     + QUEUEING_INVALID
+    + UPGRADE_INVALID
 )
 
 

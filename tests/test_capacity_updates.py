@@ -145,7 +145,7 @@ def model_world(aks: ModelledAks) -> Calls:
     def agent_pool(args: Mapping[str, Any]) -> dict[str, Any]:
         name = args["agentPoolName"]
         if name not in aks.pools:
-            raise fakes.InvokeError(f"404 Not Found: ResourceNotFound: agent pool {name}")
+            raise fakes.InvokeError(fakes.arm_not_found(args, f"/agentPools/{name}"))
         return aks.pool_answer(name)
 
     return {
@@ -347,7 +347,15 @@ def test_the_live_size_never_changes_a_name_or_a_create_only_field(stack: str) -
         # The AKS inline array: unchanged System pool, so the program registers what it created
         # and ignores the whole array (tests/test_inline_pools.py).
         before, after = created.pop("system").registration, second.pop("system").registration
-        assert after.inputs == before.inputs and after.ignore_changes == before.ignore_changes == ["agentPoolProfiles"]
+        # On the existing cluster also the force-new network fields (equal to AKS's, or refused) and the
+        # empty allow-list (gpupools.azure.cluster.cluster_ignore_changes).
+        assert after.inputs == before.inputs and before.ignore_changes == ["agentPoolProfiles"]
+        assert sorted(after.ignore_changes) == [
+            "agentPoolProfiles",
+            "apiServerAccessProfile",
+            "networkProfile.networkDataplane",
+            "networkProfile.networkPolicy",
+        ]
     for name, pool in second.items():
         before, after = created[name].registration, pool.registration
         assert model.set_path(after.inputs, pool.count_path, 0) == model.set_path(before.inputs, pool.count_path, 0), name

@@ -24,6 +24,7 @@ from gpupools.catalog import regions
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError
 from gpupools.specs import (
+    UPGRADE_VALUE,
     AmiType,
     AutoscalerSpec,
     Cloud,
@@ -46,6 +47,7 @@ from gpupools.specs import (
     StackSpec,
     SystemPoolSpec,
     TeamQueueSpec,
+    UpgradeSpec,
     WeekDay,
     frozen_map,
 )
@@ -105,6 +107,7 @@ GPU_POOL_KEYS = (
     "proximityPlacement",
     "infiniband",
     "gpuDriver",
+    "upgrade",
 )
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
@@ -113,6 +116,9 @@ GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximi
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
 SHARING_KEYS = ("timeSlicing", "mps", "mig")
 REPLICATED_KEYS = ("replicas",)
+UPGRADE_KEYS = ("maxSurge", "maxUnavailable", "drainTimeoutMinutes")
+UPGRADE_VALUE_TYPE = 'a node count or a percentage ("33%")'
+"""What ``upgrade.maxSurge`` and ``upgrade.maxUnavailable`` take (ranges in ``rules.check_upgrade``)."""
 MIG_KEYS = ("profile",)
 TAINT_KEYS = ("key", "value", "effect")
 DEVICE_PLUGIN_KEYS = ("version",)
@@ -161,7 +167,7 @@ MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminati
 AZURE_ONLY_KEYS = {
     "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
     "network": ("subnetId", "dataplane"),
-    "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband"),
+    "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband", "upgrade"),
 }
 AWS_ONLY_KEYS = {
     "cluster": ("admins", "controlPlaneLogs", "supportType", "permissionsBoundary"),
@@ -462,6 +468,31 @@ def parse_sharing(raw: Any, path: str) -> SharingSpec:
     return SharingSpec(mode=SharingMode(mode), replicas=_int(body, "replicas", at, required=True))
 
 
+def parse_upgrade(raw: Any, path: str) -> UpgradeSpec:
+    """``gpuPools[].upgrade`` / ``cpuPools[].upgrade``: ``maxSurge`` and ``maxUnavailable`` as a node
+    count (int or digits) or a percentage string, ``drainTimeoutMinutes`` an int; each defaults to
+    ``UpgradeSpec``'s. Ranges are ``rules.check_upgrade``'s."""
+    if raw is None:
+        return UpgradeSpec()
+    raw = _mapping(raw, path)
+    check_keys(raw, UPGRADE_KEYS, path)
+    default = UpgradeSpec()
+
+    def nodes(key: str, fallback: str) -> str:
+        value = raw.get(key)
+        if value is None:
+            return fallback
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not UPGRADE_VALUE.match(str(value)):
+            raise ConfigError(f"{path}.{key}", f"must be {UPGRADE_VALUE_TYPE}", value)
+        return str(value)
+
+    return UpgradeSpec(
+        max_surge=nodes("maxSurge", default.max_surge),
+        max_unavailable=nodes("maxUnavailable", default.max_unavailable),
+        drain_timeout_minutes=_int(raw, "drainTimeoutMinutes", path, default.drain_timeout_minutes),
+    )
+
+
 def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
     """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
     return parse_pool(raw, cloud, path, Role.GPU)
@@ -482,6 +513,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
                 raise ConfigError(f"{path}.{key}", "is for GPU pools only; move the pool to gpuPools if it has GPUs", raw[key])
     check_keys(raw, GPU_POOL_KEYS, path)
     if cloud is Cloud.AWS:
+        _reject_keys(raw, ("upgrade",), path, "is Azure only (EKS node groups roll with their own update config)")
         _reject_keys(
             raw, AZURE_ONLY_KEYS["gpuPool"], path, "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)"
         )
@@ -516,6 +548,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         proximity_placement=_bool(raw, "proximityPlacement", path, False),
         infiniband=_bool(raw, "infiniband", path, False),
         gpu_driver=_enum(raw, "gpuDriver", path, GpuDriver, [d.value for d in GpuDriver], GpuDriver.INSTALL),
+        upgrade=parse_upgrade(raw.get("upgrade"), f"{path}.upgrade"),
     )
 
 
@@ -546,6 +579,8 @@ KARPENTER_MEANINGLESS_POOL_KEYS = {
 non-default value, they are an error naming the key)."""
 
 NAP_MEANINGLESS_POOL_KEYS = {
+    "upgrade": "NAP nodes are not in agent pools; Karpenter replaces them by drift inside gpupools:maintenance's window, "
+    "one node per NodePool at a time (docs/karpenter-nap.md); leave it out",
     "spotMaxPrice": "Node Auto Provisioning buys Spot VMs with a max price of -1 (up to the on-demand price; "
     "Azure/karpenter-provider-azure pkg/providers/instance/vminstance.go, setVMPropertiesBillingProfile); leave it out",
 }

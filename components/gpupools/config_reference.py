@@ -370,6 +370,17 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             "EFA security group and the EFA device plugin, for multi-node training; EFA-capable types only, exactly "
             "one zone, cluster-autoscaler only ([EFA pools](eks.md#multi-node-training-efa-pools)). GPU pools only",
         ),
+        "upgrade": lambda d: Row(
+            "…upgrade",
+            "`{maxSurge, maxUnavailable, drainTimeoutMinutes}`",
+            "`0`, `1`, `60`",
+            "Azure, cluster-autoscaler only: how AKS upgrades the pool's on-demand and reserved agent pools "
+            "(their `upgradeSettings`; the Spot pool takes none, AKS refuses surge settings on Spot). `maxSurge` and "
+            '`maxUnavailable`: a node count or a percentage of the pool (`"33%"`, rounded up, at most 100%), not both '
+            "0; `drainTimeoutMinutes`: 1-1440, per node, PDBs honoured, the upgrade fails past it. In place (no new "
+            "pool). The synth summary states the stack's worst-case upgrade time from these "
+            "([AKS: Upgrades](aks.md#upgrades))",
+        ),
         "proximityPlacement": lambda d: Row(
             "…proximityPlacement",
             "bool",

@@ -33,6 +33,8 @@ from gpupools.specs import (
     SharingSpec,
     StackSpec,
     SystemPoolSpec,
+    UpgradeSpec,
+    upgrade_nodes,
 )
 
 CLUSTER_NAME_MAX = 20
@@ -714,6 +716,42 @@ def check_efa(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[s
         )
 
 
+DRAIN_TIMEOUT_MINUTES = (1, 1440)
+"""``upgrade.drainTimeoutMinutes`` bounds: the REST spec's ``drainTimeoutInMinutes`` (minimum 1,
+maximum 1440; AKS ``AgentPoolUpgradeSettings``, API 2025-09-01)."""
+
+
+def check_upgrade(pool: PoolSpec, path: str) -> None:
+    """``upgrade`` (Azure): percentages at most 100%, not both ``maxSurge`` and ``maxUnavailable`` zero
+    (nothing would ever be upgraded), the drain timeout in the API's range, and a pool that has a
+    Regular agent pool to apply it to (a Spot pool without fallback or reservations has none: AKS
+    refuses surge settings on Spot and upgrades it with "a cordon and an eviction notice, but no
+    drain", AKS ``spot-node-pool.md``)."""
+    upgrade = pool.upgrade
+    if upgrade == UpgradeSpec():
+        return
+    at = f"{path}.upgrade"
+    for key, value in (("maxSurge", upgrade.max_surge), ("maxUnavailable", upgrade.max_unavailable)):
+        if value.endswith("%") and int(value[:-1]) > 100:
+            fail(f"{at}.{key}", "must be a percentage of at most 100%", value)
+    if upgrade_nodes(upgrade.max_surge, 100) == 0 and upgrade_nodes(upgrade.max_unavailable, 100) == 0:
+        fail(
+            f"{at}.maxUnavailable",
+            "must be above 0 when maxSurge is 0 (AKS would have no node to upgrade with)",
+            upgrade.max_unavailable,
+        )
+    low, high = DRAIN_TIMEOUT_MINUTES
+    if not low <= upgrade.drain_timeout_minutes <= high:
+        fail(f"{at}.drainTimeoutMinutes", f"must be {low} to {high} minutes (AKS's range)", upgrade.drain_timeout_minutes)
+    if pool.spot and not pool.on_demand_fallback and not pool.reservations:
+        fail(
+            at,
+            "has no agent pool to apply to: this pool is Spot only (no onDemandFallback, no reservations), and AKS refuses "
+            "surge settings on Spot pools; leave it out",
+            {"maxSurge": upgrade.max_surge, "maxUnavailable": upgrade.max_unavailable},
+        )
+
+
 def check_proximity_placement(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str]) -> None:
     """``gpuPools[].proximityPlacement``: an Azure GPU pool in one zone (or in none: a regional pool).
 
@@ -1015,6 +1053,7 @@ def check_gpu_pool(
     check_infiniband(pool, cloud, path)
     check_efa(pool, cloud, path, cluster_zones, provisioner)
     check_proximity_placement(pool, cloud, path, cluster_zones)
+    check_upgrade(pool, path)
 
     if cloud is Cloud.AWS:
         check_eks_labels_and_taints(pool, path)

@@ -6,6 +6,7 @@ equal specs and the decision logic built on them can be property-tested without 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
@@ -247,6 +248,46 @@ class SystemPoolSpec:
     disk_size_gb: int = 128
 
 
+UPGRADE_VALUE = re.compile(r"^(\d+)(%?)$")
+"""``maxSurge``/``maxUnavailable``: a whole number of nodes or a percentage of the pool ("This can
+either be set to an integer (e.g. '5') or a percentage (e.g. '50%')", AKS
+``AgentPoolUpgradeSettings``, REST API 2025-09-01)."""
+
+
+def upgrade_nodes(value: str, pool_size: int) -> int:
+    """Nodes that ``maxSurge``/``maxUnavailable`` ``value`` means for a pool of ``pool_size`` nodes:
+    the number, or the percentage with "fractional nodes ... rounded up" (the same API text)."""
+    match = UPGRADE_VALUE.match(value)
+    if match is None:
+        raise ValueError(f"not a node count or percentage: {value!r}")
+    number = int(match.group(1))
+    return -(-number * pool_size // 100) if match.group(2) else number
+
+
+@dataclass(frozen=True)
+class UpgradeSpec:
+    """``gpuPools[].upgrade`` / ``cpuPools[].upgrade`` (Azure, cluster-autoscaler): how AKS upgrades
+    the pool's Regular (on-demand and reserved) agent pools, sent as their ``upgradeSettings``.
+
+    Attributes:
+        max_surge: extra nodes during an upgrade, a count or a percentage; default ``"0"`` (a GPU
+            surge node needs GPU quota the pool may not have, and a reserved pool's surge would fall
+            outside its reservation).
+        max_unavailable: nodes drained at once, a count or a percentage; default ``"1"`` (the rest
+            of the pool keeps serving).
+        drain_timeout_minutes: per node, how long AKS waits for evictions (PDBs honoured) before the
+            upgrade fails; default 60 (AKS's own default is 30): a GPU job gets an hour to checkpoint.
+    """
+
+    max_surge: str = "0"
+    max_unavailable: str = "1"
+    drain_timeout_minutes: int = 60
+
+    def nodes_at_once(self, pool_size: int) -> int:
+        """Nodes upgraded in one batch of a pool of ``pool_size``: surge plus unavailable, at least one."""
+        return max(1, upgrade_nodes(self.max_surge, pool_size) + upgrade_nodes(self.max_unavailable, pool_size))
+
+
 @dataclass(frozen=True)
 class PoolSpec:
     """One ``gpupools:gpuPools`` or ``gpupools:cpuPools`` entry: a Spot pool and, unless disabled,
@@ -284,6 +325,9 @@ class PoolSpec:
             InfiniBand-capable ND size (the size catalog's ``infiniband`` fact); default False. The
             IB network stack on the nodes is the user's (docs/aks.md). GPU pools only.
         gpu_driver: who owns the driver and device plugin; default ``GpuDriver.INSTALL``. GPU pools only.
+        upgrade: Azure only: the ``upgradeSettings`` of the pool's Regular agent pools (``UpgradeSpec``);
+            default ``UpgradeSpec()`` (no surge, one node at a time, 60 minutes to drain). Spot pools
+            take none (AKS refuses surge settings on Spot).
     """
 
     name: str
@@ -307,6 +351,7 @@ class PoolSpec:
     proximity_placement: bool = False
     infiniband: bool = False
     gpu_driver: GpuDriver = GpuDriver.INSTALL
+    upgrade: UpgradeSpec = UpgradeSpec()
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))

@@ -76,6 +76,15 @@ Also on the cluster: ``autoUpgradeProfile`` (``UPGRADE_CHANNEL`` ``patch``, ``NO
 ``cluster.api_allowed_cidrs`` (``api_server_access_profile``), and the System profile's
 ``orchestratorVersion`` (``gpupools.azure.inline_pools``). The deployer's role assignment names the
 principal type of the identity running Pulumi (``gpupools.azure.deployer``).
+
+On an existing cluster (read at program start, ``AgentPoolCounts.cluster``), before anything is
+registered: a ``network.dataplane`` (or NAP's default ``cilium``) that differs from the cluster's is a
+``ConfigError`` naming ``az aks update --network-dataplane cilium --network-policy cilium``
+(``inline_pools.network_changes``): pulumi-azure-native replaces a cluster for that change (PR #4771),
+which the protection would refuse. Once equal, the two fields are in ``ignore_changes``
+(``cluster_ignore_changes``), and so is an empty ``apiServerAccessProfile`` while AKS has no ranges
+either; emptying a list AKS still has sends ``authorizedIPRanges: []`` once
+(``api_server_access_profile``).
 """
 
 from __future__ import annotations
@@ -92,15 +101,18 @@ from gpupools.azure import deployer, kubernetes_access
 from gpupools.azure.autoscaler_profile import autoscaler_profile
 from gpupools.azure.inline_pools import (
     IN_PLACE_ONLY_AT_CREATE,
+    NETWORK_IGNORE,
     DesiredCluster,
     InlinePoolsPlan,
     cluster_changes,
     immutable_system_changes,
     live_create_only,
+    network_change_message,
+    network_changes,
     plan_inline_pools,
 )
 from gpupools.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_login
-from gpupools.azure.live_capacity import AgentPoolCounts, LivePool
+from gpupools.azure.live_capacity import AgentPoolCounts, LiveCluster, LivePool
 from gpupools.azure.naming import create_only_digest, scale_set_regex
 from gpupools.azure.network import create_node_network
 from gpupools.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
@@ -167,15 +179,44 @@ reimage it triggers "is disruptive, following maintenance windows and surge sett
 always registers the ``aksManagedNodeOSUpgradeSchedule`` window, in both provisioning modes."""
 
 
-def api_server_access_profile(cidrs: Sequence[str]) -> containerservice.ManagedClusterAPIServerAccessProfileArgs | None:
+API_SERVER_ACCESS_PROFILE = "apiServerAccessProfile"
+"""The engine path of the cluster's ``apiServerAccessProfile`` (ignored while both the desired and
+AKS's allow-lists are empty: ``api_server_access``)."""
+
+
+def api_server_access_profile(
+    cidrs: Sequence[str], live_ranges: Sequence[str] = ()
+) -> containerservice.ManagedClusterAPIServerAccessProfileArgs | None:
     """``apiServerAccessProfile`` from ``gpupools:cluster.apiAllowedCidrs``: ``authorizedIPRanges`` when
     the list is non-empty ("The IP ranges authorized to access the Kubernetes API server",
     pulumi-azure-native 3.29 ``ManagedClusterAPIServerAccessProfileArgs``; AKS "API server authorized
-    IP ranges" requires a Standard load balancer, which the cluster has), else None: the API server
-    stays reachable from anywhere (Entra ID still authenticates every call), and the preflight warns."""
-    if not cidrs:
-        return None
-    return containerservice.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=sorted(cidrs))
+    IP ranges" requires a Standard load balancer, which the cluster has). Empty while AKS still has
+    ranges (``live_ranges``, the cluster's GET at program start): an explicit empty list, because AKS
+    keeps what a PUT leaves out, and an empty range is how the feature is turned off (AKS
+    ``api-server-authorized-ip-ranges.md``: "To disable authorized IP ranges, ... specify an empty
+    range"; kubernetes-sigs/cluster-api-provider-azure ``azure/services/managedclusters/spec.go``: "set
+    the AuthorizedIPRanges to empty array ... once so that the Azure API will update the existing
+    authorized IP ranges to nil"). Else None: the API server stays reachable from anywhere (Entra ID
+    still authenticates every call), and the preflight warns."""
+    if cidrs:
+        return containerservice.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=sorted(cidrs))
+    if live_ranges:
+        return containerservice.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=[])
+    return None
+
+
+def cluster_ignore_changes(plan: InlinePoolsPlan, live: LiveCluster | None, cidrs: Sequence[str]) -> list[str]:
+    """The cluster's ``ignore_changes``: the inline pools' (``plan``), and on an existing cluster
+    (``live``) the force-new network fields (``NETWORK_IGNORE``; ``network_changes`` has refused any
+    difference from AKS's before this) and, while neither the config nor AKS has an allow-list, the
+    ``apiServerAccessProfile`` (nothing to send; the stored value may be the ``[]`` that cleared the
+    list, or none, and either matches AKS, so neither becomes a PUT)."""
+    paths = list(plan.ignore_changes)
+    if live is not None:
+        paths += NETWORK_IGNORE
+        if not cidrs and not live.authorized_ip_ranges:
+            paths.append(API_SERVER_ACCESS_PROFILE)
+    return paths
 
 
 def subscription_of(arm_id: str) -> str:
@@ -311,6 +352,8 @@ class AksCluster(pulumi.ComponentResource):
             server serves ProvisioningRequests (``kubernetes_access.gate_served``).
         system_pool_path: the config path named by a System-pool error; default
             ``AksCluster(<name>).system_pool`` (the stack passes ``gpupools:systemPool``).
+        network_path: the config path named by a network error (a dataplane change on an existing
+            cluster); default ``AksCluster(<name>).network`` (the stack passes ``gpupools:network``).
         opts: resource options for the component.
 
     Raises:
@@ -346,6 +389,7 @@ class AksCluster(pulumi.ComponentResource):
         desired: dict[str, Any],
         desired_cluster: DesiredCluster,
         live_system: LivePool | None,
+        live: LiveCluster | None,
         system_pool_path: str,
     ) -> InlinePoolsPlan:
         """The ``agentPoolProfiles`` and their ``ignore_changes`` (``gpupools.azure.inline_pools``).
@@ -362,7 +406,6 @@ class AksCluster(pulumi.ComponentResource):
                     '(docs/safety.md, "System pool changes")',
                     desired.get(field),
                 )
-        live = self.live_counts.cluster() if live_system is not None and self.live_counts is not None else None
         cluster_change = cluster_changes(desired_cluster, live) if live is not None else ()
         profiles = None if live is None else [dict(p) for p in live.profiles]
         plan = plan_inline_pools(desired, live_system, profiles, cluster_change)
@@ -393,6 +436,7 @@ class AksCluster(pulumi.ComponentResource):
         queueing: bool = False,
         atomic_scale_up: bool = False,
         system_pool_path: str | None = None,
+        network_path: str | None = None,
     ) -> None:
         network = NetworkSpec() if network is None else network
         autoscaler = AutoscalerSpec() if autoscaler is None else autoscaler
@@ -437,15 +481,28 @@ class AksCluster(pulumi.ComponentResource):
         self.zones = zones
         client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
 
-        if resource_group_name is None:
-            group = resources.ResourceGroup(f"{name}-rg", resource_group_name=f"{cluster.name}-rg", location=location, opts=child)
-            rg_name: pulumi.Input[str] = group.name
-            plain_rg: str | None = f"{cluster.name}-rg"
-        else:
-            rg_name = resource_group_name
-            plain_rg = resource_group_name if isinstance(resource_group_name, str) else None
+        given_rg = f"{cluster.name}-rg" if resource_group_name is None else resource_group_name
+        plain_rg = given_rg if isinstance(given_rg, str) else None
         self.live_counts = None if plain_rg is None else AgentPoolCounts(plain_rg, cluster.name, parent=self)
         live_system = None if self.live_counts is None else self.live_counts.pool(SYSTEM_POOL_NAME)
+        live = self.live_counts.cluster() if live_system is not None and self.live_counts is not None else None
+        self.live_cluster = live
+        if live is not None:
+            # Before anything is registered: a network change Pulumi would turn into a refused replacement.
+            network_change = network_changes(network.dataplane, live)
+            if network_change:
+                raise ConfigError(
+                    f"{network_path or prefix + '.network'}.dataplane",
+                    network_change_message(network_change, plain_rg or "<group>", cluster.name),
+                    network.dataplane,
+                )
+
+        rg_name: pulumi.Input[str]
+        if resource_group_name is None:
+            group = resources.ResourceGroup(f"{name}-rg", resource_group_name=f"{cluster.name}-rg", location=location, opts=child)
+            rg_name = group.name
+        else:
+            rg_name = resource_group_name
 
         subnet_id: pulumi.Input[str]
         if network.subnet_id is not None:
@@ -502,7 +559,9 @@ class AksCluster(pulumi.ComponentResource):
             node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL,
             authorized_ip_ranges=tuple(cluster.api_allowed_cidrs),
         )
-        inline = self._inline_pools(desired_system, desired_cluster, live_system, system_pool_path or f"{prefix}.system_pool")
+        inline = self._inline_pools(
+            desired_system, desired_cluster, live_system, live, system_pool_path or f"{prefix}.system_pool"
+        )
         self.inline_pools = inline
         managed_cluster = containerservice.ManagedCluster(
             f"{name}-cluster",
@@ -547,11 +606,13 @@ class AksCluster(pulumi.ComponentResource):
             auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel=UPGRADE_CHANNEL, node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL
             ),
-            api_server_access_profile=api_server_access_profile(cluster.api_allowed_cidrs),
+            api_server_access_profile=api_server_access_profile(
+                cluster.api_allowed_cidrs, live.authorized_ip_ranges if live is not None else ()
+            ),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
-                ignore_changes=inline.ignore_changes or None,
+                ignore_changes=cluster_ignore_changes(inline, live, cluster.api_allowed_cidrs) or None,
                 # Protected: no diff (a provider upgrade's force-new field, a network change) can delete the
                 # cluster; destroying it is a deliberate `pulumi state unprotect` first (docs/safety.md).
                 protect=True,

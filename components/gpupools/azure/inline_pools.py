@@ -180,6 +180,55 @@ def cluster_changes(desired: DesiredCluster, live: LiveCluster) -> tuple[str, ..
     return tuple(key for key, (want, have) in pairs.items() if want != have)
 
 
+AKS_DEFAULT_DATAPLANE = "azure"
+"""The dataplane of a cluster whose ``networkProfile`` names none (AKS's own, "Azure CNI Powered by
+Cilium" being the opt-in: learn.microsoft.com ``azure/aks/azure-cni-powered-by-cilium``)."""
+
+NETWORK_IGNORE: tuple[str, ...] = ("networkProfile.networkDataplane", "networkProfile.networkPolicy")
+"""Engine paths of the two network fields pulumi-azure-native 3.29.0 force-replaces the cluster on
+(pulumi/pulumi-azure-native PR #4771, "only force-replace immutable networkProfile fields": ``networkDataplane``
+and ``networkPolicy`` stay force-new, "updatable only along a specific one-way migration"). On an
+existing cluster they are ignored once ``network_changes`` has found the desired values equal to
+AKS's: the stored inputs may still lack a value AKS reports (a cluster created without
+``network.dataplane``), and an added force-new input is an ``ADD_REPLACE`` (``provider/pkg/provider/diff.go``,
+``calculateObjectDiff``), which the protected cluster turns into a refused ``up``."""
+
+CILIUM_UPGRADE_STEPS = (
+    "az aks update --resource-group {group} --name {cluster} --network-dataplane cilium --network-policy cilium "
+    '(AKS "Upgrade an existing cluster to Azure CNI Powered by Cilium", '
+    "learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium; AKS reimages every node), then pulumi up"
+)
+"""The documented in-place dataplane change, named by the ``network_changes`` error (``{group}`` and
+``{cluster}`` filled in)."""
+
+
+def network_changes(desired_dataplane: str | None, live: LiveCluster) -> tuple[tuple[str, str, str], ...]:
+    """``(field, AKS's value, desired value)`` for each force-new network field whose desired value
+    differs from the live cluster's: ``networkDataplane`` (None on either side is AKS's default,
+    ``azure``) and, for ``cilium``, ``networkPolicy`` (``cilium`` too; ``dataplane_args``)."""
+    want = desired_dataplane or AKS_DEFAULT_DATAPLANE
+    have = live.network_dataplane or AKS_DEFAULT_DATAPLANE
+    changes = []
+    if want != have:
+        changes.append(("networkProfile.networkDataplane", have, want))
+    if want == "cilium" and live.network_policy != "cilium":
+        changes.append(("networkProfile.networkPolicy", live.network_policy or "none", "cilium"))
+    return tuple(changes)
+
+
+def network_change_message(changes: Sequence[tuple[str, str, str]], group: str = "<group>", cluster: str = "<cluster>") -> str:
+    """The ConfigError rule for ``network_changes``: what differs, why Pulumi cannot apply it, and the
+    documented steps for the cluster ``cluster`` in resource group ``group``."""
+    listed = ", ".join(f"{field} {have!r} -> {want!r}" for field, have, want in changes)
+    steps = CILIUM_UPGRADE_STEPS.format(group=group, cluster=cluster)
+    return (
+        f"would change the existing cluster's {listed}: pulumi-azure-native replaces a cluster for that "
+        "(PR #4771), and the cluster is protected, so the up would be refused. Change the dataplane in place "
+        f"first: {steps}; or keep the value the cluster has (network.dataplane: {changes[0][1]}). "
+        'See docs/karpenter-nap.md, "Switching an existing AKS stack from cluster-autoscaler"'
+    )
+
+
 def plan_inline_pools(
     desired: Mapping[str, Any],
     live_system: LivePool | None,

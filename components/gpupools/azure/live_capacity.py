@@ -34,18 +34,25 @@ AKS has then, not the one it had when the program started.
 
 from __future__ import annotations
 
-import inspect
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 from pulumi_azure_native import containerservice
 
+_STATUS_404 = re.compile(r"\bStatus=404\b")
+"""How pulumi-azure-native words an ARM 404 in an invoke's error: ``PulumiAzcoreResponseError.Error()``
+is ``Status=<code> Code="<code>" Message="..."`` (``provider/pkg/azure/client_azcore.go``,
+``newResponseError``), wrapped as ``request failed <resource ID>: ...`` (``provider/pkg/provider/provider.go``,
+``Invoke``). The status is parsed, not a substring: a resource ID whose subscription GUID contains
+``404`` must not turn a 403 into "not there"."""
+
 
 def _not_found(error: Exception) -> bool:
-    """Whether a failed read means "no such pool (or cluster) yet" rather than a real failure."""
-    text = str(error)
-    return "404" in text or "NotFound" in text
+    """Whether a failed read means "no such pool (or cluster) yet" (ARM answered 404) rather than a
+    real failure (denied, throttled, unreachable), which is logged."""
+    return _STATUS_404.search(str(error)) is not None
 
 
 @dataclass(frozen=True)
@@ -109,18 +116,24 @@ class LiveCluster:
     upgrade_channel: str | None = None
     node_os_upgrade_channel: str | None = None
     authorized_ip_ranges: tuple[str, ...] = ()
+    network_dataplane: str | None = None
+    network_policy: str | None = None
 
     @classmethod
     def from_response(cls, cluster: Any) -> LiveCluster:
-        """From ``containerservice.get_managed_cluster``'s result (or a dict keyed like it)."""
+        """From ``containerservice.get_managed_cluster``'s result (or a dict keyed like it). An absent
+        or null ``authorizedIPRanges`` (what AKS answers once the list is cleared) is ``()``."""
         upgrade = _field(cluster, "auto_upgrade_profile")
         access = _field(cluster, "api_server_access_profile")
+        network = _field(cluster, "network_profile")
         return cls(
             profiles=tuple(profile_inputs(p) for p in _field(cluster, "agent_pool_profiles") or []),
             kubernetes_version=_field(cluster, "kubernetes_version"),
             upgrade_channel=_field(upgrade, "upgrade_channel"),
             node_os_upgrade_channel=_field(upgrade, "node_os_upgrade_channel"),
             authorized_ip_ranges=tuple(sorted(_field(access, "authorized_ip_ranges") or ())),
+            network_dataplane=_field(network, "network_dataplane"),
+            network_policy=_field(network, "network_policy"),
         )
 
 
@@ -227,17 +240,91 @@ class AgentPoolCounts:
         return None if cluster is None else [dict(p) for p in cluster.profiles]
 
 
-PROFILE_INPUTS: frozenset[str] = frozenset(
-    name for name in inspect.signature(containerservice.ManagedClusterAgentPoolProfileArgs.__init__).parameters if name != "self"
+PROFILE_WRITABLE: tuple[str, ...] = (
+    "name",
+    "count",
+    "vm_size",
+    "os_disk_size_gb",
+    "os_disk_type",
+    "kubelet_disk_type",
+    "workload_runtime",
+    "message_of_the_day",
+    "vnet_subnet_id",
+    "pod_subnet_id",
+    "pod_ip_allocation_mode",
+    "max_pods",
+    "os_type",
+    "os_sku",
+    "max_count",
+    "min_count",
+    "enable_auto_scaling",
+    "scale_down_mode",
+    "type",
+    "mode",
+    "orchestrator_version",
+    "upgrade_settings",
+    "power_state",
+    "availability_zones",
+    "enable_node_public_ip",
+    "node_public_ip_prefix_id",
+    "scale_set_priority",
+    "scale_set_eviction_policy",
+    "spot_max_price",
+    "tags",
+    "node_labels",
+    "node_taints",
+    "proximity_placement_group_id",
+    "kubelet_config",
+    "linux_os_config",
+    "enable_encryption_at_host",
+    "enable_ultra_ssd",
+    "enable_fips",
+    "gpu_instance_profile",
+    "creation_data",
+    "capacity_reservation_group_id",
+    "host_group_id",
+    "network_profile",
+    "windows_profile",
+    "security_profile",
+    "gpu_profile",
+    "gateway_profile",
+    "virtual_machines_profile",
+    "virtual_machine_nodes_status",
+    "local_dns_profile",
 )
-"""The writable fields of an ``agentPoolProfiles`` entry (the SDK's input type, snake_case)."""
+"""The properties of an ``agentPoolProfiles`` entry that the AKS REST spec does not mark ``readOnly``
+at API 2025-09-01 (the version pulumi-azure-native 3.29.0 uses), as the SDK's snake_case names:
+``ManagedClusterAgentPoolProfile`` (``name``) and ``ManagedClusterAgentPoolProfileProperties`` in
+Azure/azure-rest-api-specs ``specification/containerservice/resource-manager/Microsoft.ContainerService/
+aks/stable/2025-09-01/managedClusters.json``. Read-only there, so never echoed: ``eTag``,
+``currentOrchestratorVersion``, ``nodeImageVersion``, ``provisioningState``. Left out although not
+``localDNSProfile`` came into that API version's file later than the rest (its example
+``AgentPoolsCreate_LocalDNS.json``); the SDK has it. Left out although not marked: ``status`` ("Contains read-only information about the Agent Pool": its only member,
+``provisioningError``, is ``readOnly``). ``tests/test_aks_lifecycle.py`` keeps this list equal to the
+SDK's input type."""
+
+ECHO_REJECTED: tuple[str, ...] = ("security_profile", "artifact_streaming_profile")
+"""Writable per the spec, yet refused by the live resource provider inside a managed-cluster PUT's
+``agentPoolProfiles``: the Azure Verified Module for AKS "Filters ``securityProfile`` and
+``artifactStreamingProfile`` out of parent ``managedClusters.agentPoolProfiles``, because the live RP
+rejects those fields there even though the REST spec exposes them"
+(Azure/terraform-azurerm-avm-res-containerservice-managedcluster PR #196; issue #152 and PR #176: a
+managed-cluster PUT failed with ``UnmarshalError ... unknown field "sshAccess"``, the member of an
+agent pool's ``securityProfile``). gpupools sets neither on any pool, so leaving them out of the echo
+changes nothing AKS holds: a field a managed-cluster PUT omits for an existing pool is the pool's own
+(set through ``Agent Pools - Create Or Update``), which is also where AVM manages them."""
+
+PROFILE_INPUTS: frozenset[str] = frozenset(PROFILE_WRITABLE) - frozenset(ECHO_REJECTED)
+"""What ``profile_inputs`` keeps of an ``agentPoolProfiles`` entry AKS returned."""
 
 
 def profile_inputs(profile: Any) -> dict[str, Any]:
-    """One ``agentPoolProfiles`` entry of a ``get_managed_cluster`` answer as input fields: the SDK's
-    response objects are dicts keyed like the input type, so the writable top-level fields are kept
-    (None dropped) and nested objects go as they are: ARM's contract is that a GET's output may be
-    passed to a PUT (Azure/azure-openapi-validator ``docs/request-body-must-exist-for-put-patch.md``,
-    RPC-Put-V1-28: the request body exists "to ensure that the output of the Get request may be
-    passed in to the Put request"), and CAPZ sends AKS's own profiles back the same way."""
+    """One ``agentPoolProfiles`` entry of a ``get_managed_cluster`` answer as input fields: the
+    writable top-level fields (``PROFILE_INPUTS``; None dropped), nested objects as AKS returned
+    them. ARM's contract is that a GET's output may be passed to a PUT (Azure/azure-openapi-validator
+    ``docs/request-body-must-exist-for-put-patch.md``, RPC-Put-V1-28: the request body exists "to
+    ensure that the output of the Get request may be passed in to the Put request"), and CAPZ sends
+    AKS's own profiles back the same way; what the spec marks read-only and what the live RP is
+    known to refuse (``ECHO_REJECTED``) are not sent. What one real PUT must still confirm is in
+    docs/aks.md ("What a real cluster must still confirm")."""
     return {key: value for key, value in dict(profile).items() if key in PROFILE_INPUTS and value is not None}

@@ -59,9 +59,9 @@ Lifecycle rules built in (the AKS behaviour behind each is cited in the project'
   (azure-rest-api-specs ``aks/stable/2025-09-01/examples/AgentPoolsGet.json``), so a pool that omits
   it would show a diff after every refresh, and the managed-cluster PUT needs every pool's version
   specified (``gpupools.azure.inline_pools``).
-- ``upgradeSettings`` (``UPGRADE_SETTINGS``) on every Regular pool (on-demand and reserved): no surge
-  node, one node at a time, an hour to drain. Spot pools get none: AKS rejects ``maxSurge``/
-  ``maxUnavailable`` on Spot.
+- ``upgradeSettings`` (``upgrade_settings``, from the pool's ``upgrade``) on every Regular pool
+  (on-demand and reserved): by default no surge node, one node at a time, an hour to drain. Spot
+  pools get none: AKS rejects ``maxSurge``/``maxUnavailable`` on Spot.
 - Fields AKS cannot change in place are in ``replace_on_changes`` and in the name: the agent pool
   name is ``<pool><s|o><digest of those fields>`` (``gpupools.azure.naming``). A change makes a
   new name, and every ``AgentPool`` (and proximity placement group) registers
@@ -106,7 +106,7 @@ from gpupools.conventions import (
 )
 from gpupools.errors import ConfigError
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import Cloud, GpuDriver, GpuPoolSpec, ReservationSpec, SharingMode, frozen_map
+from gpupools.specs import Cloud, GpuDriver, GpuPoolSpec, ReservationSpec, SharingMode, UpgradeSpec, frozen_map
 
 CREATE_ONLY_FIELDS: tuple[str, ...] = (
     "availabilityZones",
@@ -138,16 +138,25 @@ PROXIMITY_PLACEMENT_GROUP_TYPE = "Standard"
 """``compute.ProximityPlacementGroup`` type: ``Standard`` (the other value, ``Ultra``, is not offered
 for new groups; Azure REST API ``ProximityPlacementGroupType``)."""
 
-UPGRADE_SETTINGS: Mapping[str, Any] = {"max_surge": "0", "max_unavailable": "1", "drain_timeout_in_minutes": 60}
-"""``upgradeSettings`` of Regular (on-demand, reserved) pools: ``maxSurge: 0`` with ``maxUnavailable: 1``
-(AKS upgrades "can either be set to an integer"; ``maxUnavailable`` "If not specified, the default
-is 0", ``maxSurge`` "the default is 10%": pulumi-azure-native 3.29 ``AgentPoolUpgradeSettingsArgs``):
-a GPU surge node needs GPU quota the pool may not have and, for a reserved pool, capacity outside
-the reservation; one node at a time keeps the rest of the pool serving. A pool at zero nodes
-upgrades with no node to drain. ``drainTimeoutInMinutes: 60`` (default 30): "The amount of time ...
-to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting
-on pod disruption budgets. If this time is exceeded, the upgrade fails": a GPU job gets an hour to
-checkpoint. Spot pools get none (AKS rejects ``maxSurge``/``maxUnavailable`` on Spot)."""
+
+def upgrade_settings(upgrade: UpgradeSpec) -> dict[str, Any]:
+    """``upgradeSettings`` of a Regular (on-demand, reserved) pool from the pool's ``upgrade``
+    (``UpgradeSpec``; default ``maxSurge: 0``, ``maxUnavailable: 1``, ``drainTimeoutInMinutes: 60``).
+    AKS takes "an integer (e.g. '5') or a percentage (e.g. '50%')" for both counts (``maxUnavailable``
+    "If not specified, the default is 0", ``maxSurge`` "the default is 10%"), and the drain timeout is
+    "The amount of time ... to wait on eviction of pods and graceful termination per node. This
+    eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade
+    fails" (pulumi-azure-native 3.29 ``AgentPoolUpgradeSettingsArgs``). Why the defaults: a GPU surge
+    node needs GPU quota the pool may not have and, for a reserved pool, capacity outside the
+    reservation; one node at a time keeps the rest of the pool serving; a GPU job gets an hour to
+    checkpoint. A pool at zero nodes upgrades with no node to drain. Spot pools get none (AKS rejects
+    ``maxSurge``/``maxUnavailable`` on Spot). How long this makes an upgrade: ``gpupools.azure.upgrade``."""
+    return {
+        "max_surge": upgrade.max_surge,
+        "max_unavailable": upgrade.max_unavailable,
+        "drain_timeout_in_minutes": upgrade.drain_timeout_minutes,
+    }
+
 
 PROXIMITY_PLACEMENT_DIGEST_VALUE = "pool"
 """What the name digest holds for ``proximityPlacementGroupID``: the pool has its own group."""
@@ -356,7 +365,7 @@ def plan_agent_pool(
         args["scale_set_eviction_policy"] = eviction
         args["spot_max_price"] = price
     else:
-        args["upgrade_settings"] = dict(UPGRADE_SETTINGS)
+        args["upgrade_settings"] = upgrade_settings(spec.upgrade)
     if reservation is not None:
         args["capacity_reservation_group_id"] = reservation.id
     info = NodePoolInfo(

@@ -351,6 +351,22 @@ def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | No
     return total
 
 
+def upgrade_lines(estimate: Mapping[str, Any]) -> list[str]:
+    """The lines for the ``upgrade`` output (AKS: ``gpupools.azure.upgrade.upgrade_estimate``)."""
+    pools = ", ".join(f"{p['name']} {p['minutes']}" for p in estimate.get("pools") or [] if p.get("minutes"))
+    lines = [
+        f"Kubernetes minor upgrade, worst case: {estimate.get('worstCaseMinutes')} min (control plane "
+        f"{estimate.get('controlPlaneMinutes')}; {pools or 'no pool nodes'}; every pool at its max, every drain at its "
+        f"timeout, {estimate.get('perNodeMinutesAssumed')} min per batch assumed besides the drain)"
+    ]
+    if not estimate.get("fitsDeployJob", True):
+        lines.append(
+            f"Longer than the deploy job's {estimate.get('deployJobTimeoutMinutes')} min: upgrade the pools in later "
+            'targeted ups (docs/aks.md, "Upgrades that outlast the deploy job")'
+        )
+    return lines
+
+
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
     lines = state_lines(cost)
@@ -578,6 +594,9 @@ def render(
         if isinstance(cost, Mapping):
             lines += [""] + ["  " + line for line in cost_lines(cost)]
             lines += ["  Warning: " + warning for warning in price_warnings(cost, today or date.today())]
+        upgrade = outputs.get("upgrade")
+        if isinstance(upgrade, Mapping):
+            lines += [""] + ["  " + line for line in upgrade_lines(upgrade)]
     else:
         lines.append("  (no nodePools stack output)")
     if files:
@@ -596,7 +615,7 @@ def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = (), toda
     ``cost`` output: ``idlePerHour``, ``spotAtMaxPerHour``, ``onDemandInsteadAtMaxPerHour``,
     ``ceilingPerHour``, ``monthly``, ``monthlyWithEvictions``, ``effectiveSavingsPercent``,
     ``unpricedReasons``, ``priceSource``, ``pricesSourceDate``, ``pricesReadOn``, ...; ``null`` without
-    one), ``warnings`` (``price_warnings`` as of ``today``, default the system date) and ``files`` written.
+    one), ``upgrade`` (AKS: the worst-case minor upgrade, ``gpupools.azure.upgrade``; ``null`` elsewhere), ``warnings`` (``price_warnings`` as of ``today``, default the system date) and ``files`` written.
     A pool without a price carries ``noPrice``: why.
     """
     resources = document.get("resources", [])
@@ -619,6 +638,7 @@ def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = (), toda
         "nodePools": [{**pool, "fallback": fallback} for pool, fallback in zip(node_pools, fallbacks(node_pools), strict=True)],
         "total": fleet_total(node_pools, cost),
         "cost": cost,
+        "upgrade": outputs.get("upgrade"),
         "warnings": price_warnings(cost, today or date.today()),
         "files": list(files),
     }

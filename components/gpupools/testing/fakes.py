@@ -189,20 +189,32 @@ def _aks_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
 
 
+def arm_not_found(args: Mapping[str, Any], child: str = "") -> str:
+    """What pulumi-azure-native's invoke of an AKS GET fails with when ARM answers 404: ``request
+    failed <ID>: `` (``provider/pkg/provider/provider.go``, ``Invoke``) and
+    ``Status=404 Code="..." Message="..."`` (``provider/pkg/azure/client_azcore.go``,
+    ``PulumiAzcoreResponseError.Error``)."""
+    group = args.get("resourceGroupName") or "rg"
+    cluster = args.get("resourceName")
+    resource_id = (
+        f"/subscriptions/{fake_uuid('subscription')}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
+        f"managedClusters/{cluster}{child}"
+    )
+    return (
+        f'request failed {resource_id}: Status=404 Code="ResourceNotFound" '
+        f"Message=\"The Resource 'Microsoft.ContainerService/managedClusters/{cluster}' under resource group "
+        f"'{group}' was not found.\""
+    )
+
+
 def _agent_pool_absent(args: Mapping[str, Any]) -> dict[str, Any]:
     """``Agent Pools - Get`` before the cluster exists: ARM's 404, so no pool has a live count."""
-    raise InvokeError(
-        f"GET agentPools/{args.get('agentPoolName')}: 404 Not Found: ResourceNotFound: the managed cluster "
-        f"{args.get('resourceName')} was not found"
-    )
+    raise InvokeError(arm_not_found(args, f"/agentPools/{args.get('agentPoolName')}"))
 
 
 def _managed_cluster_absent(args: Mapping[str, Any]) -> dict[str, Any]:
     """``Managed Clusters - Get`` before the cluster exists: ARM's 404, so there is no pool list."""
-    raise InvokeError(
-        f"GET managedClusters/{args.get('resourceName')}: 404 Not Found: ResourceNotFound: the managed cluster "
-        f"{args.get('resourceName')} was not found"
-    )
+    raise InvokeError(arm_not_found(args))
 
 
 def _azure_client_config(_: Mapping[str, Any]) -> dict[str, Any]:

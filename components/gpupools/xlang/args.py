@@ -73,6 +73,17 @@ class ReservationArgs(TypedDict):
     """Instances reserved: the reserved group's maximum; default: the pool's ``maxSize``."""
 
 
+class UpgradeArgs(TypedDict):
+    """How AKS upgrades a pool's on-demand and reserved agent pools (``gpuPools[].upgrade``)."""
+
+    max_surge: NotRequired[str]
+    """Extra nodes during an upgrade, a count or a percentage (``"33%"``); default ``"0"``."""
+    max_unavailable: NotRequired[str]
+    """Nodes drained at once, a count or a percentage; default ``"1"``."""
+    drain_timeout_minutes: NotRequired[int]
+    """Per node, how long AKS waits for evictions before the upgrade fails; default 60."""
+
+
 class PoolArgs(TypedDict):
     """One ``gpuPools`` or ``cpuPools`` entry, the same keys as the stack config (camelCase in other languages).
 
@@ -119,6 +130,8 @@ class PoolArgs(TypedDict):
     """Azure only; default false. Only RDMA (InfiniBand) ND sizes."""
     gpu_driver: NotRequired[str]
     """GPU pools only: ``install`` (default: the image or AKS installs the driver, gpupools runs the device plugin), ``none`` (bring your own, e.g. the NVIDIA GPU Operator) or ``managed`` (refused today; see docs/gpu-driver.md)."""
+    upgrade: NotRequired[UpgradeArgs]
+    """Azure only: the on-demand and reserved agent pools' upgrade settings; default no surge, one node at a time, 60 minutes to drain."""
 
 
 # -- cluster-level types ----------------------------------------------------------------------
