@@ -128,7 +128,7 @@ def empty_pool(client: Any, pool: str, karpenter: bool) -> None:
     Nodes, and wait until they are gone."""
     if not karpenter:
         for node in client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}"):
-            client.delete(node)
+            client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}})
         _wait(lambda: not client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}"))
         return
     for claim in client.list("karpenter.sh/v1", "NodeClaim"):

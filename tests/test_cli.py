@@ -32,6 +32,7 @@ MODULES = {
     "gpupools.sim": [PY, "-m", "gpupools.sim"],
     "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],
     "gpupools.sim.engine_build": [PY, "-m", "gpupools.sim.engine_build"],
+    "gpupools.sim.autoscaler_build": [PY, "-m", "gpupools.sim.autoscaler_build"],
     "gpupools.sim.relay": [PY, "-m", "gpupools.sim.relay"],
 }
 PYTHON_SCRIPTS = {
@@ -49,7 +50,9 @@ PYTHON_SCRIPTS = {
 SHELL_SCRIPTS = {
     name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots", "scripts/build-sim", "scripts/test-sim")
 }
-SHELL_SCRIPTS.update({name: [str(ROOT / name)] for name in ("scripts/build-engine", "scripts/engine-preview")})
+SHELL_SCRIPTS.update(
+    {name: [str(ROOT / name)] for name in ("scripts/build-engine", "scripts/engine-preview", "scripts/build-autoscaler")}
+)
 COMMANDS = {**MODULES, **PYTHON_SCRIPTS, **SHELL_SCRIPTS}
 
 

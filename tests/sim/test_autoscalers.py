@@ -98,7 +98,7 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
         for node in client.list("v1", "Node"):
             if autoscaler.NG_NAME in (node["metadata"].get("annotations") or {}) and node["metadata"]["name"] not in names:
                 with contextlib.suppress(KubeError):
-                    client.delete(node)
+                    client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}})
         for manifest in reversed(manifests):
             with contextlib.suppress(KubeError):
                 client.delete(manifest)

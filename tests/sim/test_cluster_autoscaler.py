@@ -168,7 +168,7 @@ def remove_nodes_of(run: Running, pool: str) -> None:
     """Delete the pool's nodes, as an operator scaling its groups to zero would."""
     for node in run.client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}"):
         with contextlib.suppress(KubeError):
-            run.client.delete(node)
+            run.client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}})
 
 
 def restart_autoscaler(run: Running, sim_build: Build) -> None:

@@ -56,6 +56,7 @@ so the sim shows the timeout path only; ``gpupools.fallback_model`` keeps that p
 
 from __future__ import annotations
 
+import signal
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,9 @@ TEMPLATES = "kwok-provider-templates"
 NG_NAME = "cluster-autoscaler.kwok.nodegroup/name"
 NG_MIN = "cluster-autoscaler.kwok.nodegroup/min-count"
 NG_MAX = "cluster-autoscaler.kwok.nodegroup/max-count"
+NG_DESIRED = "cluster-autoscaler.kwok.nodegroup/desired-count"
+"""The group's size at start; the provider refuses one outside [min, max] (``parseAnnotations``) and
+recounts the group's nodes on every loop (``Refresh``), so the sim gives ``min``."""
 UNAVAILABLE_LABEL = control_plane.UNAVAILABLE_LABEL
 """On the templates of a pool whose Spot capacity the sim has made unavailable (module docstring)."""
 STATUS_CONFIG_MAP = "cluster-autoscaler-status"
@@ -134,7 +138,12 @@ def template(scaling: ScalingGroup, unavailable: bool = False) -> dict[str, Any]
     node = node_shapes.node_manifest(scaling.group, 0, control_plane.KWOK_ANNOTATION)
     node["metadata"]["name"] = scaling.id
     node["metadata"]["annotations"].update(
-        {NG_NAME: scaling.id, NG_MIN: str(scaling.group.min_size), NG_MAX: str(scaling.group.max_size)}
+        {
+            NG_NAME: scaling.id,
+            NG_MIN: str(scaling.group.min_size),
+            NG_MAX: str(scaling.group.max_size),
+            NG_DESIRED: str(scaling.group.min_size),
+        }
     )
     if unavailable:
         node["metadata"]["labels"][UNAVAILABLE_LABEL] = "true"
@@ -356,4 +365,8 @@ def start(
 
 
 def stop(state: ClusterState) -> bool:
-    return processes.stop(state, NAME)
+    """Stop cluster-autoscaler with SIGKILL: on SIGTERM it runs its cloud provider's ``Cleanup``
+    (``main.go`` -> ``StaticAutoscaler.ExitCleanUp``), which for the KWOK provider deletes every node
+    of its groups (``kwok_provider.go``, ``Cleanup``); a cloud's provider leaves its instances running
+    when the autoscaler restarts, so the sim's restart (``spot``) must leave the nodes too."""
+    return processes.stop(state, NAME, first_signal=signal.SIGKILL)

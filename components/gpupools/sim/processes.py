@@ -102,15 +102,16 @@ def start(state: ClusterState, controller: Controller, ready: Callable[[], bool]
     return controller
 
 
-def stop(state: ClusterState, name: str, *, timeout: float = 20.0) -> bool:
-    """Stop one recorded controller (TERM, then KILL after ``timeout``); True when it was running."""
+def stop(state: ClusterState, name: str, *, timeout: float = 20.0, first_signal: signal.Signals = signal.SIGTERM) -> bool:
+    """Stop one recorded controller (``first_signal``, TERM by default, then KILL after ``timeout``);
+    True when it was running."""
     saved = records(state)
     controller = saved.pop(name, None)
     _save(state, saved)
     if controller is None or not pid_alive(controller.pid):
         return False
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(controller.pid, signal.SIGTERM)
+        os.killpg(controller.pid, first_signal)
     deadline = time.monotonic() + timeout
     while pid_alive(controller.pid) and time.monotonic() < deadline:
         _reap(controller.pid)
