@@ -26,7 +26,7 @@ VENDORED_AUTOSCALER_FLAGS = {
     "new-pod-scale-up-delay", "ok-total-unready-count", "scale-down-delay-after-add", "scale-down-delay-after-delete",
     "scale-down-delay-after-failure", "scale-down-unready-time", "scale-down-utilization-threshold", "scan-interval",
     "skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "expander", "max-node-provision-time",
-    "scale-down-unneeded-time",
+    "scale-down-unneeded-time", "max-node-startup-time",
 }  # fmt: skip
 
 
@@ -116,6 +116,9 @@ def test_the_aks_profile_becomes_the_flags_of_the_same_names(azure_dev: objects.
     assert set(by_name) - {"cloud-provider", "namespace"} <= VENDORED_AUTOSCALER_FLAGS
     assert "max-empty-bulk-delete" not in by_name
     assert any("max-empty-bulk-delete" in n for n in notes)
+    # The sim's one added flag: a node that never becomes Ready stands for an instance that never registers.
+    assert by_name["max-node-startup-time"] == azure_dev.spec.autoscaler.max_node_provision_time
+    assert any("max-node-startup-time" in n for n in notes)
 
 
 def test_rendered_chart_flags_swap_the_cloud_provider_and_drop_discovery() -> None:

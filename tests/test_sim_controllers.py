@@ -176,13 +176,15 @@ def test_kueue_refuses_a_metrics_directory_it_did_not_write(tmp_path: Path) -> N
     assert (fresh / "tls.crt").exists() and (fresh / kueue.METRICS_CERT_MARKER).exists()
 
 
-def test_spot_is_refused_on_a_cluster_autoscaler_stack(training: objects.StackObjects) -> None:
-    with pytest.raises(SimError, match="cluster-autoscaler"):
-        spot.set_spot(None, None, training, "a10g", available=False)  # type: ignore[arg-type]
+def test_a_cluster_autoscaler_stacks_spot_pools_are_its_pools_that_buy_spot(training: objects.StackObjects) -> None:
+    """Under cluster-autoscaler ``spot`` acts on the pool's Spot node groups (gpupools.sim.autoscaler)."""
+    assert spot.spot_pools(training) == sorted(p.name for p in training.spec.pools if p.spot)
 
 
 def test_spot_names_the_pools_that_buy_spot(eks_karpenter: objects.StackObjects) -> None:
-    with pytest.raises(BadInputError, match=r"pool 'nope' .* buys no Spot capacity \(pools with Spot: general, gpu1, gpu4\)"):
+    with pytest.raises(BadInputError, match=r"unknown pool 'nope' in stack aws-karpenter-dev \(pools: "):
         spot.set_spot(None, None, eks_karpenter, "nope", available=False)  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=r"pool 'system' .* buys no Spot capacity \(pools with Spot: general, gpu1, gpu4\)"):
+        spot.set_spot(None, None, eks_karpenter, "system", available=False)  # type: ignore[arg-type]
     assert spot.spot_pools(eks_karpenter) == sorted(p.name for p in eks_karpenter.spec.pools if p.spot)
     assert eks_karpenter.spec.cloud is Cloud.AWS

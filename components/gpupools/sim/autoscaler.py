@@ -51,7 +51,15 @@ becomes Ready, as a cloud's node whose instance never boots. The autoscaler wait
 expander picks the next tier: the on-demand fallback. What the KWOK provider cannot show: the faster
 failure signal a cloud gives (an EC2 ``InsufficientInstanceCapacity`` scaling activity that the AWS
 provider turns into an instance error before the timeout, ``cloudprovider/aws/auto_scaling_groups.go``),
-so the sim shows the timeout path only; ``gpupools.fallback_model`` keeps that part.
+so the sim shows the timeout path only; ``gpupools.fallback_model`` keeps that part. One flag follows
+from it: a cloud's Spot shortage is an instance that never *registers* (the group's target size
+stays above its nodes until ``--max-node-provision-time``, then the autoscaler lowers it), while the
+KWOK provider creates the Node object in the scale-up itself, so the sim's shortage is a node that
+registers and never becomes Ready. cluster-autoscaler counts such a node as still starting, an
+upcoming node the pending pod waits for, until ``--max-node-startup-time`` (15m by default,
+``clusterstate/clusterstate.go`` ``updateReadinessStats``); the sim sets that flag to the stack's
+``maxNodeProvisionTime`` (``startup_flag``) so the fallback comes when a cloud's would. It changes
+nothing else: every other node turns Ready within a second.
 """
 
 from __future__ import annotations
@@ -209,13 +217,25 @@ def profile_flags(profile: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return flags, notes
 
 
+def startup_flag(stack_objects: StackObjects) -> tuple[str, str]:
+    """``--max-node-startup-time`` at the stack's ``maxNodeProvisionTime``, and the note saying so
+    (module docstring: a KWOK node that never becomes Ready stands for an instance that never registers)."""
+    provision = stack_objects.spec.autoscaler.max_node_provision_time
+    return (
+        f"--max-node-startup-time={provision}",
+        f"--max-node-startup-time={provision} added (the stack's maxNodeProvisionTime): a sim node that never "
+        "becomes Ready stands for a cloud instance that never registers",
+    )
+
+
 def aks_flags(stack_objects: StackObjects) -> tuple[list[str], list[str]]:
     clusters = stack_objects.run.of_type(node_shapes.AKS_CLUSTER)
     if not clusters:
         raise SimError(f"stack {stack_objects.stack} registers no AKS cluster: no autoScalerProfile to run the autoscaler with")
     flags, notes = profile_flags(clusters[0].inputs.get("autoScalerProfile") or {})
     notes.append("AKS runs its managed autoscaler in the control plane under its own identity: the sim runs it as admin")
-    return ["--cloud-provider=kwok", f"--namespace={NAMESPACE}", *flags], notes
+    startup, note = startup_flag(stack_objects)
+    return ["--cloud-provider=kwok", f"--namespace={NAMESPACE}", *flags, startup], [*notes, note]
 
 
 def chart_flags(rendered: charts.Rendered) -> tuple[list[str], list[str]]:
@@ -256,6 +276,9 @@ def plan(stack_objects: StackObjects, helm: Path, chart: Path, kube_version: str
     release = found[0]
     rendered = charts.render(helm, chart, release, kube_version=kube_version)
     flags, notes = chart_flags(rendered)
+    startup, note = startup_flag(stack_objects)
+    flags.append(startup)
+    notes.append(note)
     container = rendered.container()
     for name, source in sorted(container.env_from.items()):
         notes.append(f"env {name} from {source} not set (no pod to resolve it for)")
