@@ -9,17 +9,26 @@
 // module with v0.36.2; replace directives of a dependency do not apply here, so this module states
 // them itself: apis at the same commit, and Kubernetes at the sim control plane's v1.36.3 / v0.36.3
 // (sim/cp), a patch bump that lets Go compile the shared Kubernetes packages once for both builds.
+// It also builds Helm v4.2.4 (helm.sh/helm/v4, the sim's chart renderer), which agrees with
+// cluster-autoscaler on k8s.io/* 0.36 and golang.org/x/net 0.56; the six requires after it lift
+// modules to the versions sim/cp selects, so every module the two graphs share has one version.
 //
 // Where the Go module proxy refuses the module (it answers 403 for k8s.io/autoscaler/cluster-autoscaler
 // on some networks), `python -m gpupools.sim.autoscaler_build --source FILE` (or
 // GPUPOOLS_CLUSTER_AUTOSCALER_SOURCE) builds from an extract of the same tag, checked against
-// AUTOSCALER_SOURCE_SHA256 in gpupools/sim/autoscaler_build.py, with both modules replaced by its
+// SOURCE_SHA256 in gpupools/sim/autoscaler_build.py, with both modules replaced by its
 // directories in a temporary copy of this file.
 module gpupools.dev/sim/autoscaler
 
 go 1.26.0
 
 require (
+	github.com/clipperhouse/uax29/v2 v2.3.0
+	github.com/cpuguy83/go-md2man/v2 v2.0.7
+	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b
+	github.com/mattn/go-runewidth v0.0.19
+	go.opentelemetry.io/contrib/instrumentation/github.com/emicklei/go-restful/otelrestful v0.69.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.44.0
 	helm.sh/helm/v4 v4.2.4
 	k8s.io/autoscaler/cluster-autoscaler v0.0.0-20260722070747-35e8a280425c
 	k8s.io/kubernetes v1.36.3
