@@ -14,7 +14,7 @@ import pytest
 import yaml
 from gpupools.conventions import CapacityType
 from gpupools.kubernetes.priority_expander import CONFIG_MAP_KEY, CONFIG_MAP_NAME
-from gpupools.sim import autoscaler, autoscaler_build, charts, objects, spot
+from gpupools.sim import autoscaler, autoscaler_build, charts, node_shapes, objects, spot
 from gpupools.sim.build import BuildError
 from gpupools.sim.cluster import BadInputError
 from gpupools.testing import PROJECT_ROOT

@@ -122,6 +122,19 @@ class ScalingGroup:
     group: node_shapes.NodeGroup
 
 
+def provider_id(node_name: str) -> str:
+    """The KWOK provider's instance ID of a node (``kwok_helpers.go``, ``getProviderID``): a Node whose
+    ``providerID`` differs is, to the autoscaler, an instance that never registered."""
+    return f"kwok:{node_name}"
+
+
+def adopt(group: node_shapes.NodeGroup, node: dict[str, Any]) -> None:
+    """Make ``node`` (one the sim adds itself: the system pool at ``up``, ``sim nodes``) an instance of
+    its group's scaling group: the group annotation and the provider's form of ``providerID``."""
+    node["metadata"].setdefault("annotations", {})[NG_NAME] = group_id(group)
+    node["spec"]["providerID"] = provider_id(node["metadata"]["name"])
+
+
 def uses_cluster_autoscaler(stack_objects: StackObjects) -> bool:
     return stack_objects.spec.provisioner is Provisioner.CLUSTER_AUTOSCALER
 
@@ -155,6 +168,12 @@ def template(scaling: ScalingGroup, unavailable: bool = False) -> dict[str, Any]
     )
     if unavailable:
         node["metadata"]["labels"][UNAVAILABLE_LABEL] = "true"
+        # The kubelet registers a node with this taint and lifts it once the node is Ready
+        # (kubelet_node_status.go, initialNode); a node that never becomes Ready keeps it, so the
+        # scheduler binds nothing there. cluster-autoscaler drops node-condition taints from its
+        # templates (utils/taints/taints.go, SanitizeTaints, NodeConditionTaints), so the group is
+        # still a candidate for the pod, as a cloud's group would be.
+        node["spec"]["taints"] = [*node["spec"].get("taints", []), {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
     node.pop("status", None)
     node["status"] = {
         "allocatable": scaling.group.resources.as_quantities(),

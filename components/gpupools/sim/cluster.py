@@ -72,10 +72,10 @@ def add_nodes(
     state: ClusterState,
     groups: Sequence[node_shapes.NodeGroup],
     count: int,
-    annotations: Callable[[node_shapes.NodeGroup], Mapping[str, str]] | None = None,
+    adopt: Callable[[node_shapes.NodeGroup, dict[str, Any]], None] | None = None,
 ) -> list[str]:
     """Create ``count`` nodes over ``groups`` (round-robin) and wait until KWOK reports them Ready.
-    ``annotations`` gives extra annotations per group (cluster-autoscaler's node-group membership)."""
+    ``adopt`` edits each node's manifest before it is created (cluster-autoscaler's group membership)."""
     client = state.client()
     created = []
     for group in node_shapes.round_robin(groups, count):
@@ -83,8 +83,8 @@ def add_nodes(
         index = state.nodes.get(key, 0)
         state.nodes[key] = index + 1
         manifest = node_shapes.node_manifest(group, index, control_plane.KWOK_ANNOTATION)
-        if annotations is not None:
-            manifest["metadata"]["annotations"].update(annotations(group))
+        if adopt is not None:
+            adopt(group, manifest)
         client.create(manifest)
         created.append(manifest["metadata"]["name"])
     state.save()
@@ -172,14 +172,15 @@ def up(
     return UpResult(state=state, kubeconfig=path, objects=stack_objects, crds=[c.name for c in crds])
 
 
-def membership(stack_objects: objects.StackObjects) -> Callable[[node_shapes.NodeGroup], Mapping[str, str]] | None:
-    """Under cluster-autoscaler, the annotation that makes a node a member of its group's scaling
-    group (as a cloud's instance is a member of its scale set); None for other provisioners."""
+def membership(stack_objects: objects.StackObjects) -> Callable[[node_shapes.NodeGroup, dict[str, Any]], None] | None:
+    """Under cluster-autoscaler, what makes a node an instance of its group's scaling group (as a
+    cloud's instance is a member of its scale set): ``gpupools.sim.autoscaler.adopt``; None for other
+    provisioners."""
     from gpupools.sim import autoscaler
 
     if not autoscaler.uses_cluster_autoscaler(stack_objects):
         return None
-    return lambda group: {autoscaler.NG_NAME: autoscaler.group_id(group)}
+    return autoscaler.adopt
 
 
 def _pki(state: ClusterState) -> pki.Pki:
