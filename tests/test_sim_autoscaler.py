@@ -94,6 +94,20 @@ def test_an_unavailable_pools_spot_templates_and_only_those_are_labelled(azure_d
         g.id for g in autoscaler.scaling_groups(azure_dev) if g.group.pool == "t4" and g.group.capacity is CapacityType.SPOT
     }
     assert labelled == expected and expected
+    # Never Ready, so never schedulable: the kubelet's registration taint stays (kubelet_node_status.go).
+    not_ready = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    tainted = {n["metadata"]["name"] for n in items if not_ready in n["spec"].get("taints", [])}
+    assert tainted == expected
+
+
+def test_a_node_the_sim_adds_is_an_instance_of_its_scaling_group(aws_dev: objects.StackObjects) -> None:
+    """The KWOK provider lists instances as ``kwok:<node>`` (kwok_helpers.go getProviderID): a node with
+    another providerID would be an instance that never registered, and its group would be unknown."""
+    [scaling, *_] = autoscaler.scaling_groups(aws_dev)
+    node = node_shapes.node_manifest(scaling.group, 0, ("kwok.x-k8s.io/node", "fake"))
+    autoscaler.adopt(scaling.group, node)
+    assert node["spec"]["providerID"] == f"kwok:{node['metadata']['name']}"
+    assert node["metadata"]["annotations"][autoscaler.NG_NAME] == scaling.id
 
 
 def test_the_provider_config_groups_by_the_name_annotation_and_skips_its_taint(aws_dev: objects.StackObjects) -> None:
