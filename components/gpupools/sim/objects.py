@@ -7,9 +7,10 @@ taking every ``kubernetes:<group>/<version>:<Kind>`` registration with its real 
 
 What cannot be applied here, and is reported instead of silently dropped:
 
-* ``kubernetes:helm.sh/v3:Release`` (cluster-autoscaler, Karpenter, Kueue charts): the charts are
-  fetched from OCI/HTTP registries this machine cannot reach. Issue 32 runs those controllers as
-  local processes instead.
+* ``kubernetes:helm.sh/v3:Release`` (cluster-autoscaler, Karpenter, Kueue charts) are no single
+  object: cluster-autoscaler's chart is rendered from the pinned chart and its objects applied
+  (``gpupools.sim.autoscaler``); Karpenter's and Kueue's controllers run as local processes with the
+  sim's admin identity (their charts are not rendered yet).
 * ``kubernetes:yaml/v2:ConfigFile`` of the ProvisioningRequest CRD (fetched from GitHub by URL): the
   sim installs the same CRD from the Go module zip (``build.CRD_FILES``).
 
@@ -67,7 +68,17 @@ def load(stack: str, root: Path | None = None, overrides: Mapping[str, Any] | No
     skipped = []
     for registration in run.registrations:
         if registration.type.startswith("kubernetes:helm.sh/"):
-            skipped.append(f"{registration.type} {registration.name}: its chart cannot be fetched on this machine")
+            chart = str(registration.inputs.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
+            if chart == "cluster-autoscaler":
+                skipped.append(
+                    f"{registration.type} {registration.name}: rendered from the pinned chart; its objects applied, "
+                    "its controller run locally (gpupools.sim.autoscaler)"
+                )
+            else:
+                skipped.append(
+                    f"{registration.type} {registration.name}: chart not rendered in the sim; its controller runs "
+                    "locally with the sim's admin identity"
+                )
         elif registration.type.startswith("kubernetes:yaml/"):
             skipped.append(
                 f"{registration.type} {registration.name}: fetched by URL; the sim installs its CRDs from the Go module zips"
