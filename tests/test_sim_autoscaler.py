@@ -131,7 +131,8 @@ def test_the_aks_profile_becomes_the_flags_of_the_same_names(azure_dev: objects.
     assert "max-empty-bulk-delete" not in by_name
     assert any("max-empty-bulk-delete" in n for n in notes)
     # The sim's one added flag: a node that never becomes Ready stands for an instance that never registers.
-    assert by_name["max-node-startup-time"] == azure_dev.spec.autoscaler.max_node_provision_time
+    provision = int(azure_dev.spec.autoscaler.max_node_provision_time.removesuffix("m")) * 60
+    assert by_name["max-node-startup-time"] == f"{provision + autoscaler.STARTUP_GRACE}s"
     assert any("max-node-startup-time" in n for n in notes)
 
 

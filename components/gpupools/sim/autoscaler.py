@@ -53,13 +53,17 @@ failure signal a cloud gives (an EC2 ``InsufficientInstanceCapacity`` scaling ac
 provider turns into an instance error before the timeout, ``cloudprovider/aws/auto_scaling_groups.go``),
 so the sim shows the timeout path only; ``gpupools.fallback_model`` keeps that part. One flag follows
 from it: a cloud's Spot shortage is an instance that never *registers* (the group's target size
-stays above its nodes until ``--max-node-provision-time``, then the autoscaler lowers it), while the
-KWOK provider creates the Node object in the scale-up itself, so the sim's shortage is a node that
-registers and never becomes Ready. cluster-autoscaler counts such a node as still starting, an
-upcoming node the pending pod waits for, until ``--max-node-startup-time`` (15m by default,
-``clusterstate/clusterstate.go`` ``updateReadinessStats``); the sim sets that flag to the stack's
-``maxNodeProvisionTime`` (``startup_flag``) so the fallback comes when a cloud's would. It changes
-nothing else: every other node turns Ready within a second.
+stays above its nodes until ``--max-node-provision-time``, then the autoscaler backs the group off),
+while the KWOK provider creates the Node object in the scale-up itself, so the sim's shortage is a
+node that registers and never becomes Ready. cluster-autoscaler counts such a node as still
+starting, an upcoming node the pending pod waits for, until ``--max-node-startup-time`` (15m by
+default, ``clusterstate/clusterstate.go`` ``updateReadinessStats``); once it is unready the pod is
+unschedulable again and the expander picks among the groups not backed off. The sim sets that flag
+to the stack's ``maxNodeProvisionTime`` plus ``STARTUP_GRACE`` (``startup_flag``): the scale-up times
+out first and backs the Spot group off (at the same time the two would race, and a node that turns
+unready before the timeout ends the scale-up "successfully", with no backoff), and the fallback
+comes ``STARTUP_GRACE`` later than a cloud's. It changes nothing else: every other node turns Ready
+within a second.
 """
 
 from __future__ import annotations
@@ -236,14 +240,22 @@ def profile_flags(profile: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return flags, notes
 
 
+STARTUP_GRACE = 30
+"""Seconds ``--max-node-startup-time`` adds to the stack's ``maxNodeProvisionTime``: three scan
+intervals (10 s, AKS's and the chart's default), so the scale-up's timeout is seen first."""
+
+
 def startup_flag(stack_objects: StackObjects) -> tuple[str, str]:
-    """``--max-node-startup-time`` at the stack's ``maxNodeProvisionTime``, and the note saying so
-    (module docstring: a KWOK node that never becomes Ready stands for an instance that never registers)."""
+    """``--max-node-startup-time`` at the stack's ``maxNodeProvisionTime`` plus ``STARTUP_GRACE``, and
+    the note saying so (module docstring: a KWOK node that never becomes Ready stands for an instance
+    that never registers)."""
     provision = stack_objects.spec.autoscaler.max_node_provision_time
+    seconds = int(provision.removesuffix("m")) * 60 + STARTUP_GRACE
     return (
-        f"--max-node-startup-time={provision}",
-        f"--max-node-startup-time={provision} added (the stack's maxNodeProvisionTime): a sim node that never "
-        "becomes Ready stands for a cloud instance that never registers",
+        f"--max-node-startup-time={seconds}s",
+        f"--max-node-startup-time={seconds}s added (the stack's maxNodeProvisionTime {provision} + {STARTUP_GRACE}s): a sim "
+        "node that never becomes Ready stands for a cloud instance that never registers; the fallback comes "
+        f"{STARTUP_GRACE}s later than a cloud's",
     )
 
 
