@@ -136,6 +136,13 @@ def test_cpu_pods_go_to_cpu_pools(ca_stack: Running) -> None:
         run.client.delete(pod)
 
 
+@pytest.mark.xfail(
+    reason="not yet passing (issue 38): after the never-ready Spot node's scale-up times out and the group is "
+    "backed off (seen in cluster-autoscaler's log), the autoscaler does not scale the pool's on-demand group "
+    "while that node exists; the cloud's path (an instance that never registers) cannot be expressed with the "
+    "KWOK provider, which creates the Node in the scale-up",
+    strict=False,
+)
 def test_spot_unavailable_the_on_demand_fallback_serves(ca_stack: Running, sim_build: Build) -> None:
     run = ca_stack
     pool = gpu_pools(run)[0]
