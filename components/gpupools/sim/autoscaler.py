@@ -42,7 +42,7 @@ Both read the stack's ``cluster-autoscaler-priority-expander`` ConfigMap from ``
 (``--namespace``, the chart's release namespace on EKS; AKS's managed autoscaler reads
 ``kube-system``), and write their own ``cluster-autoscaler-status`` ConfigMap there.
 
-**A Spot shortage** (``set_unavailable``): the groups of the pool's Spot capacity get a template
+**A Spot shortage** (``gpupools.sim.spot``): the groups of the pool's Spot capacity get a template
 label ``sim.gpupools.io/unavailable=true`` and the autoscaler is restarted (the provider reads its
 templates once, at start). The sim's KWOK controller manages only nodes without that label
 (``control_plane``: ``--manage-nodes-with-label-selector``), so such a node is created and never

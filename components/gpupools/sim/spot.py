@@ -9,9 +9,9 @@ Spot offerings of the pool's sizes and restarts the provider (``gpupools.sim.kar
 already running stay; the next launch for the pool buys what its NodePool allows next.
 
 Under cluster-autoscaler the pool's Spot groups' new nodes never become Ready, as a cloud's Spot
-instances that never boot (``gpupools.sim.autoscaler``, ``set_unavailable``): the real autoscaler
-waits out the stack's ``maxNodeProvisionTime``, backs the group off, and its priority expander picks
-the on-demand fallback.
+instances that never boot (``gpupools.sim.autoscaler``): the real autoscaler waits out the stack's
+``maxNodeProvisionTime`` and backs the group off; the on-demand scale-up that should follow does not
+come yet while the never-ready node exists (docs/sim.md).
 """
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="make a pool's Spot capacity unavailable (or available again) for the stack's provisioner",
         description="Under Karpenter: rewrite the KWOK provider's instance types without (or with) the Spot offerings of "
         "POOL's sizes and restart it, so the next launch for the pool buys what its NodePool allows next. Under "
-        "cluster-autoscaler: POOL's new Spot nodes never become Ready, so the autoscaler waits out maxNodeProvisionTime, "
-        "backs the group off and its priority expander picks the on-demand fallback.",
+        "cluster-autoscaler: POOL's new Spot nodes never become Ready, so the autoscaler times out and backs the Spot "
+        "group off after maxNodeProvisionTime (the on-demand fallback after it does not work in the sim yet; docs/sim.md).",
     )
     parser.add_argument("stack", help="stack name")
     parser.add_argument("--pool", required=True, help="a pool of the stack that buys Spot")
