@@ -47,8 +47,9 @@ label ``sim.gpupools.io/unavailable=true`` and the autoscaler is restarted (the 
 templates once, at start). The sim's KWOK controller manages only nodes without that label
 (``control_plane``: ``--manage-nodes-with-label-selector``), so such a node is created and never
 becomes Ready, as a cloud's node whose instance never boots. The autoscaler waits out the stack's
-``--max-node-provision-time``, counts the scale-up as failed, backs the group off and the priority
-expander picks the next tier: the on-demand fallback. What the KWOK provider cannot show: the faster
+``--max-node-provision-time``, counts the scale-up as failed and backs the group off (observed). The
+on-demand scale-up that should follow does not come yet while the never-ready node exists: the
+control-plane test of the fallback is an expected failure (docs/sim.md). What the KWOK provider cannot show: the faster
 failure signal a cloud gives (an EC2 ``InsufficientInstanceCapacity`` scaling activity that the AWS
 provider turns into an instance error before the timeout, ``cloudprovider/aws/auto_scaling_groups.go``),
 so the sim shows the timeout path only; ``gpupools.fallback_model`` keeps that part. One flag follows
