@@ -141,7 +141,7 @@ def test_cpu_pods_go_to_cpu_pools(ca_stack: Running) -> None:
     "backed off (seen in cluster-autoscaler's log), the autoscaler does not scale the pool's on-demand group "
     "while that node exists; the cloud's path (an instance that never registers) cannot be expressed with the "
     "KWOK provider, which creates the Node in the scale-up",
-    strict=False,
+    run=False,  # it would wait out its 6-minute timeout per stack in every tier run; run it with --runxfail
 )
 def test_spot_unavailable_the_on_demand_fallback_serves(ca_stack: Running, sim_build: Build) -> None:
     run = ca_stack
