@@ -258,8 +258,17 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
     try:
         for manifest in job:
             run.client.apply(manifest)
+        # This job's request only: the namespace is retained between modules (retain_on_delete), and
+        # Kueue names a request after its Workload (job-<job name>-<hash>-<check>-<attempt>).
         request = wait_for(
-            lambda: next(iter(run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace)), None),
+            lambda: next(
+                (
+                    r
+                    for r in run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace)
+                    if "ca-gang" in r["metadata"]["name"]
+                ),
+                None,
+            ),
             timeout=60,
             what="Kueue's ProvisioningRequest",
         )
@@ -272,7 +281,11 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
         assert provisioned
         workload = wait_for(
             lambda: next(
-                (w for w in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace) if kueue.admitted([w])),
+                (
+                    w
+                    for w in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
+                    if kueue.admitted([w]) and any(o.get("name") == "ca-gang" for o in w["metadata"].get("ownerReferences") or [])
+                ),
                 None,
             ),
             timeout=60,
