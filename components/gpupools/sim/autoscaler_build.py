@@ -108,9 +108,7 @@ def pinned_version(module_root: Path) -> str:
 def cache_key(module_root: Path, go: str) -> str:
     digest = hashlib.sha256(f"{go}\n{sys.platform}\n{platform.machine()}\nrecipe {RECIPE}\n".encode())
     for file in ("go.mod", "go.sum"):
-        text = (module_root / MODULE_DIR / file).read_text()
-        if file == "go.mod":
-            text = "\n".join(line.split("//", 1)[0].rstrip() for line in text.splitlines() if line.split("//", 1)[0].strip())
+        text = builds.keyed_text(module_root / MODULE_DIR / file)
         digest.update(f"{file}\n{text}".encode())
     return digest.hexdigest()[:12]
 

@@ -254,6 +254,15 @@ def required_versions(module_root: Path) -> dict[str, str]:
     return versions
 
 
+def keyed_text(path: Path) -> str:
+    """What of a ``go.mod`` or ``go.sum`` goes into a cache key: a ``go.sum`` whole, a ``go.mod`` without
+    its comments (the notes on why each pin change nothing that is built); empty when absent."""
+    text = path.read_text() if path.exists() else ""
+    if path.name != "go.mod":
+        return text
+    return "\n".join(line.split("//", 1)[0].rstrip() for line in text.splitlines() if line.split("//", 1)[0].strip())
+
+
 def cache_key(module_root: Path, go: str) -> str:
     """A hash of everything that changes the output: Go version, platform, recipe, module files
     (``go.mod`` without its comments)."""
@@ -263,10 +272,7 @@ def cache_key(module_root: Path, go: str) -> str:
         for file in ("go.mod", "go.sum"):
             path = module_root / name / file
             digest.update(f"{name}/{file}\n".encode())
-            text = path.read_text() if path.exists() else ""
-            if file == "go.mod":
-                # Comments (the notes on why each pin) change nothing that is built.
-                text = "\n".join(line.split("//", 1)[0].rstrip() for line in text.splitlines() if line.split("//", 1)[0].strip())
+            text = keyed_text(path)
             digest.update(text.encode())
     return digest.hexdigest()[:12]
 

@@ -85,10 +85,7 @@ def cache_key(module_root: Path, go: str) -> str:
     digest = hashlib.sha256(f"{go}\n{sys.platform}\n{platform.machine()}\nrecipe {RECIPE}\n".encode())
     for name in MODULE_DIRS:
         for file in ("go.mod", "go.sum"):
-            text = (module_root / name / file).read_text()
-            if file == "go.mod":
-                # Comments (the notes on why each pin) change nothing that is built.
-                text = "\n".join(line.split("//", 1)[0].rstrip() for line in text.splitlines() if line.split("//", 1)[0].strip())
+            text = builds.keyed_text(module_root / name / file)
             digest.update(f"{name}/{file}\n{text}".encode())
     return digest.hexdigest()[:12]
 
