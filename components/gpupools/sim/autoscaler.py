@@ -46,25 +46,21 @@ Both read the stack's ``cluster-autoscaler-priority-expander`` ConfigMap from ``
 label ``sim.gpupools.io/unavailable=true`` and the autoscaler is restarted (the provider reads its
 templates once, at start). The sim's KWOK controller manages only nodes without that label
 (``control_plane``: ``--manage-nodes-with-label-selector``), so such a node is created and never
-becomes Ready, as a cloud's node whose instance never boots. The autoscaler waits out the stack's
-``--max-node-provision-time``, counts the scale-up as failed and backs the group off (observed). The
-on-demand scale-up that should follow does not come yet while the never-ready node exists: the
-control-plane test of the fallback is an expected failure (docs/sim.md). What the KWOK provider cannot show: the faster
-failure signal a cloud gives (an EC2 ``InsufficientInstanceCapacity`` scaling activity that the AWS
-provider turns into an instance error before the timeout, ``cloudprovider/aws/auto_scaling_groups.go``),
-so the sim shows the timeout path only; ``gpupools.fallback_model`` keeps that part. One flag follows
-from it: a cloud's Spot shortage is an instance that never *registers* (the group's target size
-stays above its nodes until ``--max-node-provision-time``, then the autoscaler backs the group off),
-while the KWOK provider creates the Node object in the scale-up itself, so the sim's shortage is a
-node that registers and never becomes Ready. cluster-autoscaler counts such a node as still
-starting, an upcoming node the pending pod waits for, until ``--max-node-startup-time`` (15m by
-default, ``clusterstate/clusterstate.go`` ``updateReadinessStats``); once it is unready the pod is
-unschedulable again and the expander picks among the groups not backed off. The sim sets that flag
-to the stack's ``maxNodeProvisionTime`` plus ``STARTUP_GRACE`` (``startup_flag``): the scale-up times
-out first and backs the Spot group off (at the same time the two would race, and a node that turns
-unready before the timeout ends the scale-up "successfully", with no backoff), and the fallback
-comes ``STARTUP_GRACE`` later than a cloud's. It changes nothing else: every other node turns Ready
-within a second.
+becomes Ready; it is created ``Ready=False`` with the ``not-ready`` taint (``NOT_READY_CONDITION``
+says why both), so the pending pod is never bound to it. A cloud's Spot shortage is an instance that
+never *registers*, and the KWOK provider cannot express that: it creates the Node object in the
+scale-up itself and recounts its groups from their nodes on every loop (``kwok_provider.go``,
+``Refresh``), so a node the sim deleted would end the scale-up "successfully" and the autoscaler would
+try the Spot group again. A registered node that never becomes Ready is the nearest it can show, and
+the autoscaler treats both alike where it matters (observed, ``tests/sim/test_cluster_autoscaler.py``):
+it counts the node as starting, waits out the stack's ``--max-node-provision-time``, times the
+scale-up out, backs the Spot group off (``clusterstate/clusterstate.go``, ``updateScaleRequests``)
+and, in the same loop, the priority expander picks the pool's on-demand group; the never-ready node
+is removed later as unneeded. No flag is added for it. What the KWOK provider cannot show: the
+faster failure signal a cloud gives (an EC2 ``InsufficientInstanceCapacity`` scaling activity that
+the AWS provider turns into an instance error before the timeout,
+``cloudprovider/aws/auto_scaling_groups.go``), so the sim shows the timeout path only;
+``gpupools.fallback_model`` keeps that part.
 """
 
 from __future__ import annotations
@@ -98,6 +94,22 @@ NG_DESIRED = "cluster-autoscaler.kwok.nodegroup/desired-count"
 recounts the group's nodes on every loop (``Refresh``), so the sim gives ``min``."""
 UNAVAILABLE_LABEL = control_plane.UNAVAILABLE_LABEL
 """On the templates of a pool whose Spot capacity the sim has made unavailable (module docstring)."""
+NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+NOT_READY_CONDITION = {
+    "type": "Ready",
+    "status": "False",
+    "reason": "KubeletNotReady",
+    "message": "the sim's Spot shortage: this instance never becomes Ready",
+}
+"""What a never-ready node of an unavailable Spot group is created with (the API server keeps a Node's
+status on create: ``pkg/registry/core/node/strategy.go``). The node lifecycle controller keeps exactly
+the NoSchedule condition taints a node's conditions justify and removes the rest
+(``pkg/controller/nodelifecycle/node_lifecycle_controller.go``, ``doNoScheduleTaintingPass``): without
+``Ready=False`` it would lift the taint, the scheduler would bind the pending pod to the node, and the
+pod would wait out the 300 s ``unreachable`` toleration before the autoscaler saw it again. With both,
+the pod stays pending on the taint from the node's first moment, as it stays pending on a cloud whose
+instance never registers. cluster-autoscaler drops node-condition taints from its templates
+(``utils/taints/taints.go``, ``SanitizeTaints``), so the group is still a candidate for the pod."""
 STATUS_CONFIG_MAP = "cluster-autoscaler-status"
 GPU_LABELS = {Cloud.AWS: "k8s.amazonaws.com/accelerator", Cloud.AZURE: "kubernetes.azure.com/accelerator"}
 """The GPU label cluster-autoscaler's AWS and Azure providers report (``GPULabel``:
@@ -171,19 +183,15 @@ def template(scaling: ScalingGroup, unavailable: bool = False) -> dict[str, Any]
             NG_DESIRED: str(scaling.group.min_size),
         }
     )
-    if unavailable:
-        node["metadata"]["labels"][UNAVAILABLE_LABEL] = "true"
-        # The kubelet registers a node with this taint and lifts it once the node is Ready
-        # (kubelet_node_status.go, initialNode); a node that never becomes Ready keeps it, so the
-        # scheduler binds nothing there. cluster-autoscaler drops node-condition taints from its
-        # templates (utils/taints/taints.go, SanitizeTaints, NodeConditionTaints), so the group is
-        # still a candidate for the pod, as a cloud's group would be.
-        node["spec"]["taints"] = [*node["spec"].get("taints", []), {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
     node.pop("status", None)
     node["status"] = {
         "allocatable": scaling.group.resources.as_quantities(),
         "capacity": scaling.group.resources.as_quantities(),
     }
+    if unavailable:
+        node["metadata"]["labels"][UNAVAILABLE_LABEL] = "true"
+        node["spec"]["taints"] = [*node["spec"].get("taints", []), NOT_READY_TAINT]
+        node["status"]["conditions"] = [NOT_READY_CONDITION]
     return node
 
 
@@ -241,33 +249,13 @@ def profile_flags(profile: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return flags, notes
 
 
-STARTUP_GRACE = 30
-"""Seconds ``--max-node-startup-time`` adds to the stack's ``maxNodeProvisionTime``: three scan
-intervals (10 s, AKS's and the chart's default), so the scale-up's timeout is seen first."""
-
-
-def startup_flag(stack_objects: StackObjects) -> tuple[str, str]:
-    """``--max-node-startup-time`` at the stack's ``maxNodeProvisionTime`` plus ``STARTUP_GRACE``, and
-    the note saying so (module docstring: a KWOK node that never becomes Ready stands for an instance
-    that never registers)."""
-    provision = stack_objects.spec.autoscaler.max_node_provision_time
-    seconds = int(provision.removesuffix("m")) * 60 + STARTUP_GRACE
-    return (
-        f"--max-node-startup-time={seconds}s",
-        f"--max-node-startup-time={seconds}s added (the stack's maxNodeProvisionTime {provision} + {STARTUP_GRACE}s): a sim "
-        "node that never becomes Ready stands for a cloud instance that never registers; the fallback comes "
-        f"{STARTUP_GRACE}s later than a cloud's",
-    )
-
-
 def aks_flags(stack_objects: StackObjects) -> tuple[list[str], list[str]]:
     clusters = stack_objects.run.of_type(node_shapes.AKS_CLUSTER)
     if not clusters:
         raise SimError(f"stack {stack_objects.stack} registers no AKS cluster: no autoScalerProfile to run the autoscaler with")
     flags, notes = profile_flags(clusters[0].inputs.get("autoScalerProfile") or {})
     notes.append("AKS runs its managed autoscaler in the control plane under its own identity: the sim runs it as admin")
-    startup, note = startup_flag(stack_objects)
-    return ["--cloud-provider=kwok", f"--namespace={NAMESPACE}", *flags, startup], [*notes, note]
+    return ["--cloud-provider=kwok", f"--namespace={NAMESPACE}", *flags], notes
 
 
 def chart_flags(rendered: charts.Rendered) -> tuple[list[str], list[str]]:
@@ -308,9 +296,6 @@ def plan(stack_objects: StackObjects, helm: Path, chart: Path, kube_version: str
     release = found[0]
     rendered = charts.render(helm, chart, release, kube_version=kube_version)
     flags, notes = chart_flags(rendered)
-    startup, note = startup_flag(stack_objects)
-    flags.append(startup)
-    notes.append(note)
     container = rendered.container()
     for name, source in sorted(container.env_from.items()):
         notes.append(f"env {name} from {source} not set (no pod to resolve it for)")
