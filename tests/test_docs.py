@@ -3,7 +3,8 @@ anchor resolves, and the version they install is the package's.
 
 Snippets run on Pulumi's mock runtime through ``gpupools.testing.run_program`` (what they register
 is recorded, nothing is deployed); a snippet that calls ``run_program`` itself (a test of a user's
-program, or one with its own ``set_mocks``) runs as plain Python. Only ```python blocks run: ```bash, ```yaml and untagged blocks are
+program, or one with its own ``set_mocks``), or a script that says so in its first line
+(``# A script, not a Pulumi program``), runs as plain Python. Only ```python blocks run: ```bash, ```yaml and untagged blocks are
 shell, config or output, not programs.
 """
 
@@ -59,6 +60,10 @@ def _params() -> list[object]:
     return [pytest.param(snippet, id=snippet.id) for snippet in snippets()]
 
 
+SCRIPT_MARK = "# A script, not a Pulumi program"
+"""First line of a snippet that runs outside a Pulumi program (it registers nothing)."""
+
+
 def test_the_pages_have_python_snippets() -> None:
     pages = {s.page.name for s in snippets()}
     assert {"README.md", "library.md", "workloads.md", "karpenter-nap.md"} <= pages
@@ -67,7 +72,7 @@ def test_the_pages_have_python_snippets() -> None:
 @pytest.mark.parametrize("snippet", _params())
 def test_python_snippet_runs_as_written(snippet: Snippet) -> None:
     code = compile(snippet.code, snippet.id, "exec")
-    if "run_program(" in snippet.code or "set_mocks(" in snippet.code:
+    if "run_program(" in snippet.code or "set_mocks(" in snippet.code or snippet.code.startswith(SCRIPT_MARK):
         exec(code, {"__name__": "snippet"})  # it runs its own program on the mock runtime and asserts
         return
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -955,3 +957,29 @@ def load() -> StackSpec:
     namespace, key = ("aws", "region") if load_cloud() is Cloud.AWS else ("azure-native", "location")
     region = pulumi.Config(namespace).get(key)
     return parse(_raw_config(), region=region)
+
+
+# --- outside a Pulumi program --------------------------------------------------------------------
+
+
+def load_file(path: str | os.PathLike[str]) -> StackSpec:
+    """The validated spec of a stack file (``Pulumi.<stack>.yaml``), for scripts that run outside a
+    Pulumi program (``gpupools.jobs.gpu_job_for_pool`` writing a manifest for ``kubectl apply``).
+
+    Reads the file's ``config:`` mapping and its region (``aws:region`` or
+    ``azure-native:location``) and applies every rule ``load()`` applies. Secret values are not
+    decrypted: gpupools reads none.
+
+    Raises:
+        FileNotFoundError: no such file. ConfigError: as ``load()``, naming the config path.
+    """
+    import yaml
+
+    document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    values = document.get("config") or {} if isinstance(document, Mapping) else {}
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{os.fspath(path)}: config", "must be a mapping", values)
+    cloud = parse_cloud(_decode(values.get(f"{NAMESPACE}:cloud"), f"{NAMESPACE}:cloud"))
+    region_key = "aws:region" if cloud is Cloud.AWS else "azure-native:location"
+    region = values.get(region_key)
+    return parse(values, region=str(region) if region is not None else None)
