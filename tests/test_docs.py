@@ -163,6 +163,21 @@ def test_the_readme_is_a_front_page() -> None:
 # --- versions --------------------------------------------------------------------------------------
 
 
+def test_install_commands_carry_no_made_up_org() -> None:
+    """``github.com/<org>/gpupools`` ran nowhere as written; the repository names no public home, so
+    install commands say how to get the URL of the copy a user cloned (or use a local checkout)."""
+    for path in [*PAGES, ROOT / "CHANGELOG.md", ROOT / "package" / "PulumiPlugin.yaml"]:
+        assert "<org>" not in path.read_text(), f"{path.name}: an install command with <org>"
+
+
+def test_the_changelog_keeps_unreleased_changes_under_unreleased() -> None:
+    """Keep a Changelog 1.1.0: "Keep an Unreleased section at the top"; a version heading carries its
+    release date. The version in code is the next release's until it is tagged."""
+    headings = re.findall(r"^## (.+)$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert headings[0] == "[Unreleased]"
+    assert not any("unreleased" in h.lower() for h in headings[1:]), headings
+
+
 def test_install_instructions_name_the_package_version() -> None:
     for page in PAGES:
         text = page.read_text()
