@@ -103,8 +103,33 @@ GPU_METRICS_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 
+
+def _renamed(stack: str, key: str, to: str) -> dict[str, Any]:
+    """A committed example stack's config with the top-level key ``key`` spelt ``to``."""
+    values = example_stack(stack)
+    return {to if k == key else k: v for k, v in values.items()}
+
+
+# A misspelt required top-level key used to be reported as missing ("gpupools:cloud: is required"):
+# __main__.py reads the cloud before the keys were checked. Now the unknown key, with the near one.
+TOP_LEVEL_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    (
+        "top-level-cloud-wrong-case",
+        _renamed("aws-dev", "gpupools:cloud", "gpupools:Cloud"),
+        "gpupools:Cloud",
+        "did you mean 'cloud'?",
+    ),
+    (
+        "top-level-gpu-pools-misspelt",
+        _renamed("azure-dev", "gpupools:gpuPools", "gpupools:gpuPool"),
+        "gpupools:gpuPool",
+        "did you mean 'gpuPools'?",
+    ),
+]
+
 STACK_CASES = (
     INVALID
+    + TOP_LEVEL_INVALID
     + KARPENTER_INVALID
     + NAP_INVALID
     + MAINTENANCE_INVALID

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from gpupools import config, config_reference, rules, sharing
 from gpupools.errors import ConfigError
-from gpupools.specs import Cloud
+from gpupools.specs import AmiType, Cloud
 from gpupools.testing import PROJECT_ROOT
 
 PAGE = Path(PROJECT_ROOT) / "docs" / "configuration.md"
@@ -220,3 +220,19 @@ def test_check_and_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_page_without_markers_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="markers"):
         config_reference.render("# no markers\n")
+
+
+def test_the_instance_types_rows_state_what_each_provisioner_enforces() -> None:
+    """configuration.md once said AWS types share one shape whatever the provisioner, while eks.md
+    (and ``rules.check_aws_gpu_types``) let a Karpenter pool mix sizes of one GPU count. Each example
+    the rows give is checked against the rule for its provisioner."""
+    text = " ".join(PAGE.read_text().split())
+    assert "under `karpenter` of one GPU count and architecture, sizes may differ (`[g6.xlarge, g6.2xlarge]`)" in text
+    assert "under `karpenter` of one architecture (`[m6i.xlarge, m6i.2xlarge]`)" in text
+    rules.check_aws_gpu_types(["g6.xlarge", "g6.2xlarge"], "p", karpenter=True)
+    with pytest.raises(ConfigError, match=r"must have the shape of g6\.xlarge"):
+        rules.check_aws_gpu_types(["g6.xlarge", "g6.2xlarge"], "p", karpenter=False)
+    rules.check_aws_cpu_types(["m6i.xlarge", "m6i.2xlarge"], AmiType.AL2023_STANDARD, "p", karpenter=True)
+    rules.check_aws_cpu_types(["m6i.2xlarge", "m7i.2xlarge", "m6a.2xlarge"], AmiType.AL2023_STANDARD, "p")
+    with pytest.raises(ConfigError, match=r"must have the shape of m6i\.xlarge"):
+        rules.check_aws_cpu_types(["m6i.xlarge", "m6i.2xlarge"], AmiType.AL2023_STANDARD, "p")

@@ -3,7 +3,8 @@ anchor resolves, and the version they install is the package's.
 
 Snippets run on Pulumi's mock runtime through ``gpupools.testing.run_program`` (what they register
 is recorded, nothing is deployed); a snippet that calls ``run_program`` itself (a test of a user's
-program, or one with its own ``set_mocks``) runs as plain Python. Only ```python blocks run: ```bash, ```yaml and untagged blocks are
+program, or one with its own ``set_mocks``), or a script that says so in its first line
+(``# A script, not a Pulumi program``), runs as plain Python. Only ```python blocks run: ```bash, ```yaml and untagged blocks are
 shell, config or output, not programs.
 """
 
@@ -59,6 +60,10 @@ def _params() -> list[object]:
     return [pytest.param(snippet, id=snippet.id) for snippet in snippets()]
 
 
+SCRIPT_MARK = "# A script, not a Pulumi program"
+"""First line of a snippet that runs outside a Pulumi program (it registers nothing)."""
+
+
 def test_the_pages_have_python_snippets() -> None:
     pages = {s.page.name for s in snippets()}
     assert {"README.md", "library.md", "workloads.md", "karpenter-nap.md"} <= pages
@@ -67,7 +72,7 @@ def test_the_pages_have_python_snippets() -> None:
 @pytest.mark.parametrize("snippet", _params())
 def test_python_snippet_runs_as_written(snippet: Snippet) -> None:
     code = compile(snippet.code, snippet.id, "exec")
-    if "run_program(" in snippet.code or "set_mocks(" in snippet.code:
+    if "run_program(" in snippet.code or "set_mocks(" in snippet.code or snippet.code.startswith(SCRIPT_MARK):
         exec(code, {"__name__": "snippet"})  # it runs its own program on the mock runtime and asserts
         return
 
@@ -156,6 +161,21 @@ def test_the_readme_is_a_front_page() -> None:
 
 
 # --- versions --------------------------------------------------------------------------------------
+
+
+def test_install_commands_carry_no_made_up_org() -> None:
+    """``github.com/<org>/gpupools`` ran nowhere as written; the repository names no public home, so
+    install commands say how to get the URL of the copy a user cloned (or use a local checkout)."""
+    for path in [*PAGES, ROOT / "CHANGELOG.md", ROOT / "package" / "PulumiPlugin.yaml"]:
+        assert "<org>" not in path.read_text(), f"{path.name}: an install command with <org>"
+
+
+def test_the_changelog_keeps_unreleased_changes_under_unreleased() -> None:
+    """Keep a Changelog 1.1.0: "Keep an Unreleased section at the top"; a version heading carries its
+    release date. The version in code is the next release's until it is tagged."""
+    headings = re.findall(r"^## (.+)$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert headings[0] == "[Unreleased]"
+    assert not any("unreleased" in h.lower() for h in headings[1:]), headings
 
 
 def test_install_instructions_name_the_package_version() -> None:

@@ -430,6 +430,18 @@ def test_an_admitted_gang_job_lands_on_its_flavours_nodes(stack: str) -> None:
                 assert not all(other["labels"].get(k) == v for k, v in admitted["nodeSelector"].items())
 
 
+def test_gang_job_takes_the_configs_taint_form_and_names_a_bad_one() -> None:
+    """The mapping a ``gpuPools[].taints`` entry is (issue 39), tolerated like a ``Taint``."""
+    from gpupools.conventions import Taint, TaintEffect
+    from gpupools.errors import ConfigError
+
+    _, job = four_node_job(extra_taints=[{"key": "dedicated", "value": "training", "effect": "NoSchedule"}])
+    tolerations = job["spec"]["template"]["spec"]["tolerations"]
+    assert untolerated(tolerations, [Taint("dedicated", "training", TaintEffect.NO_SCHEDULE)]) == []
+    with pytest.raises(ConfigError, match=r"gang_job\.extra_taints\[0\]\.effect: must be one of"):
+        four_node_job(extra_taints=[{"key": "dedicated", "value": "training", "effect": "Sometimes"}])
+
+
 def test_gang_job_refuses_a_one_node_gang_and_a_long_name() -> None:
     from gpupools.errors import ConfigError
 

@@ -169,3 +169,15 @@ def test_property_cpu_only_never_matches_any_node_marked_gpu(others: dict[str, s
 )
 def test_placements_validate_in_a_job(placement: dict[str, Any]) -> None:
     validate_all_versions(job(placement))
+
+
+def test_cpu_and_gpu_placement_take_the_configs_taint_form() -> None:
+    """``extra_taints`` as a ``cpuPools[].taints`` / ``gpuPools[].taints`` entry is written (issue 39)."""
+    from gpupools.scheduling import cpu_workload
+
+    taint = {"key": "team", "value": "data", "effect": "PreferNoSchedule"}
+    expected = Taint("team", "data", TaintEffect.PREFER_NO_SCHEDULE).toleration()
+    assert expected in cpu_workload("general", extra_taints=[taint])["tolerations"]
+    assert expected in gpu_workload("t4", extra_taints=[taint])["tolerations"]
+    with pytest.raises(ConfigError, match=r"cpu_workload\.extra_taints\[0\]\.effect"):
+        cpu_workload("general", extra_taints=[{"key": "team", "value": "data", "effect": "NO_EXECUTE"}])

@@ -259,6 +259,28 @@ def test_status_counts_nodes_and_pods_per_pool() -> None:
     assert rows["system"]["nodes"] == {"on-demand": 1}
 
 
+def test_status_counts_workload_pods_only_and_lists_every_pool_of_the_stack() -> None:
+    """A DaemonSet's pod (device plugin, DCGM exporter: one per node) is not the pool's workload:
+    the DaemonSet controller sets ``ownerReferences`` ``{kind: DaemonSet, controller: true}`` on
+    every pod it creates (kubernetes ``pkg/controller/daemon/daemon_controller.go``, ``syncNodes``:
+    ``dsc.podControl.CreatePods(ctx, ds.Namespace, podTemplate, ds, metav1.NewControllerRef(ds, controllerKind))``). Idle pools used to be missing from the table."""
+    owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "nvidia-device-plugin", "uid": "u1", "controller": True}
+    job_owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "u2", "controller": True}
+    nodes = [{"metadata": {"name": "a", "labels": {"gpupools.io/pool": "t4", "gpupools.io/capacity-type": "spot"}}}]
+    pods = [
+        {"metadata": {"ownerReferences": [owner]}, "spec": {"nodeName": "a"}, "status": {"phase": "Running"}},
+        {"metadata": {"ownerReferences": [job_owner]}, "spec": {"nodeName": "a"}, "status": {"phase": "Running"}},
+    ]
+    pools = cluster.stack_pools("azure-dev")
+    assert pools == ["system", "t4", "a100", "general"]
+    rows = {row["pool"]: row for row in cluster.summarize(nodes, pods, pools)["pools"]}
+    assert rows["t4"] == {"pool": "t4", "nodes": {"spot": 1}, "pods": {"running": 1}}
+    assert rows["a100"] == {"pool": "a100", "nodes": {}, "pods": {}} and set(rows) == set(pools)
+    data = {"stack": "azure-dev", "kubernetesVersion": "v1.35.0", "server": "https://127.0.0.1:6443", "kubeconfig": "k"}
+    table = cluster.render_status({**data, **cluster.summarize(nodes, pods, pools)})
+    assert "a100         0                                  0" in table and "DaemonSet pods not counted" in table
+
+
 def run_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": "/usr/bin:/bin",

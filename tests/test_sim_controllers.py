@@ -181,6 +181,17 @@ def test_a_cluster_autoscaler_stacks_spot_pools_are_its_pools_that_buy_spot(trai
     assert spot.spot_pools(training) == sorted(p.name for p in training.spec.pools if p.spot)
 
 
+def test_the_spot_message_names_the_pools_still_without_spot() -> None:
+    """``spot --available`` with no other pool without Spot once printed "Spot unavailable for: no pool"."""
+    assert spot.message("t4", True, []) == (
+        "Spot capacity of pool t4 is available again; Spot available for every other pool (the stack's provisioner restarted with it)"
+    )
+    assert spot.message("t4", False, ["a100", "t4"]) == (
+        "Spot capacity of pool t4 is unavailable; Spot still unavailable for: a100 (the stack's provisioner restarted with it)"
+    )
+    assert "no pool" not in spot.message("t4", True, [])
+
+
 def test_spot_names_the_pools_that_buy_spot(eks_karpenter: objects.StackObjects) -> None:
     with pytest.raises(BadInputError, match=r"unknown pool 'nope' in stack aws-karpenter-dev \(pools: "):
         spot.set_spot(None, None, eks_karpenter, "nope", available=False)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ relay exits with the command's status and leaves no socket behind."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import http.server
 import os
 import socket
@@ -23,12 +24,52 @@ T = TypeVar("T")
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """On a loop of its own: ``asyncio.run`` would leave no current loop for Pulumi's mocks in later tests."""
+    """On a loop of its own: ``asyncio.run`` would leave no current loop for Pulumi's mocks in later tests.
+
+    Closed the way ``asyncio.run`` closes its loop (CPython ``Lib/asyncio/runners.py``,
+    ``Runner.close``: ``_cancel_all_tasks``, ``shutdown_asyncgens``, then ``loop.close()``): a relay
+    connection still being served when the scenario returns is a pending ``handle`` task; closed
+    with it pending, the task was collected later and its ``finally`` closed its writers on the
+    closed loop, the ``RuntimeError: Event loop is closed`` traceback a passing run showed."""
     loop = asyncio.new_event_loop()
     try:
         return loop.run_until_complete(coroutine)
     finally:
-        loop.close()
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+def test_a_connection_still_served_at_the_end_is_closed_on_its_loop(tmp_path: Path) -> None:
+    """The scenario returns while the relay still pumps an open connection; nothing may be left to
+    run on the closed loop (``sys.unraisablehook`` sees what a collected task raised)."""
+
+    async def scenario() -> None:
+        target = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        inner = await relay.serve(
+            Endpoint(host="127.0.0.1", port=0), Endpoint(host="127.0.0.1", port=target.sockets[0].getsockname()[1])
+        )
+        _, writer = await asyncio.open_connection("127.0.0.1", inner.sockets[0].getsockname()[1])
+        writer.write(b"x")
+        await asyncio.sleep(0.2)  # the relay's handle task is now pumping
+        inner.close()
+        target.close()
+
+    raised: list[BaseException | None] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: raised.append(unraisable.exc_value)
+    try:
+        _run(scenario())
+        gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert raised == []
 
 
 async def _echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -714,11 +716,10 @@ def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
     return section
 
 
-def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
-    """Parse and validate a stack's ``config:`` mapping (``gpupools:*`` keys; others are ignored).
-
-    Object values may be given parsed or as JSON strings (the form ``pulumi.Config`` stores them in).
-    """
+def _own_keys(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``gpupools:*`` entries of a ``config:`` mapping, keyed without the namespace and decoded;
+    an unknown key is refused first, with the known key it is near (``gpupools:Cloud``: did you
+    mean 'cloud'?), so a misspelt required key is not reported as missing."""
     ours: dict[str, Any] = {}
     for full_key, value in values.items():
         namespace, _, key = str(full_key).partition(":")
@@ -726,6 +727,21 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
             continue
         ours[key] = _decode(value, full_key)
     check_keys(ours, TOP_LEVEL_KEYS, "")
+    return ours
+
+
+def cloud_of(values: Mapping[str, Any]) -> Cloud:
+    """``gpupools:cloud`` of a ``config:`` mapping, after the check of its top-level keys
+    (``_own_keys``)."""
+    return parse_cloud(_own_keys(values).get("cloud"))
+
+
+def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
+    """Parse and validate a stack's ``config:`` mapping (``gpupools:*`` keys; others are ignored).
+
+    Object values may be given parsed or as JSON strings (the form ``pulumi.Config`` stores them in).
+    """
+    ours = _own_keys(values)
     cloud = parse_cloud(ours.get("cloud"))
     provisioner = parse_provisioner(ours.get("provisioner"))
     check_provisioner_keys(ours, cloud, provisioner)
@@ -942,10 +958,8 @@ def _raw_config() -> dict[str, Any]:
 
 
 def load_cloud() -> Cloud:
-    """``gpupools:cloud`` of the running stack."""
-    import pulumi
-
-    return parse_cloud(pulumi.Config(NAMESPACE).get("cloud"))
+    """``gpupools:cloud`` of the running stack (an unknown top-level key is refused first: ``cloud_of``)."""
+    return cloud_of(_raw_config())
 
 
 def load() -> StackSpec:
@@ -955,3 +969,29 @@ def load() -> StackSpec:
     namespace, key = ("aws", "region") if load_cloud() is Cloud.AWS else ("azure-native", "location")
     region = pulumi.Config(namespace).get(key)
     return parse(_raw_config(), region=region)
+
+
+# --- outside a Pulumi program --------------------------------------------------------------------
+
+
+def load_file(path: str | os.PathLike[str]) -> StackSpec:
+    """The validated spec of a stack file (``Pulumi.<stack>.yaml``), for scripts that run outside a
+    Pulumi program (``gpupools.jobs.gpu_job_for_pool`` writing a manifest for ``kubectl apply``).
+
+    Reads the file's ``config:`` mapping and its region (``aws:region`` or
+    ``azure-native:location``) and applies every rule ``load()`` applies. Secret values are not
+    decrypted: gpupools reads none.
+
+    Raises:
+        FileNotFoundError: no such file. ConfigError: as ``load()``, naming the config path.
+    """
+    import yaml
+
+    document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    values = document.get("config") or {} if isinstance(document, Mapping) else {}
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{os.fspath(path)}: config", "must be a mapping", values)
+    cloud = cloud_of(values)
+    region_key = "aws:region" if cloud is Cloud.AWS else "azure-native:location"
+    region = values.get(region_key)
+    return parse(values, region=str(region) if region is not None else None)

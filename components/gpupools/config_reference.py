@@ -284,8 +284,9 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             "…instanceTypes",
             "list",
             "required",
-            "Azure exactly one GPU size; AWS several types of one shape (same vCPU, memory, GPUs), at most "
-            f"{rules.EKS_MAX_INSTANCE_TYPES}",
+            f"Azure exactly one GPU size; AWS at most {rules.EKS_MAX_INSTANCE_TYPES} types: under cluster-autoscaler of "
+            "one shape (same vCPU, memory, GPUs: its scale-from-zero template is the first type's), under `karpenter` "
+            "of one GPU count and architecture, sizes may differ (`[g6.xlarge, g6.2xlarge]`)",
         ),
         "maxSize": lambda d: Row(
             "…maxSize",
@@ -443,8 +444,9 @@ def _cpu_pool_rows(d: Defaults) -> list[Row]:
             "…instanceTypes",
             "list",
             "required",
-            "Azure one general-purpose size (`Standard_D8s_v5`; `Standard_D8ps_v5` for Arm64); AWS several types of one "
-            "shape, architecture included (`[m6i.2xlarge, m7i.2xlarge, m6a.2xlarge]`); a GPU size is an error pointing to `gpuPools`",
+            "Azure one general-purpose size (`Standard_D8s_v5`; `Standard_D8ps_v5` for Arm64); AWS several types: under "
+            "cluster-autoscaler of one shape, architecture included (`[m6i.2xlarge, m7i.2xlarge, m6a.2xlarge]`), under "
+            "`karpenter` of one architecture (`[m6i.xlarge, m6i.2xlarge]`); a GPU size is an error pointing to `gpuPools`",
         ),
         Row(
             "…minSize` / `spot` / `onDemandFallback",

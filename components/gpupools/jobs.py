@@ -33,6 +33,12 @@ What each part is for:
   without Kueue installed the Job simply runs.
 * ``do_not_disrupt`` (optional): ``scheduling.do_not_disrupt()`` on the pod template, for Karpenter
   and AKS NAP nodes. Spot reclaims are not stopped by it.
+* **A pool's own placement** (``gpu_job_for_pool``): a Job pinned to a pool must tolerate the
+  pool's ``taints`` as well as the GPU taint, or no node of the pool takes it and it stays Pending
+  (the only trace a provisioner's event). ``gpu_job_for_pool`` reads the pool from the stack's spec
+  (``config.load()`` in a program, ``config.load_file()`` outside one): the pool's name for the
+  selector, its taints tolerated, and the ``nvidia.com/gpu`` one node advertises as the bound of
+  ``gpus`` (``WHOLE_NODE`` asks for all of it).
 
 Pure: it returns a dict and registers nothing. Give ``metadata`` and ``spec`` to
 ``pulumi_kubernetes.batch.v1.Job``, or dump the dict as YAML for ``kubectl apply``.
@@ -40,14 +46,16 @@ Pure: it returns a dict and registers nothing. Give ``metadata`` and ``spec`` to
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import difflib
+from typing import Any, Mapping, Sequence, Union
 
-from gpupools import rules
-from gpupools.conventions import GPU_RESOURCE, KUEUE_QUEUE_LABEL, Taint
+from gpupools import rules, sharing
+from gpupools.catalog.sizes import size_facts
+from gpupools.conventions import GPU_RESOURCE, KUEUE_QUEUE_LABEL
 from gpupools.errors import ConfigError
+from gpupools.scheduling import TaintArg, gpu_workload, taint_args
 from gpupools.scheduling import do_not_disrupt as do_not_disrupt_annotations
-from gpupools.scheduling import gpu_workload
-from gpupools.specs import Cloud
+from gpupools.specs import Cloud, PoolSpec, StackSpec
 
 SPOT_NOTICE_SECONDS = {Cloud.AWS: 120, Cloud.AZURE: 30}
 """How long before a Spot VM goes a cluster hears of it (module docstring): EC2's interruption
@@ -93,7 +101,7 @@ def gpu_job(
     gpus: int = 1,
     namespace: str | None = None,
     pool: str | None = None,
-    extra_taints: Sequence[Taint] = (),
+    extra_taints: Sequence[TaintArg] = (),
     prefer_spot: bool = True,
     backoff_limit: int = DEFAULT_BACKOFF_LIMIT,
     termination_grace_period_seconds: int | None = None,
@@ -112,7 +120,10 @@ def gpu_job(
         gpus: ``nvidia.com/gpu`` in the container's limits; default 1, at least 1.
         namespace: the Job's namespace; default none (the provider's or kubectl's).
         pool: a ``gpuPools`` entry to pin the Job to (``gpupools.scheduling.gpu_workload``); default any.
-        extra_taints: the pool's extra taints, tolerated too (``gpu_workload``); default none.
+        extra_taints: the pool's extra taints, tolerated too (``gpu_workload``): ``Taint`` objects or
+            the config's own mappings ``{key, value, effect}`` (``value`` optional, ``effect`` a
+            string such as ``"NoSchedule"``; ``scheduling.taint_arg``). Default none.
+            ``gpu_job_for_pool`` fills it in from the pool.
         prefer_spot: prefer Spot nodes (``gpu_workload``); default True.
         backoff_limit: retries for the program's own failures; default 3, at least 0.
         termination_grace_period_seconds: default the cloud's ``GRACE_PERIOD_SECONDS``; at most the
@@ -145,6 +156,9 @@ def gpu_job(
         )
     if queue is not None:
         rules.check_label_value(queue, "gpu_job.queue", allow_empty=False)
+    taints = taint_args(extra_taints, "gpu_job.extra_taints")
+    if pool is not None:
+        rules.check_label_value(pool, "gpu_job.pool", allow_empty=False)
 
     container: dict[str, Any] = {"name": name, "image": image, "resources": {"limits": {GPU_RESOURCE: str(gpus)}}}
     if command is not None:
@@ -163,7 +177,7 @@ def gpu_job(
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": grace,
             "containers": [container],
-            **gpu_workload(pool, extra_taints=extra_taints, prefer_spot=prefer_spot),
+            **gpu_workload(pool, extra_taints=taints, prefer_spot=prefer_spot),
         }
     }
     if do_not_disrupt:
@@ -174,3 +188,130 @@ def gpu_job(
         "metadata": metadata,
         "spec": {"backoffLimit": backoff_limit, "podFailurePolicy": pod_failure_policy(), "template": template},
     }
+
+
+WHOLE_NODE = "node"
+"""``gpu_job_for_pool(gpus=WHOLE_NODE)``: every ``nvidia.com/gpu`` one node of the pool advertises."""
+
+PoolSource = Union[StackSpec, PoolSpec]
+"""Where ``gpu_job_for_pool`` reads a pool from: the stack's spec (with the pool's name) or the pool's."""
+
+
+def _pool_of(source: object, pool: str | None) -> PoolSpec:
+    """The ``gpuPools`` entry ``pool`` of a ``StackSpec`` (or a ``PoolSpec`` itself)."""
+    if isinstance(source, PoolSpec):
+        spec = source
+        if pool is not None and pool != spec.name:
+            raise ConfigError("gpu_job_for_pool.pool", f"must be the given PoolSpec's name ({spec.name!r}) or left out", pool)
+    elif isinstance(source, StackSpec):
+        names = [p.name for p in source.gpu_pools]
+        if pool is None:
+            raise ConfigError("gpu_job_for_pool.pool", "is required with a StackSpec: one of " + ", ".join(names), pool)
+        by_name = {p.name: p for p in source.pools}
+        if pool not in by_name:
+            close = difflib.get_close_matches(str(pool), names, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else None
+            raise ConfigError("gpu_job_for_pool.pool", "must be one of the stack's gpuPools: " + ", ".join(names), pool, hint)
+        spec = by_name[pool]
+    else:
+        raise ConfigError("gpu_job_for_pool.source", "must be a StackSpec (config.load()) or a PoolSpec", type(source).__name__)
+    if not spec.is_gpu:
+        raise ConfigError("gpu_job_for_pool.pool", "must be a gpuPools entry (a cpuPools entry has no GPUs)", spec.name)
+    return spec
+
+
+def gpu_slots_per_node(pool: PoolSpec) -> int | None:
+    """``nvidia.com/gpu`` one node of ``pool`` advertises: GPUs of its size x sharing slots per GPU
+    (``sharing.slots_per_gpu``). With several sizes (a Karpenter pool), the smallest, so a Job that
+    asks for it fits whichever size is bought. None when no size catalog knows a size."""
+    counts = []
+    for size in pool.instance_types:
+        facts = size_facts(size)
+        if facts is None:
+            return None
+        counts.append(facts[0] * sharing.slots_per_gpu(pool.sharing))
+    return min(counts) if counts else None
+
+
+def gpu_job_for_pool(
+    source: PoolSource,
+    name: str,
+    image: str,
+    *,
+    pool: str | None = None,
+    cloud: Cloud | str | None = None,
+    gpus: int | str = 1,
+    command: Sequence[str] | None = None,
+    args: Sequence[str] | None = None,
+    namespace: str | None = None,
+    extra_taints: Sequence[TaintArg] = (),
+    prefer_spot: bool = True,
+    backoff_limit: int = DEFAULT_BACKOFF_LIMIT,
+    termination_grace_period_seconds: int | None = None,
+    queue: str | None = None,
+    do_not_disrupt: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``gpu_job`` for one pool of the stack, with the pool's own placement (module docstring).
+
+    Args:
+        source: the stack's ``StackSpec`` (``gpupools.config.load()`` in a program,
+            ``gpupools.config.load_file("Pulumi.<stack>.yaml")`` outside one) with ``pool`` naming a
+            ``gpuPools`` entry; or that entry's ``PoolSpec`` itself (then give ``cloud``).
+        name: the Job's name (``gpu_job``).
+        image: the container image.
+        pool: the ``gpuPools`` entry's name; required with a ``StackSpec``.
+        cloud: default the stack's; required with a ``PoolSpec``.
+        gpus: ``nvidia.com/gpu`` for the container; default 1; ``WHOLE_NODE`` for every slot one node
+            of the pool advertises (``gpu_slots_per_node``). More than one node advertises is refused:
+            such a pod never fits a node of the pool.
+        extra_taints: taints to tolerate besides the pool's own (``gpu_job``); default none.
+        command, args, namespace, prefer_spot, backoff_limit, termination_grace_period_seconds,
+            queue, do_not_disrupt, env: as ``gpu_job``, with its defaults.
+
+    Returns:
+        The ``gpu_job`` manifest, pinned to ``gpupools.io/pool=<pool>`` and tolerating the GPU taint,
+        the AKS Spot taint and every taint of the pool.
+
+    Raises:
+        ConfigError: naming the argument (``gpu_job_for_pool.pool: must be one of the stack's
+            gpuPools: a100, t4, got 'a10'``), or one ``gpu_job`` raises.
+    """
+    spec = _pool_of(source, pool)
+    if cloud is None:
+        if not isinstance(source, StackSpec):
+            raise ConfigError("gpu_job_for_pool.cloud", "is required with a PoolSpec: aws or azure", cloud)
+        cloud = source.cloud
+    slots = gpu_slots_per_node(spec)
+    if gpus == WHOLE_NODE:
+        if slots is None:
+            raise ConfigError(
+                "gpu_job_for_pool.gpus", f"cannot be {WHOLE_NODE!r}: no size catalog lists pool {spec.name}'s sizes", gpus
+            )
+        gpus = slots
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise ConfigError("gpu_job_for_pool.gpus", f"must be an integer >= 1 or {WHOLE_NODE!r}", gpus)
+    if slots is not None and gpus > slots:
+        raise ConfigError(
+            "gpu_job_for_pool.gpus",
+            f"must be <= {slots}, the nvidia.com/gpu one node of pool {spec.name} advertises (a bigger pod never fits)",
+            gpus,
+        )
+    extra = taint_args(extra_taints, "gpu_job_for_pool.extra_taints")
+    return gpu_job(
+        name,
+        image,
+        cloud=cloud,
+        command=command,
+        args=args,
+        gpus=gpus,
+        namespace=namespace,
+        pool=spec.name,
+        extra_taints=(*spec.taints, *extra),
+        prefer_spot=prefer_spot,
+        backoff_limit=backoff_limit,
+        termination_grace_period_seconds=termination_grace_period_seconds,
+        queue=queue,
+        do_not_disrupt=do_not_disrupt,
+        env=env,
+    )

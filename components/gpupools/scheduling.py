@@ -52,8 +52,9 @@ run. On AKS a CPU-only pod needs a user pool without taints; the system pool's
 
 from __future__ import annotations
 
+import difflib
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence, Union
 
 from gpupools import rules
 from gpupools.conventions import (
@@ -68,6 +69,7 @@ from gpupools.conventions import (
     CapacityType,
     Role,
     Taint,
+    TaintEffect,
 )
 from gpupools.errors import ConfigError
 
@@ -111,13 +113,77 @@ def spot_preferences() -> list[dict[str, Any]]:
     ]
 
 
+TaintArg = Union[Taint, Mapping[str, Any]]
+"""A taint as the workload helpers take it: a ``gpupools.conventions.Taint`` or the config's own
+form, a mapping ``{key, value, effect}`` (``value`` optional, ``effect`` a string such as
+``"NoSchedule"``)."""
+
+TAINT_ARG_KEYS = ("key", "value", "effect")
+"""The keys of a taint mapping: those of a ``gpuPools[].taints`` entry."""
+
+
+def _taint_effect(effect: object, path: str) -> TaintEffect:
+    """``effect`` (a ``TaintEffect`` or its Kubernetes spelling) as a ``TaintEffect``."""
+    if isinstance(effect, TaintEffect):
+        return effect
+    spellings = [e.value for e in TaintEffect]
+    if isinstance(effect, str) and effect in spellings:
+        return TaintEffect(effect)
+    eks = {e.eks: e.value for e in TaintEffect}
+    hint = f"use the Kubernetes spelling {eks[effect]!r}" if isinstance(effect, str) and effect in eks else None
+    raise ConfigError(f"{path}.effect", "must be one of " + ", ".join(spellings), effect, hint)
+
+
+def taint_arg(raw: object, path: str) -> Taint:
+    """One taint argument (``TaintArg``) as a ``Taint``.
+
+    A mapping takes the keys of a ``gpuPools[].taints`` entry; ``value`` may be left out (or empty)
+    for a taint written without one: the toleration is then ``Equal`` with an empty value, which
+    Kubernetes matches to a taint without a value (kubernetes/api ``core/v1/toleration.go``,
+    ``ToleratesTaint``: with operator ``Equal`` the toleration's value must equal the taint's).
+    A ``Taint`` whose effect is a string (``Taint("team", "a", "NoSchedule")``) is accepted too.
+
+    Raises:
+        ConfigError: naming ``path`` (``gpu_job.extra_taints[0].effect: must be one of ...``).
+    """
+    key: object
+    value: object
+    effect: object
+    if isinstance(raw, Taint):
+        key, value, effect = raw.key, raw.value, raw.effect
+    elif isinstance(raw, Mapping):
+        unknown = [k for k in raw if k not in TAINT_ARG_KEYS]
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), TAINT_ARG_KEYS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(TAINT_ARG_KEYS)
+            raise ConfigError(f"{path}.{unknown[0]}", "is not a known key", unknown[0], hint)
+        if "effect" not in raw:
+            raise ConfigError(f"{path}.effect", "is required: one of " + ", ".join(e.value for e in TaintEffect), None)
+        key, value, effect = raw.get("key"), raw.get("value", ""), raw["effect"]
+        value = "" if value is None else value
+    else:
+        raise ConfigError(path, "must be a Taint or a mapping {key, value, effect}", raw)
+    if not isinstance(key, str) or not key:
+        raise ConfigError(f"{path}.key", "is required and must be a non-empty string", key)
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}.value", "must be a string", value)
+    return Taint(key=key, value=value, effect=_taint_effect(effect, path))
+
+
+def taint_args(taints: object, path: str) -> tuple[Taint, ...]:
+    """A list of taint arguments (``taint_arg`` each, ``path[i]``) as ``Taint`` objects."""
+    if isinstance(taints, (str, bytes, Mapping, Taint)) or not isinstance(taints, Sequence):
+        raise ConfigError(path, "must be a list of Taints or {key, value, effect} mappings", taints)
+    return tuple(taint_arg(taint, f"{path}[{index}]") for index, taint in enumerate(taints))
+
+
 def tolerations(taints: Sequence[Taint]) -> list[dict[str, str]]:
     """Exact (``Equal``) tolerations for ``taints``, de-duplicated and sorted (key, value, effect),
     so the rendered pod spec does not depend on the order pools were declared in."""
     return [taint.toleration() for taint in sorted(set(taints))]
 
 
-def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (), prefer_spot: bool = True) -> dict[str, Any]:
+def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[TaintArg] = (), prefer_spot: bool = True) -> dict[str, Any]:
     """Placement for a GPU workload: "GPU, prefer Spot, fall back to on-demand".
 
     Args:
@@ -126,7 +192,8 @@ def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
             enough GPUs, and cluster-autoscaler's priority expander buys the cheapest of them
             (one tier per pool, ordered by price per node-hour; see
             ``gpupools.kubernetes.priority_expander``).
-        extra_taints: the pool's extra taints (``gpuPools[].taints``), to tolerate them too;
+        extra_taints: the pool's extra taints (``gpuPools[].taints``), to tolerate them too:
+            ``Taint`` objects or the config's own mappings ``{key, value, effect}`` (``taint_arg``);
             default none.
         prefer_spot: add weight-100 preferences for ``gpupools.io/capacity-type=spot`` and
             ``karpenter.sh/capacity-type=spot`` (``spot_preferences``); default True. The scheduler
@@ -141,7 +208,8 @@ def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
         and, with ``pool``, ``gpupools.io/pool In [pool]``.
 
     Raises:
-        ConfigError: ``pool`` is not a valid label value (it could never match a node).
+        ConfigError: ``pool`` is not a valid label value (it could never match a node), or an
+            ``extra_taints`` entry is not a taint (``gpu_workload.extra_taints[0].effect: ...``).
     """
     terms = [requirement(ROLE_LABEL, "In", [Role.GPU.value])]
     if pool is not None:
@@ -151,7 +219,7 @@ def gpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
     if prefer_spot:
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = spot_preferences()
     return {
-        "tolerations": tolerations([GPU_TAINT, AKS_SPOT_TAINT, *extra_taints]),
+        "tolerations": tolerations([GPU_TAINT, AKS_SPOT_TAINT, *taint_args(extra_taints, "gpu_workload.extra_taints")]),
         "affinity": {"nodeAffinity": node_affinity},
     }
 
@@ -175,7 +243,7 @@ def cpu_only() -> dict[str, Any]:
     }
 
 
-def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (), prefer_spot: bool = True) -> dict[str, Any]:
+def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[TaintArg] = (), prefer_spot: bool = True) -> dict[str, Any]:
     """Placement for CPU work on a ``cpuPools`` pool: "CPU pool, prefer Spot, fall back to on-demand".
 
     The CPU counterpart of ``gpu_workload``; ``cpu_only()`` stays the looser "anywhere but GPU
@@ -185,7 +253,8 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
     Args:
         pool: a ``cpuPools`` entry name to pin the pod to (its Spot and on-demand pools alike);
             default None: any gpupools CPU pool; the autoscaler then buys the cheapest that fits.
-        extra_taints: the pool's extra taints (``cpuPools[].taints``), to tolerate them too.
+        extra_taints: the pool's extra taints (``cpuPools[].taints``), to tolerate them too:
+            ``Taint`` objects or ``{key, value, effect}`` mappings (``taint_arg``).
         prefer_spot: weight-100 preferences for Spot nodes (``spot_preferences``); default True.
 
     Returns:
@@ -204,7 +273,8 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[Taint] = (),
     node_affinity = required_node_affinity(terms)
     if prefer_spot:
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = spot_preferences()
-    return {"tolerations": tolerations([AKS_SPOT_TAINT, *extra_taints]), "affinity": {"nodeAffinity": node_affinity}}
+    taints = taint_args(extra_taints, "cpu_workload.extra_taints")
+    return {"tolerations": tolerations([AKS_SPOT_TAINT, *taints]), "affinity": {"nodeAffinity": node_affinity}}
 
 
 GO_DURATION = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")

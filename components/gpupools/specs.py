@@ -297,7 +297,8 @@ class PoolSpec:
     Attributes:
         name: short, a lowercase letter then letters/digits (AKS: at most 7, leaving room for the
             role letter and the 4-character replacement digest within AKS's 12).
-        instance_types: Azure exactly one GPU VM size; AWS several types of one shape.
+        instance_types: Azure exactly one VM size; AWS several types, of one shape under
+            cluster-autoscaler, of one GPU count and architecture under Karpenter (``rules.check_aws_gpu_types``).
         max_size: the pool's total across its zones.
         min_size: default 0, so an idle pool costs nothing.
         spot: default True.

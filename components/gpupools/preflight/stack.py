@@ -65,7 +65,7 @@ def target_from_values(stack: str, values: Mapping[str, Any], environ: Mapping[s
     ``azure-native:location``, exactly as ``stacks/azure.py`` does.
     """
     environ = os.environ if environ is None else environ
-    cloud = config.parse_cloud(values.get(f"{config.NAMESPACE}:cloud"))
+    cloud = config.cloud_of(values)
     if cloud is Cloud.AWS:
         region = values.get(AWS_REGION_KEY) or environ.get("AWS_REGION") or _aws_profile_region()
         spec = config.parse(values, region=values.get(AWS_REGION_KEY))

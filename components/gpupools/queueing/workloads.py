@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from gpupools import rules, scheduling
-from gpupools.conventions import GPU_RESOURCE, Taint
+from gpupools.conventions import GPU_RESOURCE
 from gpupools.errors import ConfigError
 from gpupools.queueing.queues import QUEUE_LABEL, SHARED_QUEUE
 
@@ -53,7 +53,7 @@ def gang_job(
     queue: str = SHARED_QUEUE,
     namespace: str = "default",
     pool: str | None = None,
-    extra_taints: Sequence[Taint] = (),
+    extra_taints: Sequence[scheduling.TaintArg] = (),
     port: int = DEFAULT_PORT,
     backoff_limit: int = 0,
 ) -> list[dict[str, Any]]:
@@ -68,7 +68,8 @@ def gang_job(
         queue: the LocalQueue (``gpupools`` or a team's name from ``gpupools:queueing.teams``).
         namespace: where the LocalQueue is; default ``default``.
         pool: a pool to pin the job to (``gpu_workload(pool=...)``); default any GPU pool.
-        extra_taints: the pool's extra taints, to tolerate them.
+        extra_taints: the pool's extra taints, to tolerate them: ``Taint`` objects or the config's
+            ``{key, value, effect}`` mappings (``scheduling.taint_arg``).
         port: rank 0's rendezvous port; default 29500.
         backoff_limit: pod failures before the Job fails; default 0 (a lost rank fails the run,
             which is then re-queued by whoever submitted it).
@@ -90,7 +91,7 @@ def gang_job(
     if not script:
         raise ConfigError("gang_job.script", "must name the training script to run", list(script))
     rules.check_label_value(queue, "gang_job.queue", allow_empty=False)
-    placement = scheduling.gpu_workload(pool, extra_taints=extra_taints)
+    placement = scheduling.gpu_workload(pool, extra_taints=scheduling.taint_args(extra_taints, "gang_job.extra_taints"))
     master = f"{name}-0.{name}"
     torchrun = [
         "torchrun",

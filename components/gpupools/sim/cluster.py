@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType
+from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType, Role
 from gpupools.sim import build as builds
 from gpupools.sim import control_plane, controllers, node_shapes, objects, pki
 from gpupools.sim.control_plane import ClusterState, SimError
@@ -206,9 +206,21 @@ def node_capacity(node: Mapping[str, Any]) -> str:
     return str(labels.get(KARPENTER_CAPACITY_TYPE_LABEL) or labels.get(CAPACITY_TYPE_LABEL) or "unknown")
 
 
-def summarize(node_list: Sequence[Mapping[str, Any]], pod_list: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Nodes per pool and capacity type; pods running and pending per pool (a pod's pool is its
-    node's; an unscheduled pod's is the ``gpupools.io/pool`` it selects, else ``-``)."""
+def is_daemonset_pod(pod: Mapping[str, Any]) -> bool:
+    """True for a pod a DaemonSet owns (an ``ownerReferences`` entry of kind ``DaemonSet``, which
+    the DaemonSet controller sets on every pod it creates): the node's add-ons (device plugin,
+    exporters, CNI), one per node, not the pool's workload."""
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return any(owner.get("kind") == "DaemonSet" for owner in owners)
+
+
+def summarize(
+    node_list: Sequence[Mapping[str, Any]], pod_list: Sequence[Mapping[str, Any]], pools: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Nodes per pool and capacity type; workload pods running and pending per pool (a pod's pool is
+    its node's; an unscheduled pod's is the ``gpupools.io/pool`` it selects, else ``-``). DaemonSet
+    pods are not counted (``is_daemonset_pod``). ``pools``: the stack's pools, each listed even with
+    no node and no pod, so an idle pool shows as 0 rather than missing."""
     pool_of_node = {}
     node_counts: Counter[tuple[str, str]] = Counter()
     for node in node_list:
@@ -218,13 +230,15 @@ def summarize(node_list: Sequence[Mapping[str, Any]], pod_list: Sequence[Mapping
         node_counts[(pool, node_capacity(node))] += 1
     pod_counts: Counter[tuple[str, str]] = Counter()
     for pod in pod_list:
+        if is_daemonset_pod(pod):
+            continue
         spec = pod.get("spec") or {}
         phase = str((pod.get("status") or {}).get("phase", "Pending"))
         bound = spec.get("nodeName")
         pool = pool_of_node.get(str(bound), "-") if bound else str((spec.get("nodeSelector") or {}).get(POOL_LABEL, "-"))
         state = "running" if phase == "Running" else "pending" if phase == "Pending" else phase.lower()
         pod_counts[(pool, state)] += 1
-    pools = sorted({p for p, _ in node_counts} | {p for p, _ in pod_counts})
+    listed = sorted(set(pools) | {p for p, _ in node_counts} | {p for p, _ in pod_counts})
     return {
         "pools": [
             {
@@ -232,16 +246,26 @@ def summarize(node_list: Sequence[Mapping[str, Any]], pod_list: Sequence[Mapping
                 "nodes": {capacity: n for (p, capacity), n in sorted(node_counts.items()) if p == pool},
                 "pods": {state: n for (p, state), n in sorted(pod_counts.items()) if p == pool},
             }
-            for pool in pools
+            for pool in listed
         ]
     }
+
+
+def stack_pools(stack: str, root: Path | None = None) -> list[str]:
+    """The pool names a stack's nodes carry in ``gpupools.io/pool``: ``system`` and every
+    ``gpuPools``/``cpuPools`` entry, read from ``Pulumi.<stack>.yaml`` (no synthesis)."""
+    from gpupools.config import load_file
+    from gpupools.synth import default_root
+
+    spec = load_file((root or default_root()) / f"Pulumi.{stack}.yaml")
+    return [Role.SYSTEM.value, *(pool.name for pool in spec.pools)]  # the system pool is "system" on both clouds
 
 
 def status(stack: str) -> dict[str, Any]:
     check_stack(stack)
     state = control_plane.running_state(stack)
     client = state.client()
-    summary = summarize(client.list("v1", "Node"), client.list("v1", "Pod"))
+    summary = summarize(client.list("v1", "Node"), client.list("v1", "Pod"), stack_pools(stack))
     version = client.request("GET", "/version")
     return {
         "stack": stack,
@@ -282,7 +306,7 @@ def render_status(data: Mapping[str, Any]) -> str:
         f"stack {data['stack']}: Kubernetes {data['kubernetesVersion']} at {data['server']}",
         f"kubeconfig: {data['kubeconfig']}",
     ]
-    lines.append(f"{'pool':<12} {'nodes (capacity type)':<34} pods")
+    lines.append(f"{'pool':<12} {'nodes (capacity type)':<34} pods (workloads; DaemonSet pods not counted)")
     for row in data["pools"]:
         node_text = ", ".join(f"{n} {c}" for c, n in row["nodes"].items()) or "0"
         pod_text = ", ".join(f"{n} {s}" for s, n in row["pods"].items()) or "0"

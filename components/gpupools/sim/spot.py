@@ -17,6 +17,7 @@ come yet while the never-ready node exists (docs/sim.md).
 from __future__ import annotations
 
 import argparse
+from typing import Sequence
 
 from gpupools.conventions import CapacityType
 from gpupools.sim import autoscaler, autoscaler_build, controllers, karpenter, node_shapes, objects, processes
@@ -49,7 +50,11 @@ def set_spot(state: ClusterState, build: Build, stack_objects: objects.StackObje
         raise BadInputError(
             f"pool {pool!r} of stack {stack_objects.stack} buys no Spot capacity (pools with Spot: {', '.join(offered) or 'none'})"
         )
-    name, key = (autoscaler.NAME, "unavailable") if autoscaler.uses_cluster_autoscaler(stack_objects) else (karpenter.NAME, "spotUnavailable")
+    name, key = (
+        (autoscaler.NAME, "unavailable")
+        if autoscaler.uses_cluster_autoscaler(stack_objects)
+        else (karpenter.NAME, "spotUnavailable")
+    )
     record = processes.records(state).get(name)
     current = {p for p in (record.extra.get(key, "") if record else "").split(",") if p}
     wanted = sorted(current - {pool} if available else current | {pool})
@@ -92,8 +97,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     state.add_argument("--available", dest="available", action="store_true", help="the pool's Spot offerings again")
 
 
+def message(pool: str, available: bool, without: Sequence[str]) -> str:
+    """What ``spot`` prints: the pool's new state, then which pools are still without Spot, or that
+    every pool has it again (once said as "Spot unavailable for: no pool", issue 39)."""
+    state = "available again" if available else "unavailable"
+    others = sorted(set(without) - {pool})
+    rest = f"; Spot still unavailable for: {', '.join(others)}" if others else "; Spot available for every other pool"
+    return f"Spot capacity of pool {pool} is {state}{rest} (the stack's provisioner restarted with it)"
+
+
 def run(args: argparse.Namespace) -> None:
     without = spot(args.stack, args.pool, available=args.available)
-    state = "unavailable" if not args.available else "available again"
-    rest = f"; still unavailable: {', '.join(p for p in without if p != args.pool)}" if len(set(without) - {args.pool}) else ""
-    print(f"Spot capacity of pool {args.pool} is {state}{rest} (the stack's provisioner restarted with it)")
+    print(message(args.pool, args.available, without))
