@@ -237,11 +237,6 @@ def test_a_reserved_group_is_used_before_spot(kueue_ca_stack: Running) -> None:
         remove_nodes_of(run, pool.name)
 
 
-@pytest.mark.xfail(
-    reason="flaky in the full tier (issue 38): once, after the reserved-group test of this module, Kueue created no "
-    "ProvisioningRequest within 60 s; it passed when run alone and after test_autoscalers.py's Kueue module",
-    strict=False,
-)
 def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_pods_run(kueue_ca_stack: Running) -> None:
     run = kueue_ca_stack
     queueing = run.objects.spec.queueing
