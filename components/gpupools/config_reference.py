@@ -687,6 +687,20 @@ def _cost(d: Defaults) -> dict[str, Entry]:
     }
 
 
+def _catalog(d: Defaults) -> dict[str, Entry]:
+    return {
+        "allowUnlisted": lambda d: Row(
+            "gpupools:catalog.allowUnlisted",
+            "list of sizes",
+            "`[]`",
+            "sizes the stack may use although the offline catalog says its region does not offer them (a catalog "
+            "that lags the cloud); without it such a size is a config error naming the regions that list it. Each "
+            "must be a size of the stack's pools. The online preflight asks the cloud and is the final word "
+            "([Preflight](preflight.md))",
+        ),
+    }
+
+
 SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = (
     ("cluster", "CLUSTER_KEYS", _cluster),
     ("network", "NETWORK_KEYS", _network),
@@ -700,6 +714,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
     ("queueing", "QUEUEING_KEYS", _queueing),
+    ("catalog", "CATALOG_KEYS", _catalog),
 )
 """Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
 
@@ -776,6 +791,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("cost"),
         *section("queueing"),
         *_team_rows(d),
+        *section("catalog"),
     ]
     return out
 

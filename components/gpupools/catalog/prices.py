@@ -34,6 +34,10 @@ from typing import Any, Mapping, Sequence
 
 from gpupools.specs import Cloud
 
+NOT_OFFERED = "not offered in "
+"""How a recorded reason starts when the source lists the region but not the size in it
+(``gpupools.pricing.import_vms_csv``, the importer of both tables' offline sources)."""
+
 HOURS_PER_MONTH = 730
 """Hours in an average month (8,760 / 12): the convention both clouds' price pages and calculators use."""
 
@@ -131,6 +135,20 @@ class PriceTable:
             if size in flagged and price is not None and price.spot is not None:
                 out.append(f"{size}: {flagged[size]}")
         return out
+
+    def not_offered(self, region: str, size: str) -> str | None:
+        """Why ``size`` is not offered in ``region`` when the table's source says so (its recorded
+        reason starts ``not offered in``: the source lists the region, and no such size in it);
+        ``None`` when the size has a row there or nothing is known (a region no source covers)."""
+        key = normalize_region(region)
+        if size in self.prices.get(key, {}):
+            return None
+        reason = self.unpriced.get(key, {}).get(size)
+        return reason if reason is not None and reason.startswith(NOT_OFFERED) else None
+
+    def regions_listing(self, size: str) -> list[str]:
+        """The regions whose rows price ``size`` (what the source lists), sorted."""
+        return sorted(region for region, rows in self.prices.items() if size in rows)
 
     def price(self, region: str, size: str) -> Price | None:
         """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
