@@ -506,18 +506,27 @@ class _Priced:
 
 
 def unknown_parts(priced: Sequence[_Priced], table: PriceTable, region: str) -> dict[str, str]:
-    """Per pool with a group whose price is unknown: why, and the bound it is counted at."""
-    parts: dict[str, list[str]] = {}
+    """Per pool with a group whose price is unknown: which capacity types, why (once per distinct
+    reason), and what they are counted at: a Spot group at its on-demand price (an upper bound),
+    a group without any price left out (the figures that hold its nodes are then lower bounds)."""
+    parts: dict[str, list[_Priced]] = {}
     for p in priced:
-        if p.price is not None:
-            continue
-        why = price_gap(table, region, p.group.instance_types, p.group.capacity) or "no price"
-        if p.bound is not None:
-            how = f"counted at its on-demand price {p.bound:.4f}/node-h, the most a Spot node costs (an upper bound)"
-        else:
-            how = "no bound: left out of the figures, which are then lower bounds"
-        parts.setdefault(p.group.pool, []).append(f"{p.group.capacity.value} price unknown ({why}); {how}")
-    return {pool: "; ".join(texts) for pool, texts in parts.items()}
+        if p.price is None:
+            parts.setdefault(p.group.pool, []).append(p)
+    out = {}
+    for pool, groups in parts.items():
+        capacities = " and ".join(dict.fromkeys(p.group.capacity.value for p in groups))
+        whys = "; ".join(
+            dict.fromkeys(price_gap(table, region, p.group.instance_types, p.group.capacity) or "no price" for p in groups)
+        )
+        text = f"{capacities} price unknown ({whys})"
+        bounds = sorted({p.bound for p in groups if p.bound is not None})
+        if bounds:
+            text += f"; Spot counted at its on-demand price {bounds[-1]:.4f}/node-h, the most it costs (figures are upper bounds)"
+        if any(p.bound is None for p in groups):
+            text += "; no bound, left out (figures are lower bounds)"
+        out[pool] = text
+    return out
 
 
 def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, cost: CostSpec | None = None) -> FleetCost:
@@ -661,13 +670,17 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
             f"fallbacks) in {fleet.region}, ${known:,.2f}/h{part}: {drivers}; lower a maxSize or raise the budget",
             budget,
         )
-    unknown = "; ".join(f"pool {pool}: {why}" for pool, why in fleet.unknown_parts) or ", ".join(fleet.unpriced)
-    bound = "has no upper bound" if fleet.ceiling is None else f"is at most ${fleet.ceiling:,.2f}/h"
+    pools = ", ".join(f"pool {pool} ({reason})" for pool, reason in fleet.unpriced_pools) or ", ".join(fleet.unpriced)
+    if fleet.ceiling is None:
+        bound, fix = "has no upper bound (a size has no price at all)", "or remove the budget"
+    else:
+        bound = f"may be up to ${fleet.ceiling:,.2f}/h (unknown Spot prices at on-demand)"
+        fix = f"or raise the budget to ${fleet.ceiling:,.2f}"
     raise ConfigError(
         path,
-        f"cannot be decided in {fleet.region}: the ceiling's known part, ${known or 0.0:,.2f}/h, is within the "
-        f"budget, but with the unknown prices it {bound} ({unknown}); refresh the price catalog "
-        f"({fleet.refresh}), or set a budget of at least the bound",
+        f"cannot be decided: the fleet's ceiling in {fleet.region} is ${known or 0.0:,.2f}/h from the known prices, "
+        f"within the budget, but {bound}; no price in {fleet.region} for {pools} (refresh the price catalog: "
+        f"{fleet.refresh}, {fix})",
         budget,
     )
 

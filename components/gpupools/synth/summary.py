@@ -350,11 +350,14 @@ def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any]
         "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
         "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in node_pools),
         "gpusAtMax": sum(gpus(p, "maxSize") for p in node_pools),
-        "gpuSlotsAtMax": sum(int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools),
+        "gpuSlotsAtMax": sum(
+            int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools
+        ),
         "idleGpus": sum(gpus(p, "minSize") for p in node_pools),
         "costPerHourAtMax": round(sum(known), 4) if len(known) == len(costs) else None,
-        "costExact": len(known) == len(costs),
-        "costPerHourKnown": round(sum(known), 4),
+        # no bounds in such a document: a figure is exact or not computed ("no price")
+        "costExact": True,
+        "costPerHourKnown": round(sum(known), 4) if len(known) == len(costs) else None,
     }
 
 
@@ -371,7 +374,9 @@ def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | No
     total["MAX"] = figures["maxSize"]
     total["GPUS AT MAX"] = figures["gpusAtMax"]
     total["IDLE GPUS"] = figures["idleGpus"]
-    total["$/H AT MAX"] = bounded_money(figures["costPerHourAtMax"], figures["costPerHourKnown"], figures["costExact"])
+    exact = figures["costExact"]
+    value = figures["costPerHourAtMax"]
+    total["$/H AT MAX"] = price_cell(value) if exact else bounded_money(value, figures["costPerHourKnown"], exact)
     rows = [r for r in pool_rows(node_pools)]
     cost_sum = sum(float(p.get("costPerHourAtMax") or 0.0) for p in node_pools)
     summed = (
