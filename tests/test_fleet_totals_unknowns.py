@@ -228,3 +228,20 @@ def test_a_size_the_catalog_does_not_list_passes_with_the_override_and_stays_unp
     _, text = synth(root, "fc", "--no-tree")
     total = next(line for line in text.splitlines() if line.strip().startswith("TOTAL"))
     assert total.split()[-1].startswith(">=")
+
+
+@pytest.mark.parametrize(
+    ("stack", "summed"), [("aws-dev", True), ("azure-dev", True), ("aws-karpenter-dev", False), ("azure-nap-dev", False)]
+)
+def test_the_total_row_says_when_it_is_not_the_sum_of_its_column(stack: str, summed: bool) -> None:
+    """Under Karpenter/NAP the ceiling counts a NodePool once at its limit and on-demand price, not
+    the rows' Spot $/H AT MAX: the row itself says so; under cluster-autoscaler it is the sum."""
+    from gpupools.synth import synthesize
+    from gpupools.synth.summary import NOT_A_SUM, render
+
+    document = synthesize(stack, PROJECT_ROOT).document
+    total = next(line for line in render(document).splitlines() if line.strip().startswith("TOTAL"))
+    rows = document["outputs"]["nodePools"]
+    column = round(sum(p["costPerHourAtMax"] for p in rows), 2)
+    assert (float(total.split()[-1].replace(",", "")) == pytest.approx(column, abs=0.011)) is summed
+    assert (NOT_A_SUM in total) is not summed

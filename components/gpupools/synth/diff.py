@@ -797,9 +797,9 @@ def render_markdown(diffs: Sequence[StackDiff], *, title: str = "Synth diff", ba
         COMMENT_MARKER,
         f"## {title}{against}",
         "",
-        f"Offline synth of {len(diffs)} stack(s), {len(changed)} with changes. "
-        "Flags: ⚠️ replaces the cloud resource, 💰 changes capacity or cost. "
-        "Produced by `python -m gpupools.synth diff` without cloud credentials.",
+        f"Offline synth of {len(diffs)} stack(s), {len(changed)} with changes, by `python -m gpupools.synth diff` "
+        "without cloud credentials.",
+        "Flags: ⚠️ replaces the cloud resource, 💰 changes capacity or cost.",
         "",
         f"_{MARKDOWN_NOTE}_",
         "",
