@@ -161,7 +161,9 @@ def _cluster(d: Defaults) -> dict[str, Entry]:
             + "]`, none in a region without availability zones (`westus`); AWS the region's first 3",
             "Azure: "
             + ", ".join(f'`"{z}"`' for z in rules.AZURE_ZONES)
-            + ", only in a region with availability zones (Azure's regions list); AWS: zone names such as `us-west-2a`",
+            + ", only in a region with availability zones (Azure's regions list); AWS: zone names of the stack's region "
+            "such as `us-west-2a`, checked against the region's zones (`components/gpupools/catalog/regions.py`: "
+            "`eu-central-1d` is an error, eu-central-1 has a, b and c)",
         ),
         "allowLocalAccounts": lambda d: Row(
             "gpupools:cluster.allowLocalAccounts",
