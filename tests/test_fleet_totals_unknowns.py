@@ -245,3 +245,26 @@ def test_the_total_row_says_when_it_is_not_the_sum_of_its_column(stack: str, sum
     column = round(sum(p["costPerHourAtMax"] for p in rows), 2)
     assert (float(total.split()[-1].replace(",", "")) == pytest.approx(column, abs=0.011)) is summed
     assert (NOT_A_SUM in total) is not summed
+
+
+def test_synth_diff_says_why_no_cost_figure_moved_when_capacity_changed(tmp_path: Path) -> None:
+    """A capacity change in a pool whose size has no price moves no computable figure (its ceiling
+    has no bound): the diff says why instead of printing no cost line at all."""
+    config = stack_config("azure-dev", **{"azure-native:location": "francecentral"})
+    config["gpupools:catalog"] = {"allowUnlisted": ["Standard_ND96isr_H100_v5"]}
+    for pool in config["gpupools:gpuPools"]:
+        if pool["name"] == "a100":
+            pool["instanceTypes"] = ["Standard_ND96isr_H100_v5"]
+    bigger = copy.deepcopy(config)
+    for pool in bigger["gpupools:gpuPools"]:
+        if pool["name"] == "a100":
+            pool["maxSize"] = 5
+    documents = []
+    for name, values in (("a", config), ("b", bigger)):
+        (tmp_path / name).mkdir()
+        root = project(tmp_path / name, "s", values)
+        assert synth(root, "s", "-q")[0] == 0
+        documents.append(json.loads((root / "out" / "desired-state.json").read_text()))
+    text = render_markdown([diff_documents(documents[0], documents[1], "s")])
+    assert "💰" in text and "💵 Cost" not in text
+    assert "Unknown prices" in text and "`a100`: spot and on-demand price unknown" in text and "no bound" in text
