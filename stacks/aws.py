@@ -167,7 +167,9 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    _, outputs, cost = stack_costs([cluster.system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost)
+    _, outputs, cost = stack_costs(
+        [cluster.system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost, karpenter=True
+    )
     pulumi.export("nodePools", outputs)
     pulumi.export("cost", cost)
 

@@ -126,7 +126,9 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         weights={info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools},
     )
 
-    _, outputs, cost = stack_costs([cluster.system_pool, *node_pools.pools], price_table(spec.cloud), location, spec.cost)
+    _, outputs, cost = stack_costs(
+        [cluster.system_pool, *node_pools.pools], price_table(spec.cloud), location, spec.cost, karpenter=True
+    )
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", outputs)

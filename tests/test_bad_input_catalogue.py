@@ -82,6 +82,65 @@ REGION_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 
+
+def _moved(stack: str, region_key: str, region: str, zones: list[str] | None = None, **pool_types: list[str]) -> dict[str, Any]:
+    """An example stack moved to ``region`` (cluster zones replaced when given), with some pools'
+    ``instanceTypes`` replaced (``pool_types``: pool name -> types)."""
+    import copy
+
+    values = copy.deepcopy(example_stack(stack))
+    values[region_key] = region
+    if zones is not None:
+        values["gpupools:cluster"] = {**values["gpupools:cluster"], "zones": zones}
+    for pool in values["gpupools:gpuPools"]:
+        if pool["name"] in pool_types:
+            pool["instanceTypes"] = pool_types[pool["name"]]
+    return values
+
+
+# Issue 39: what the region catalogs say is checked before anything is registered. The zones are
+# DescribeAvailabilityZones' answers as moto records them (catalog.regions.AWS_ZONES: eu-central-1
+# has a, b and c); the sizes are what the price catalog's source lists per region (francecentral
+# lists no Standard_ND96isr_H100_v5, eu-central-1 no p5.48xlarge).
+CATALOG_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    (
+        "aws-zone-letter-the-region-lacks",
+        _moved("aws-karpenter-dev", "aws:region", "eu-central-1", ["eu-central-1a", "eu-central-1b", "eu-central-1d"]),
+        "gpupools:cluster.zones[2]",
+        "must be an availability zone of eu-central-1 (eu-central-1a, eu-central-1b, eu-central-1c)",
+    ),
+    (
+        "azure-size-not-offered-in-region",
+        _moved("azure-dev", "azure-native:location", "francecentral", a100=["Standard_ND96isr_H100_v5"]),
+        "gpupools:gpuPools[1].instanceTypes[0]",
+        "must be a size offered in francecentral",
+    ),
+    (
+        "aws-size-not-offered-in-region",
+        _moved(
+            "aws-karpenter-dev",
+            "aws:region",
+            "eu-central-1",
+            ["eu-central-1a", "eu-central-1b", "eu-central-1c"],
+            gpu4=["p5.48xlarge"],
+        ),
+        "gpupools:gpuPools[1].instanceTypes[0]",
+        "regions that list it: eu-north-1, eu-west-2,",
+    ),
+    (
+        "catalog-allow-unlisted-names-no-size-of-the-stack",
+        example_stack("azure-dev", **{"gpupools:catalog": {"allowUnlisted": ["Standard_ND96isr_H100_v6"]}}),
+        "gpupools:catalog.allowUnlisted[0]",
+        "must name a size one of the stack's pools uses",
+    ),
+    (
+        "catalog-unknown-key",
+        example_stack("azure-dev", **{"gpupools:catalog": {"allowUnlised": []}}),
+        "gpupools:catalog.allowUnlised",
+        "did you mean",
+    ),
+]
+
 GPU_METRICS_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     (
         "gpu-metrics-enabled-not-bool",
@@ -138,6 +197,7 @@ STACK_CASES = (
     + GPU_DRIVER_INVALID
     + NODE_REPAIR_INVALID
     + GPU_METRICS_INVALID
+    + CATALOG_INVALID
     + QUEUEING_INVALID
     + UPGRADE_INVALID
 )

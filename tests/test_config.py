@@ -432,7 +432,7 @@ INVALID += [
         "cost-budget-unpriced-region",
         with_key(with_key(AZURE, "azure-native:location", "swedensouth"), "gpupools:cost", {"budgetPerHour": 100}),
         "gpupools:cost.budgetPerHour",
-        "cannot be checked",
+        "cannot be decided",
     ),
     ("cost-spot-share", with_key(AZURE, "gpupools:cost", {"spotShare": 2}), "gpupools:cost.spotShare", "from 0 to 1"),
     ("cost-hours-negative", with_key(AWS, "gpupools:cost", {"gpuHoursPerMonth": -5}), "gpupools:cost.gpuHoursPerMonth", ">= 0"),

@@ -96,9 +96,12 @@ def test_an_unknown_region_or_size_is_named(tmp_path: Path, capsys: pytest.Captu
 def test_azure_spot_rules(tmp_path: Path) -> None:
     rows = rows_of(write(tmp_path, AZURE_HEADER, ANYCLOUD), "westeurope")["Standard_NC16as_T4_v3"]
     price, reason = region_price(Cloud.AZURE, "Standard_NC16as_T4_v3", "westeurope", rows)
-    # 1.080138 / 1.505 = 0.718: above the Spot band, so on-demand only.
-    assert price == Price(1.505, None)
-    assert reason is not None and "0.72x" in reason and reason.startswith("no Spot price")
+    # 1.080138 / 1.505 = 0.718: above the Spot band, so doubtful: kept, with why (issue 39).
+    assert price == Price(1.505, 1.080138)
+    assert reason is not None and "0.72x" in reason and "outside 0.05-0.70x" in reason
+    result = import_region(Cloud.AZURE, "westeurope", {"Standard_NC16as_T4_v3": rows}, {}, ["Standard_NC16as_T4_v3"])
+    assert result.prices["Standard_NC16as_T4_v3"].spot == 1.080138 and "0.72x" in result.doubtful["Standard_NC16as_T4_v3"]
+    assert "Standard_NC16as_T4_v3" not in result.reasons
     same = [replace(rows[0], spot=1.505)]
     price, reason = region_price(Cloud.AZURE, "Standard_NC16as_T4_v3", "westeurope", same)
     assert price == Price(1.505, None) and reason is not None and "no Spot figure below on-demand" in reason

@@ -512,4 +512,7 @@ def test_every_row_is_within_the_bands_of_the_reference_region(cloud: Cloud) -> 
             if price.on_demand is not None and reference is not None and reference.on_demand is not None:
                 assert low - 1e-6 <= price.on_demand / reference.on_demand <= high, (region, size)
             if price.on_demand is not None and price.spot is not None:
-                assert SPOT_BAND[0] <= price.spot / price.on_demand <= SPOT_BAND[1], (region, size)
+                # Outside the band: kept only flagged as doubtful, the flag naming the figure (issue 39).
+                ratio = price.spot / price.on_demand
+                doubt = table.doubtful.get(region, {}).get(size)
+                assert SPOT_BAND[0] <= ratio <= SPOT_BAND[1] or (doubt and f"{price.spot}" in doubt), (region, size)

@@ -1,6 +1,6 @@
 """Synth of an Azure stack in westeurope (issues 20 and 30): a GPU pool whose source row passed the
 checks shows its Spot and on-demand prices with their source and date; a pool whose Spot figure
-failed the check shows its on-demand price, and its Spot price as unknown with the reason.
+is outside the importer's band is priced from it, flagged as doubtful with the reason (issue 39).
 
 The stack is ``azure-dev`` moved to westeurope with two GPU pools: ``Standard_NC24ads_A100_v4``
 (anycloud's May 2026 row: on-demand 4.775, 1.30x the eastus 3.673, Spot 1.905225, 0.40x) and
@@ -50,13 +50,17 @@ def synth(root: Path, *flags: str) -> str:
     return out.getvalue()
 
 
-def test_westeurope_gpu_pools_are_priced_from_checked_rows_and_a_rejected_spot_figure_is_reported(tmp_path: Path) -> None:
+def test_westeurope_gpu_pools_are_priced_from_checked_rows_and_a_doubtful_spot_figure_is_kept_flagged(tmp_path: Path) -> None:
     root = europe_project(tmp_path)
     table = price_table(Cloud.AZURE)
     row = table.price("westeurope", PRICED)
     assert row is not None and row.on_demand is not None and row.spot is not None
-    dropped = table.price("westeurope", NO_SPOT)
-    assert dropped is not None and dropped.on_demand == 1.505 and dropped.spot is None
+    # anycloud's row: 1.080138 Spot, 0.72x the 1.505 on-demand, outside the importer's band: kept,
+    # flagged (issue 39; it used to be dropped, blanking every fleet figure of a stack using it).
+    doubtful = table.price("westeurope", NO_SPOT)
+    assert doubtful is not None and doubtful.on_demand == 1.505 and doubtful.spot == 1.080138
+    why = table.doubtful["westeurope"][NO_SPOT]
+    assert "1.080138" in why and "0.72x" in why and "outside 0.05-0.70x" in why
 
     data = json.loads(synth(root, "--json"))
     pools = {(p["pool"], p["capacityType"]): p for p in data["nodePools"]}
@@ -64,16 +68,17 @@ def test_westeurope_gpu_pools_are_priced_from_checked_rows_and_a_rejected_spot_f
     assert pools[("big", "spot")]["pricePerNodeHour"] == pytest.approx(row.spot, abs=5e-5)
     assert pools[("big", "on-demand")]["pricePerNodeHour"] == pytest.approx(row.on_demand, abs=5e-5)
     assert pools[("small", "on-demand")]["pricePerNodeHour"] == pytest.approx(1.505, abs=5e-5)
-    reason = table.missing_reason("westeurope", NO_SPOT)
-    assert reason.startswith("no Spot price") and "0.72x" in reason
-    assert reason in json.dumps(pools[("small", "spot")])
+    assert pools[("small", "spot")]["pricePerNodeHour"] == pytest.approx(1.080138, abs=5e-5)
+    assert why in pools[("small", "spot")]["doubtfulPrice"] and "doubtfulPrice" not in pools[("big", "spot")]
+    assert data["cost"]["doubtfulPrices"] == [f"{NO_SPOT}: {why}"]
+    assert data["cost"]["ceilingPerHour"] is not None and all(data["cost"]["exact"].values())
 
     text = synth(root, "--no-tree", "--wide")
-    assert f"no price ({NO_SPOT}: {reason})" in text
+    assert f"1.0801 (doubtful: {NO_SPOT}: {why})" in text
     # The default output gives the reason once, as a footnote the cell points to.
     default = synth(root, "--no-tree")
-    assert "no price [1]" in default and "no price (" not in default
-    assert f"[1] {NO_SPOT}: {reason}" in " ".join(default.split())
+    assert "1.0801 [1]" in default and "(doubtful:" not in default
+    assert f"[1] doubtful: {NO_SPOT}: {why}" in " ".join(default.split())
     origin = table.provenance("westeurope")
     assert "anycloud-sh/catalog" in origin.source
     assert f"collected by their source {origin.source_date.isoformat()}" in text

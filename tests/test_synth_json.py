@@ -19,6 +19,7 @@ from gpupools.catalog.prices import price_table
 from gpupools.catalog.sizes import size_facts
 from gpupools.specs import Cloud
 from gpupools.synth import committed_stacks, main
+from gpupools.synth.summary import NOT_A_SUM
 from gpupools.testing import PROJECT_ROOT
 
 STACKS = committed_stacks(PROJECT_ROOT)
@@ -79,7 +80,10 @@ def table_rows(text: str) -> dict[str, dict[str, str]]:
         if line.strip().startswith("---"):
             continue
         if line.strip().startswith("TOTAL"):
-            numbers = line.split()[1:]  # MIN, MAX, GPUS AT MAX, IDLE GPUS, $/H AT MAX (blank columns skipped)
+            # The row says when it is not the sum of the column above it (a NodePool counted once).
+            numbers = line.replace(NOT_A_SUM, "").split()[
+                1:
+            ]  # MIN, MAX, GPUS AT MAX, IDLE GPUS, $/H AT MAX (blank columns skipped)
             rows["TOTAL"] = dict(zip(["MIN", "MAX", "GPUS AT MAX", "IDLE GPUS", "$/H AT MAX"], numbers, strict=True))
             continue
         cells = re.split(r"\s{2,}", line.strip())

@@ -29,6 +29,7 @@ from gpupools.specs import (
     UPGRADE_VALUE,
     AmiType,
     AutoscalerSpec,
+    CatalogSpec,
     Cloud,
     ClusterSpec,
     CostSpec,
@@ -73,6 +74,7 @@ TOP_LEVEL_KEYS = (
     "nodeRepair",
     "gpuMetrics",
     "queueing",
+    "catalog",
 )
 CLUSTER_KEYS = (
     "name",
@@ -158,6 +160,7 @@ def default_max_node_provision_time(gpu_pools: Sequence[GpuPoolSpec], cloud: Clo
 
 SMOKE_TEST_KEYS = ("enabled",)
 GPU_METRICS_KEYS = ("enabled", "serviceMonitor", "serviceMonitorLabels")
+CATALOG_KEYS = ("allowUnlisted",)
 COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
@@ -781,6 +784,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         node_repair=parse_node_repair(ours.get("nodeRepair"), cloud, provisioner, p + "nodeRepair"),
         gpu_metrics=parse_gpu_metrics(metrics, p + "gpuMetrics"),
         queueing=parse_queueing(ours.get("queueing"), p + "queueing"),
+        catalog=parse_catalog(ours.get("catalog"), p + "catalog"),
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
@@ -790,6 +794,12 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     queueing = ours.get("queueing")
     check_queueing(spec, frozenset(queueing) if isinstance(queueing, Mapping) else frozenset(), p + "queueing")
     return spec
+
+
+def parse_catalog(raw: Any, path: str) -> CatalogSpec:
+    """``gpupools:catalog``: optional; ``allowUnlisted`` a list of sizes (checked in ``rules.check_offered``)."""
+    section = _section(raw, CATALOG_KEYS, path)
+    return CatalogSpec(allow_unlisted=_str_list(section, "allowUnlisted", path))
 
 
 def parse_gpu_metrics(section: Mapping[str, Any], path: str) -> GpuMetricsSpec:

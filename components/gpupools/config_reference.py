@@ -161,7 +161,9 @@ def _cluster(d: Defaults) -> dict[str, Entry]:
             + "]`, none in a region without availability zones (`westus`); AWS the region's first 3",
             "Azure: "
             + ", ".join(f'`"{z}"`' for z in rules.AZURE_ZONES)
-            + ", only in a region with availability zones (Azure's regions list); AWS: zone names such as `us-west-2a`",
+            + ", only in a region with availability zones (Azure's regions list); AWS: zone names of the stack's region "
+            "such as `us-west-2a`, checked against the region's zones (`components/gpupools/catalog/regions.py`: "
+            "`eu-central-1d` is an error, eu-central-1 has a, b and c)",
         ),
         "allowLocalAccounts": lambda d: Row(
             "gpupools:cluster.allowLocalAccounts",
@@ -689,6 +691,20 @@ def _cost(d: Defaults) -> dict[str, Entry]:
     }
 
 
+def _catalog(d: Defaults) -> dict[str, Entry]:
+    return {
+        "allowUnlisted": lambda d: Row(
+            "gpupools:catalog.allowUnlisted",
+            "list of sizes",
+            "`[]`",
+            "sizes the stack may use although the offline catalog says its region does not offer them (a catalog "
+            "that lags the cloud); without it such a size is a config error naming the regions that list it. Each "
+            "must be a size of the stack's pools. The online preflight asks the cloud and is the final word "
+            "([Preflight](preflight.md))",
+        ),
+    }
+
+
 SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = (
     ("cluster", "CLUSTER_KEYS", _cluster),
     ("network", "NETWORK_KEYS", _network),
@@ -702,6 +718,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
     ("queueing", "QUEUEING_KEYS", _queueing),
+    ("catalog", "CATALOG_KEYS", _catalog),
 )
 """Each config section, the name of its key list in ``gpupools.config`` (read when the table is built), and its entries."""
 
@@ -778,6 +795,7 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("cost"),
         *section("queueing"),
         *_team_rows(d),
+        *section("catalog"),
     ]
     return out
 

@@ -248,6 +248,11 @@ def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) ->
             fail(path, "must be an AWS availability zone name such as us-west-2a", zone)
         if region and not zone.startswith(region):
             fail(path, f"must be a zone of the stack's region ({region})", zone)
+        known = regions.aws_zones(region) if region else ()
+        if known and zone not in known:
+            # regions.AWS_ZONES (DescribeAvailabilityZones as moto records it; the offline fakes answer
+            # from it): a letter the region lacks fails only at CreateSubnet, after the VPC exists.
+            fail(path, f"must be an availability zone of {region} ({', '.join(known)})", zone)
 
 
 def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | None = None) -> None:
@@ -1153,6 +1158,59 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
     check_cost(spec.cost, "gpupools:cost")
     check_maintenance(spec.maintenance, "gpupools:maintenance")
+    check_offered(spec, region)
+
+
+LISTING_SHOWN = 5
+"""How many regions that list a size an error names (then how many more)."""
+
+
+def listing_regions(listing: Sequence[str], region: str) -> str:
+    """``listing`` for an error: the regions sharing ``region``'s geography prefix first (AWS
+    ``eu-``, Azure names have none: alphabetical), at most ``LISTING_SHOWN``, then ``and N more``."""
+    prefix = region.split("-")[0] + "-" if "-" in region else None
+    ordered = sorted(listing, key=lambda name: (not (prefix and name.startswith(prefix)), name))
+    shown = ", ".join(ordered[:LISTING_SHOWN])
+    more = len(ordered) - LISTING_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "") if ordered else "none"
+
+
+def check_offered(spec: StackSpec, region: str | None) -> None:
+    """Every size of the stack's pools is offered in its region, as far as the price catalog's
+    source knows (``PriceTable.not_offered``): a size it lists no row of there is one error naming
+    the path, the region and the regions that do list it, before anything is registered (the
+    cloud would refuse it only when the pool is created, after the cluster exists). Sizes in
+    ``gpupools:catalog.allowUnlisted`` pass: the override for a catalog that lags the cloud; the
+    online preflight asks the cloud itself and is the final word. A listed size must be one of the
+    stack's sizes (a typo there would silently allow nothing)."""
+    from gpupools.catalog.prices import price_table
+
+    sizes = [
+        ("gpupools:systemPool.instanceTypes", spec.system_pool.instance_types),
+        *((f"gpupools:gpuPools[{i}].instanceTypes", p.instance_types) for i, p in enumerate(spec.gpu_pools)),
+        *((f"gpupools:cpuPools[{i}].instanceTypes", p.instance_types) for i, p in enumerate(spec.cpu_pools)),
+    ]
+    used = {size for _, types in sizes for size in types}
+    for index, size in enumerate(spec.catalog.allow_unlisted):
+        if size not in used:
+            fail(f"gpupools:catalog.allowUnlisted[{index}]", "must name a size one of the stack's pools uses", size)
+    if not region:
+        return
+    table = price_table(spec.cloud)
+    allowed = set(spec.catalog.allow_unlisted)
+    for path, types in sizes:
+        for index, size in enumerate(types):
+            reason = table.not_offered(region, size)
+            if reason is None or size in allowed:
+                continue
+            listing = listing_regions(table.regions_listing(size), regions.normalize(spec.cloud, region))
+            fail(
+                f"{path}[{index}]",
+                f"must be a size offered in {regions.normalize(spec.cloud, region)} ({reason}); regions that list it: "
+                f"{listing}. If the catalog lags the cloud, add it to gpupools:catalog.allowUnlisted; the online "
+                "preflight (python -m gpupools.preflight) is the final word",
+                size,
+            )
 
 
 def check_cost(cost: CostSpec, path: str) -> None:

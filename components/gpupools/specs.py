@@ -408,6 +408,22 @@ class AutoscalerSpec:
 
 
 @dataclass(frozen=True)
+class CatalogSpec:
+    """``gpupools:catalog``: how the offline size catalog is applied to this stack.
+
+    Attributes:
+        allow_unlisted: sizes (VM sizes, instance types) the stack may use in its region although
+            the price catalog's source does not list them there (``gpupools.rules.check_offered``):
+            for a catalog that lags a cloud that has just opened a size in a region. Default none:
+            a size the catalog says is not offered in the region is a config error, since the
+            cloud would refuse it only at deploy time. The online preflight
+            (``python -m gpupools.preflight``) asks the cloud itself and is the final word.
+    """
+
+    allow_unlisted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CostSpec:
     """``gpupools:cost``: the inputs of the monthly estimate and the budget (see ``gpupools.pricing``).
 
@@ -580,6 +596,7 @@ class StackSpec:
     node_repair: NodeRepairSpec = NodeRepairSpec()
     gpu_metrics: GpuMetricsSpec = GpuMetricsSpec()
     queueing: QueueingSpec = QueueingSpec()
+    catalog: CatalogSpec = CatalogSpec()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

@@ -16,7 +16,10 @@ must be checked. ``PriceTable.footnotes`` gives those reasons as short footnotes
 A Spot figure equal to or above the on-demand figure is not a Spot price (a source that has no
 Spot meter for a size often repeats the on-demand rate there): ``table_from_json`` drops it and
 records why (``not_spot_reason``), and ``tests/test_price_catalog_coverage.py`` keeps the committed
-tables free of such rows.
+tables free of such rows. A Spot figure below on-demand but outside the importer's plausibility band
+(``gpupools.pricing.import_vms_csv.SPOT_RATIO_BAND``: westeurope's T4 Spot meter at 0.72x on-demand)
+is **kept and flagged**, not dropped: the row carries it and ``doubtful`` says why it is doubtful, so
+every estimate uses it and says so (``PriceTable.doubtful_notes``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from gpupools.specs import Cloud
+
+NOT_OFFERED = "not offered in "
+"""How a recorded reason starts when the source lists the region but not the size in it
+(``gpupools.pricing.import_vms_csv``, the importer of both tables' offline sources)."""
 
 HOURS_PER_MONTH = 730
 """Hours in an average month (8,760 / 12): the convention both clouds' price pages and calculators use."""
@@ -102,6 +109,9 @@ class PriceTable:
             region's source (a size whose Spot rows the region's source lacks, taken from another
             version of the same catalog); shown as a footnote like a missing price's reason
             (default: none).
+        doubtful: region -> size -> why that size's Spot figure (kept in ``prices``) is doubtful:
+            outside the importer's band of Spot over on-demand. Estimates use the figure and flag
+            it (``doubtful_notes``) rather than drop it and lose the fleet's totals (default: none).
     """
 
     cloud: Cloud
@@ -113,6 +123,32 @@ class PriceTable:
     unpriced: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     unpriced_regions: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    doubtful: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def doubtful_notes(self, region: str, sizes: Sequence[str]) -> list[str]:
+        """One line per size of ``sizes`` whose Spot figure in ``region`` is kept but doubtful:
+        ``<size>: <why>`` (the why names the figure), in the order given."""
+        flagged = self.doubtful.get(normalize_region(region), {})
+        out = []
+        for size in dict.fromkeys(sizes):
+            price = self.price(region, size)
+            if size in flagged and price is not None and price.spot is not None:
+                out.append(f"{size}: {flagged[size]}")
+        return out
+
+    def not_offered(self, region: str, size: str) -> str | None:
+        """Why ``size`` is not offered in ``region`` when the table's source says so (its recorded
+        reason starts ``not offered in``: the source lists the region, and no such size in it);
+        ``None`` when the size has a row there or nothing is known (a region no source covers)."""
+        key = normalize_region(region)
+        if size in self.prices.get(key, {}):
+            return None
+        reason = self.unpriced.get(key, {}).get(size)
+        return reason if reason is not None and reason.startswith(NOT_OFFERED) else None
+
+    def regions_listing(self, size: str) -> list[str]:
+        """The regions whose rows price ``size`` (what the source lists), sorted."""
+        return sorted(region for region, rows in self.prices.items() if size in rows)
 
     def price(self, region: str, size: str) -> Price | None:
         """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
@@ -202,6 +238,11 @@ class PriceTable:
                 if self.notes
                 else {}
             ),
+            **(
+                {"doubtful": {region: dict(sorted(sizes.items())) for region, sizes in sorted(self.doubtful.items()) if sizes}}
+                if any(self.doubtful.values())
+                else {}
+            ),
         }
 
 
@@ -247,6 +288,9 @@ def table_from_json(data: Mapping[str, Any]) -> PriceTable:
         unpriced=MappingProxyType({region: MappingProxyType(sizes) for region, sizes in unpriced.items()}),
         unpriced_regions=MappingProxyType(dict(data.get("unpricedRegions") or {})),
         notes=MappingProxyType({region: MappingProxyType(dict(sizes)) for region, sizes in (data.get("notes") or {}).items()}),
+        doubtful=MappingProxyType(
+            {region: MappingProxyType(dict(sizes)) for region, sizes in (data.get("doubtful") or {}).items()}
+        ),
     )
 
 

@@ -266,6 +266,19 @@ class CoreNeed:
         return f"{self.vcpus} vCPU = " + " + ".join(self.parts or [])
 
 
+def quota_needed_offline(demand: PoolDemand) -> str:
+    """NEEDED of a quota row whose size the location does not list (no SKU to read its vCPUs from):
+    the vCPUs from the offline size catalog (``gpupools.catalog.sizes``), ``<capacity> vCPU = <pool>
+    <nodes>x<vcpus>`` as the answered rows say it, or the capacity alone for a size no catalog knows."""
+    from gpupools.catalog.sizes import size_facts
+
+    facts = size_facts(demand.instance_types[0])
+    if facts is None:
+        return f"{demand.capacity.value} vCPUs"
+    total = demand.max_nodes * facts[1]
+    return f"{demand.capacity.value}: {total} vCPU = {demand.pool} {demand.max_nodes}x{facts[1]} (size catalog)"
+
+
 def core_needs(demands: Sequence[PoolDemand], skus: dict[str, Any]) -> dict[str, CoreNeed]:
     """vCPUs per usage name at every pool's maximum: family and ``cores`` for on-demand pools,
     ``lowPriorityCores`` for Spot pools. ``demands`` must have sizes found in ``skus``."""
@@ -380,7 +393,7 @@ class AzurePreflight:
                 CheckKind.QUOTA,
                 d.pool,
                 NO_ZONE,
-                f"{d.capacity.value} vCPUs",
+                quota_needed_offline(d),
                 f"{d.instance_types[0]} is not listed in {self.location}",
             )
             for d in demands

@@ -106,12 +106,46 @@ def unknown(check: CheckKind, pool: str, zone: str, needed: str, reason: str) ->
 
 COLUMNS = ("CHECK", "POOL", "ZONE", "FOUND", "NEEDED", "")
 
+WIDTH = 160
+"""Columns the table fits in (what synth's summary fits too): FOUND and NEEDED wrap within it."""
 
-def render(checks: Sequence[Check]) -> str:
-    """The table, aligned, followed by a one-line tally."""
+WRAPPED = (3, 4)
+"""The columns that wrap (FOUND, NEEDED: a cloud's reason, a sum of pools); the others are short."""
+
+MIN_WRAPPED = 24
+"""The narrowest a wrapped column gets, however wide the others are."""
+
+
+def column_widths(rows: Sequence[Sequence[str]], width: int = WIDTH) -> list[int]:
+    """Each column's width: its longest cell, except that FOUND and NEEDED share what the other
+    columns and the separators leave of ``width``, in proportion to their longest cells."""
+    natural = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    room = width - sum(w for i, w in enumerate(natural) if i not in WRAPPED) - 2 * (len(COLUMNS) - 1)
+    wanted = sum(natural[i] for i in WRAPPED)
+    if wanted <= room:
+        return natural
+    widths = list(natural)
+    for i in WRAPPED:
+        widths[i] = max(MIN_WRAPPED, min(natural[i], room * natural[i] // wanted))
+    return widths
+
+
+def render(checks: Sequence[Check], width: int = WIDTH) -> str:
+    """The table, aligned within ``width`` columns (FOUND and NEEDED wrap onto continuation lines,
+    the status on the row's first line), followed by a one-line tally."""
+    import textwrap
+
     rows = [COLUMNS, *((c.check.value, c.pool, c.zone, c.found, c.needed, c.status.value) for c in checks)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    widths = column_widths(rows, width)
+    lines = []
+    for row in rows:
+        cells = [
+            textwrap.wrap(cell, w, break_on_hyphens=False) or [""] if i in WRAPPED else [cell]
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        for n in range(max(len(c) for c in cells)):
+            parts = [(c[n] if n < len(c) else "").ljust(w) for c, w in zip(cells, widths, strict=True)]
+            lines.append("  ".join(parts).rstrip())
     return "\n".join(lines) + "\n" + tally(checks) + "\n"
 
 

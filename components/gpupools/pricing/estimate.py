@@ -34,6 +34,16 @@ What a figure means:
   so with reservations the monthly figure is an upper bound. Not included: disks, public IPs, egress, the EKS
   control-plane fee, NAT gateways, load balancers, support plans, taxes, discounts (reservations,
   savings plans, enterprise agreements).
+
+**What is not known** does not blank the fleet (issue 39): a group without the price its capacity
+type needs is counted at its **upper bound** where one exists (a Spot group at its size's on-demand
+price: a Spot price is never above it, ``gpupools.catalog.prices.is_spot_price``), and left out where
+none does (a size with no price at all). Every figure is then the figure at those bounds (an upper
+bound; the savings a lower bound), ``known_per_hour`` gives each state's known part (unknown prices
+at 0, a lower bound), and ``unknown_parts`` says which pool is unknown, why and what bounds it. A
+state whose known part equals its bound (a Karpenter ceiling, priced at on-demand anyway) is exact.
+The budget check decides what it can from the two bounds (``check_budget``). A Spot figure the
+catalog keeps but flags as doubtful (``PriceTable.doubtful``) is used, and named (``doubtful``).
 """
 
 from __future__ import annotations
@@ -360,6 +370,11 @@ class FleetCost:
             (``PriceTable.footnotes``): what synth prints once under its table instead of in every row.
         price_notes: one line per note on where a priced size's figures come from when that is not
             the region's source (``PriceTable.notes_for``); synth prints them with the source.
+        known_per_hour: per state (``Scenario`` value), its cost from the known prices alone (unknown
+            ones at 0): a lower bound; equal to the state's figure when that is exact.
+        unknown_parts: per pool with a group whose price is unknown, why, and the bound it is
+            counted at (or that it has none and is left out). Empty when every price is known.
+        doubtful: one line per size whose Spot figure is kept but doubtful (``PriceTable.doubtful_notes``).
     """
 
     region: str
@@ -389,9 +404,38 @@ class FleetCost:
     figures: FleetFigures | None = None
     price_footnotes: tuple[str, ...] = ()
     price_notes: tuple[str, ...] = ()
+    known_per_hour: tuple[tuple[str, float], ...] = ()
+    unknown_parts: tuple[tuple[str, str], ...] = ()
+    doubtful: tuple[str, ...] = ()
+
+    @property
+    def ceiling_known(self) -> float | None:
+        """The ceiling's known part (``known_per_hour``); the ceiling itself without that figure."""
+        return dict(self.known_per_hour).get(Scenario.CEILING.value, self.ceiling)
+
+    def exact(self, scenario: Scenario) -> bool:
+        """Whether ``scenario``'s cost is exact: known, and no unknown price changes it."""
+        value = {
+            Scenario.IDLE: self.idle,
+            Scenario.SPOT_FIRST: self.spot_at_max,
+            Scenario.SPOT_GONE: self.on_demand_instead_at_max,
+            Scenario.CEILING: self.ceiling,
+        }[scenario]
+        known = dict(self.known_per_hour).get(scenario.value, value)
+        return value is not None and known is not None and abs(value - known) <= EXACT_TOLERANCE
 
     def to_output(self) -> dict[str, object]:
-        """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals)."""
+        """The stack's ``cost`` output (rounded to cents; per-hour figures to 4 decimals). Beside the
+        figures (upper bounds where a price is unknown, module docstring): ``exact`` and
+        ``knownPerHour`` per state (also in each state of ``capacity``: ``costExact``,
+        ``costPerHourKnown``), ``unknownParts`` and ``doubtfulPrices``."""
+        capacity = self.figures.to_output() if self.figures is not None else None
+        if capacity is not None:
+            for scenario in Scenario:
+                state = capacity[scenario.value]
+                assert isinstance(state, dict)
+                state["costExact"] = self.exact(scenario)
+                state["costPerHourKnown"] = _round(dict(self.known_per_hour).get(scenario.value))
         return {
             "currency": "USD",
             "region": self.region,
@@ -420,7 +464,11 @@ class FleetCost:
             "pricesReadOn": self.read_on,
             "spotBasis": self.spot_basis,
             "refresh": self.refresh,
-            **({"capacity": self.figures.to_output()} if self.figures is not None else {}),
+            "exact": {scenario.value: self.exact(scenario) for scenario in Scenario},
+            "knownPerHour": {state: _round(value) for state, value in self.known_per_hour},
+            "unknownParts": dict(self.unknown_parts),
+            "doubtfulPrices": list(self.doubtful),
+            **({"capacity": capacity} if capacity is not None else {}),
         }
 
 
@@ -437,11 +485,48 @@ def _sum(values: Iterable[float | None]) -> float | None:
     return total
 
 
+EXACT_TOLERANCE = 1e-9
+"""USD per hour within which a state's known part and its bound are the same figure (float sums)."""
+
+
 @dataclass
 class _Priced:
+    """A group with its price for its capacity type (``None``: unknown) and its on-demand price."""
+
     group: CapacityGroup
     price: float | None
     on_demand_price: float | None = field(default=None)
+
+    @property
+    def bound(self) -> float | None:
+        """The price, else its upper bound: a Spot group's on-demand price; ``None`` without one."""
+        if self.price is not None:
+            return self.price
+        return self.on_demand_price if self.group.capacity is CapacityType.SPOT else None
+
+
+def unknown_parts(priced: Sequence[_Priced], table: PriceTable, region: str) -> dict[str, str]:
+    """Per pool with a group whose price is unknown: which capacity types, why (once per distinct
+    reason), and what they are counted at: a Spot group at its on-demand price (an upper bound),
+    a group without any price left out (the figures that hold its nodes are then lower bounds)."""
+    parts: dict[str, list[_Priced]] = {}
+    for p in priced:
+        if p.price is None:
+            parts.setdefault(p.group.pool, []).append(p)
+    out = {}
+    for pool, groups in parts.items():
+        capacities = " and ".join(dict.fromkeys(p.group.capacity.value for p in groups))
+        whys = "; ".join(
+            dict.fromkeys(price_gap(table, region, p.group.instance_types, p.group.capacity) or "no price" for p in groups)
+        )
+        text = f"{capacities} price unknown ({whys})"
+        bounds = sorted({p.bound for p in groups if p.bound is not None})
+        if bounds:
+            text += f"; Spot counted at its on-demand price {bounds[-1]:.4f}/node-h, the most it costs (figures are upper bounds)"
+        if any(p.bound is None for p in groups):
+            text += "; no bound, left out (figures are lower bounds)"
+        out[pool] = text
+    return out
 
 
 def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, cost: CostSpec | None = None) -> FleetCost:
@@ -456,9 +541,14 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         for g in groups
     ]
 
-    # Every figure of the fleet's size and cost in its four states: one model (gpupools.capacity).
-    prices = {id(p.group): p.price for p in priced}
-    figures = fleet_figures(groups, lambda group: prices[id(group)])
+    # Every figure of the fleet's size and cost in its four states: one model (gpupools.capacity),
+    # priced at each group's price or, where that is unknown, its upper bound (module docstring) ...
+    bounds = {id(p.group): p.bound for p in priced}
+    figures = fleet_figures(groups, lambda group: bounds[id(group)])
+    # ... and at the known prices alone (unknown ones at 0): the lower bound of each state.
+    knowns = {id(p.group): p.price or 0.0 for p in priced}
+    known = fleet_figures(groups, lambda group: knowns[id(group)])
+    known_per_hour = tuple((s.value, known.total(s).cost_per_hour or 0.0) for s in Scenario)
     spot_at_max = figures.total(Scenario.SPOT_FIRST).cost_per_hour
     instead = figures.total(Scenario.SPOT_GONE).cost_per_hour
     idle = figures.total(Scenario.IDLE).cost_per_hour
@@ -502,13 +592,22 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         figures=figures,
         price_footnotes=tuple(table.footnotes(region, footnoted_sizes(table, region, groups))),
         price_notes=tuple(table.notes_for(region, sorted({size for group in groups for size in group.instance_types}))),
+        known_per_hour=known_per_hour,
+        unknown_parts=tuple(unknown_parts(priced, table, region).items()),
+        doubtful=tuple(
+            table.doubtful_notes(
+                region,
+                sorted({s for g in groups if g.capacity is CapacityType.SPOT for s in g.instance_types}),
+            )
+        ),
     )
 
 
 def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> tuple[float | None, float | None, float | None]:
     """(monthly at list prices, the same with evictions, the same hours all on-demand): idle every
     hour plus the GPU work hours. With evictions, each pool's Spot hours are
-    ``spot_hours_with_evictions`` of them, at the Spot price; on-demand hours are not interrupted."""
+    ``spot_hours_with_evictions`` of them, at the Spot price (an unknown one at its upper bound, the
+    on-demand price, so the figures are then upper bounds); on-demand hours are not interrupted."""
     assert cost.gpu_hours_per_month is not None
     idle_on_demand = _sum(None if p.on_demand_price is None else p.on_demand_price * p.group.min_size for p in priced)
     gpu_pools = sorted({p.group.pool for p in priced if p.group.role is Role.GPU})
@@ -530,7 +629,7 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
             share = 1.0
         else:
             share = cost.spot_share
-        spot_price = spot.price if spot is not None else None
+        spot_price = spot.bound if spot is not None else None  # an unknown Spot price at its upper bound
         if share > 0 and spot_price is None:
             return None, None, None
         spot_hours = hours * share
@@ -546,26 +645,44 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
 
 
 def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") -> None:
-    """``budgetPerHour`` against the ceiling: an unknown price or a ceiling above it is a ``ConfigError``."""
+    """``budgetPerHour`` against the ceiling, decided from what is known (module docstring).
+
+    * the ceiling is known, or its upper bound (unknown Spot prices at on-demand) is, and it is
+      within the budget: passes, whatever the unknown Spot prices are;
+    * the ceiling's known part alone exceeds the budget: a ``ConfigError`` naming what drives it;
+    * otherwise it cannot be decided (an unknown price could take the ceiling over the budget, or
+      has no bound): a ``ConfigError`` naming the known part, the bound and which pool is unknown, why.
+    """
     budget = fleet.budget_per_hour
     if budget is None:
         return
-    if fleet.ceiling is None:
-        pools = ", ".join(f"pool {pool} ({reason})" for pool, reason in fleet.unpriced_pools)
-        raise ConfigError(
-            path,
-            f"cannot be checked: no price in {fleet.region} for {pools or ', '.join(fleet.unpriced)} "
-            f"(refresh the price catalog: {fleet.refresh}, or remove the budget)",
-            budget,
-        )
-    if fleet.ceiling > budget:
+    exact = fleet.exact(Scenario.CEILING)
+    if fleet.ceiling is not None and fleet.ceiling <= budget:
+        return
+    known = fleet.ceiling_known
+    if exact or (known is not None and known > budget):
+        assert known is not None
         drivers = ", ".join(f"{pool} ${share:,.2f}" for pool, share in fleet.ceiling_by_pool if share)
+        part = "" if exact else ", from the known prices alone (unknown ones left out; per pool at the bounds)"
         raise ConfigError(
             path,
             f"must be at least the fleet's ceiling (every group at its max at once: reserved, Spot and "
-            f"fallbacks) in {fleet.region}, ${fleet.ceiling:,.2f}/h: {drivers}; lower a maxSize or raise the budget",
+            f"fallbacks) in {fleet.region}, ${known:,.2f}/h{part}: {drivers}; lower a maxSize or raise the budget",
             budget,
         )
+    pools = ", ".join(f"pool {pool} ({reason})" for pool, reason in fleet.unpriced_pools) or ", ".join(fleet.unpriced)
+    if fleet.ceiling is None:
+        bound, fix = "has no upper bound (a size has no price at all)", "or remove the budget"
+    else:
+        bound = f"may be up to ${fleet.ceiling:,.2f}/h (unknown Spot prices at on-demand)"
+        fix = f"or raise the budget to ${fleet.ceiling:,.2f}"
+    raise ConfigError(
+        path,
+        f"cannot be decided: the fleet's ceiling in {fleet.region} is ${known or 0.0:,.2f}/h from the known prices, "
+        f"within the budget, but {bound}; no price in {fleet.region} for {pools} (refresh the price catalog: "
+        f"{fleet.refresh}, {fix})",
+        budget,
+    )
 
 
 def pool_prices(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -> dict[str, float | None]:
@@ -579,11 +696,27 @@ def pool_price_gaps(pools: Iterable[NodePoolInfo], table: PriceTable, region: st
     return {name: gap for name, gap in gaps.items() if gap is not None}
 
 
+def pool_doubts(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -> dict[str, str]:
+    """Per created pool priced from a doubtful Spot figure (``PriceTable.doubtful``): the figure and why."""
+    doubts = {}
+    for pool in pools:
+        if pool.capacity is not CapacityType.SPOT:
+            continue
+        notes = table.doubtful_notes(region, pool.instance_types)
+        if notes:
+            doubts[pool.name] = "; ".join(notes)
+    return doubts
+
+
 def with_costs(
-    pools: Iterable[NodePoolInfo], prices: Mapping[str, float | None], gaps: Mapping[str, str] | None = None
+    pools: Iterable[NodePoolInfo],
+    prices: Mapping[str, float | None],
+    gaps: Mapping[str, str] | None = None,
+    doubts: Mapping[str, str] | None = None,
 ) -> list[dict[str, object]]:
     """The ``nodePools`` output: each pool's entry plus its price per node-hour and cost per hour at
-    max, and for a pool without a price, ``noPrice``: why (``gaps``, from ``pool_price_gaps``)."""
+    max, for a pool without a price ``noPrice``: why (``gaps``, from ``pool_price_gaps``), and for a
+    pool priced from a doubtful Spot figure ``doubtfulPrice``: which and why (``doubts``, ``pool_doubts``)."""
     rows = []
     for pool in pools:
         row: dict[str, object] = dict(pool.to_output())
@@ -592,6 +725,8 @@ def with_costs(
         row["costPerHourAtMax"] = _round(None if price is None else price * pool.max_size)
         if price is None and gaps and pool.name in gaps:
             row["noPrice"] = gaps[pool.name]
+        if price is not None and doubts and pool.name in doubts:
+            row["doubtfulPrice"] = doubts[pool.name]
         rows.append(row)
     return rows
 
@@ -600,11 +735,19 @@ RESERVED_BASIS = "first, by size facts (reserved node-hours cost nothing extra)"
 """``priorityOrder`` of reserved groups: above every Spot and on-demand group, the smaller node first."""
 
 
+PRIORITY_EXPANDER = "priority expander"
+NODEPOOL_WEIGHTS = "Karpenter NodePool weights"
+"""What ``priorityOrder`` orders (``priorityOrderOf``): cluster-autoscaler's priority expander, or,
+under Karpenter and AKS Node Auto Provisioning (no priority expander), the NodePools' weights."""
+
+
 def stack_costs(
-    pools: Sequence[NodePoolInfo], table: PriceTable, region: str, cost: CostSpec
+    pools: Sequence[NodePoolInfo], table: PriceTable, region: str, cost: CostSpec, *, karpenter: bool = False
 ) -> tuple[dict[str, float | None], list[dict[str, object]], dict[str, object]]:
     """What a stack exports: per-pool prices (for the priority expander), the ``nodePools`` output
-    with prices and the ``cost`` output (fleet figures, plus how the priority order was decided)."""
+    with prices and the ``cost`` output (fleet figures, plus how the priority order was decided and,
+    ``priorityOrderOf``, what it orders: the priority expander, or with ``karpenter`` (EKS Karpenter,
+    AKS NAP; default False) the NodePools' weights)."""
     from gpupools.kubernetes.priority_expander import priced_by_size
 
     prices = pool_prices(pools, table, region)
@@ -612,6 +755,7 @@ def stack_costs(
     by_size = {c.value for c in priced_by_size(pools, prices)}
     reserved = any(CapacityType.RESERVED in (p.capacity, *p.capacity_types) for p in pools)
     # In the order capacity is used; "reserved" only where a reserved group exists.
+    fleet["priorityOrderOf"] = NODEPOOL_WEIGHTS if karpenter else PRIORITY_EXPANDER
     fleet["priorityOrder"] = {
         **({CapacityType.RESERVED.value: RESERVED_BASIS} if reserved else {}),
         **{
@@ -619,7 +763,8 @@ def stack_costs(
             for c in (CapacityType.SPOT, CapacityType.ON_DEMAND)
         },
     }
-    return prices, with_costs(pools, prices, pool_price_gaps(pools, table, region)), fleet
+    rows = with_costs(pools, prices, pool_price_gaps(pools, table, region), pool_doubts(pools, table, region))
+    return prices, rows, fleet
 
 
 def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> list[str] | None:

@@ -13,8 +13,9 @@ AWS files, ``AvailabilityZone`` (an AZ ID: one row per zone). Per region and siz
   part, ``usw2-lax1-az1``) left out: they are priced apart and a node group's subnets are in the
   region's own zones. Either way a figure not below on-demand is not a Spot price
   (``gpupools.catalog.prices.is_spot_price``: sources repeat the on-demand rate where they have no
-  Spot meter) and a figure outside ``SPOT_RATIO_BAND`` of on-demand is suspect; such a size keeps
-  its on-demand price and records why it has no Spot price.
+  Spot meter): such a size keeps its on-demand price and records why it has no Spot price. A figure
+  below on-demand but outside ``SPOT_RATIO_BAND`` of it is doubtful: it is kept, and the table's
+  ``doubtful`` records why, so estimates use it and flag it instead of losing the fleet's totals.
 * a size without a row: "not offered in <region>" (the catalog lists what the cloud offers there).
 
 The file is checked before anything is written:
@@ -53,7 +54,7 @@ import re
 import statistics
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -101,11 +102,13 @@ class Row:
 
 @dataclass(frozen=True)
 class RegionImport:
-    """One region's outcome: the prices kept and, per size, why it has no (or no Spot) price."""
+    """One region's outcome: the prices kept, per size why it has no (or no Spot) price, and per
+    size whose kept Spot figure is doubtful, why (default: none)."""
 
     region: str
     prices: Mapping[str, Price]
     reasons: Mapping[str, str]
+    doubtful: Mapping[str, str] = field(default_factory=dict)
 
 
 def _figure(text: str | None) -> float | None:
@@ -135,7 +138,8 @@ def read_rows(path: Path) -> list[Row]:
 
 
 def region_price(cloud: Cloud, size: str, region: str, rows: Sequence[Row]) -> tuple[Price | None, str | None]:
-    """One size in one region from its rows -> (the price or ``None``, why it lacks one or its Spot figure)."""
+    """One size in one region from its rows -> (the price or ``None``, why it lacks one or its Spot
+    figure, or, when the price keeps a Spot figure outside ``SPOT_RATIO_BAND``, why that figure is doubtful)."""
     if cloud is Cloud.AWS:
         rows = [row for row in rows if not LOCAL_ZONE.match(row.zone)]
     listed = sorted({row.on_demand for row in rows if row.on_demand is not None})
@@ -152,9 +156,9 @@ def region_price(cloud: Cloud, size: str, region: str, rows: Sequence[Row]) -> t
     spot = round(statistics.median(figures), 6) if cloud is Cloud.AWS else figures[0]
     low, high = SPOT_RATIO_BAND
     if not low <= spot / on_demand <= high:
-        return Price(on_demand, None), (
-            f"no Spot price for {size} in {region}: the source's Spot figure {spot} is {spot / on_demand:.2f}x "
-            f"on-demand {on_demand}, outside {low:.2f}-{high:.2f}x"
+        # Kept, flagged: dropping it blanks every fleet figure of a stack that uses the size (issue 39).
+        return Price(on_demand, spot), (
+            f"the source's Spot figure {spot} is {spot / on_demand:.2f}x on-demand {on_demand}, outside {low:.2f}-{high:.2f}x"
         )
     return Price(on_demand, spot), None
 
@@ -165,6 +169,7 @@ def import_region(
     """Every size of ``sizes`` in ``region`` from its ``rows`` (size -> rows), each checked against ``reference``."""
     prices: dict[str, Price] = {}
     reasons: dict[str, str] = {}
+    doubtful: dict[str, str] = {}
     low, high = REGION_BANDS[cloud]
     for size in sorted(sizes):
         if size not in rows:
@@ -182,9 +187,11 @@ def import_region(
                 price = None
         if price is not None:
             prices[size] = price
-        if reason is not None:
+        if reason is not None and price is not None and price.spot is not None:
+            doubtful[size] = reason
+        elif reason is not None:
             reasons[size] = reason
-    return RegionImport(region, prices, reasons)
+    return RegionImport(region, prices, reasons, doubtful)
 
 
 def check_reference(cloud: Cloud, table: PriceTable, rows: Mapping[str, Sequence[Row]]) -> None:
@@ -230,6 +237,7 @@ def apply_noted(table: PriceTable, imports: Sequence[RegionImport], note: str, c
     unpriced = {region: dict(reasons) for region, reasons in table.unpriced.items()}
     notes = {region: dict(sizes) for region, sizes in table.notes.items()}
     unpriced_regions = dict(table.unpriced_regions)
+    doubtful = {region: dict(sizes) for region, sizes in table.doubtful.items()}
     for result in imports:
         if complete:
             unpriced_regions.pop(result.region, None)
@@ -242,6 +250,8 @@ def apply_noted(table: PriceTable, imports: Sequence[RegionImport], note: str, c
             own[size] = price
             unpriced.get(result.region, {}).pop(size, None)
             notes.setdefault(result.region, {})[size] = note
+            if size in result.doubtful:
+                doubtful.setdefault(result.region, {})[size] = result.doubtful[size]
         for size, reason in result.reasons.items():
             if size not in own:
                 unpriced.setdefault(result.region, {})[size] = reason
@@ -251,6 +261,7 @@ def apply_noted(table: PriceTable, imports: Sequence[RegionImport], note: str, c
         unpriced={r: s for r, s in unpriced.items() if s},
         unpriced_regions=unpriced_regions,
         notes=notes,
+        doubtful={r: s for r, s in doubtful.items() if s},
     )
 
 
@@ -272,6 +283,7 @@ def apply(
     region_sources = dict(table.region_sources)
     unpriced = {region: dict(reasons) for region, reasons in table.unpriced.items()}
     unpriced_regions = dict(table.unpriced_regions)
+    doubtful = {region: dict(sizes) for region, sizes in table.doubtful.items()}
     for result in imports:
         if not result.prices:
             raise ValueError(f"no row of {result.region} passed the checks; nothing to import")
@@ -285,6 +297,8 @@ def apply(
         region_sources[result.region] = origin
         reasons = {size: why for size, why in unpriced.get(result.region, {}).items() if size not in sizes}
         unpriced[result.region] = {**reasons, **result.reasons}
+        kept_doubts = {size: why for size, why in doubtful.get(result.region, {}).items() if size not in sizes}
+        doubtful[result.region] = {**kept_doubts, **result.doubtful}
         if set(prices[result.region]) | set(unpriced[result.region]) >= set(catalog):
             unpriced_regions.pop(result.region, None)  # every size has a row or its own reason
     for region in known_regions(table.cloud) - set(prices) - set(listed):
@@ -295,6 +309,7 @@ def apply(
         region_sources=region_sources,
         unpriced={region: reasons for region, reasons in unpriced.items() if reasons},
         unpriced_regions=unpriced_regions,
+        doubtful={region: sizes for region, sizes in doubtful.items() if sizes},
     )
 
 
@@ -355,6 +370,7 @@ def main(argv: Sequence[str] | None = None, today: date | None = None) -> int:
     for result in imports:
         no_spot = sum(1 for price in result.prices.values() if price.spot is None)
         print(
-            f"{result.region}: {len(result.prices)} sizes priced ({no_spot} without Spot), {len(sizes) - len(result.prices)} unpriced"
+            f"{result.region}: {len(result.prices)} sizes priced ({no_spot} without Spot, {len(result.doubtful)} with a "
+            f"doubtful Spot figure kept), {len(sizes) - len(result.prices)} unpriced"
         )
     return 0

@@ -358,10 +358,16 @@ class CostFigureChange:
     label: str
     before: float | None
     after: float | None
+    before_exact: bool = True
+    after_exact: bool = True
+    """False where the figure is an upper bound: an unknown Spot price counted at on-demand
+    (``gpupools.pricing.estimate``, the ``cost`` output's ``exact``)."""
 
     @property
     def delta(self) -> float | None:
-        return None if self.before is None or self.after is None else self.after - self.before
+        if self.before is None or self.after is None or not (self.before_exact and self.after_exact):
+            return None  # a bound minus a figure is neither
+        return self.after - self.before
 
 
 @dataclass(frozen=True)
@@ -394,15 +400,44 @@ def _cost_of(document: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return cost if isinstance(cost, Mapping) else {}
 
 
+EXACT_KEYS = {
+    "idlePerHour": Scenario.IDLE.value,
+    "spotAtMaxPerHour": Scenario.SPOT_FIRST.value,
+    "onDemandInsteadAtMaxPerHour": Scenario.SPOT_GONE.value,
+    "ceilingPerHour": Scenario.CEILING.value,
+}
+
+
+def figure_exact(cost: Mapping[str, Any], key: str) -> bool:
+    """Whether the ``cost`` output's figure ``key`` is exact (not a bound resting on an unknown
+    price): its state's ``exact`` entry; the monthly estimate is exact when no price is unknown.
+    Documents written before bounds existed: exact."""
+    if key in EXACT_KEYS:
+        return bool((cost.get("exact") or {}).get(EXACT_KEYS[key], True))
+    return not cost.get("unknownParts")
+
+
 def cost_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tuple[CostFigureChange, ...]:
-    """The fleet cost figures that differ between the documents' ``cost`` outputs."""
+    """The fleet cost figures that differ between the documents' ``cost`` outputs (in value, or
+    in being exact or a bound)."""
     before, after = _cost_of(old), _cost_of(new)
     changes = []
     for label, key in COST_FIGURES.items():
         was, now = before.get(key), after.get(key)
-        if was != now:
-            changes.append(CostFigureChange(label, was, now))
+        was_exact, now_exact = figure_exact(before, key), figure_exact(after, key)
+        if was != now or was_exact != now_exact:
+            changes.append(CostFigureChange(label, was, now, was_exact, now_exact))
     return tuple(changes)
+
+
+def unknown_notes(document: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """What the document's cost figures cannot know: per pool whose price is unknown, why and its
+    bound (``unknownParts``), or for a figure that is not computed, that it is not."""
+    cost = _cost_of(document)
+    notes = [f"`{pool}`: {why}" for pool, why in (cost.get("unknownParts") or {}).items()]
+    if cost and not notes and cost.get("ceilingPerHour") is None:
+        notes.append("the ceiling is not computed (a price is unknown: " + ", ".join(cost.get("unpriced") or ["?"]) + ")")
+    return tuple(notes)
 
 
 def _pool_costs(document: Mapping[str, Any] | None) -> dict[tuple[str, str], float | None]:
@@ -443,6 +478,8 @@ class StackDiff:
     """Fleet cost figures that moved (``outputs.cost``), before and after."""
     cost_causes: tuple[PoolCostChange, ...] = ()
     """Per pool and capacity type, the change in cost per hour at max that moved them."""
+    cost_unknown: tuple[str, ...] = ()
+    """What the new document's cost figures cannot know, and why (``unknown_notes``)."""
 
     @property
     def empty(self) -> bool:
@@ -581,6 +618,7 @@ def diff_documents(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None,
         fleet=fleet,
         cost=cost_changes(old, new) if old and new else (),
         cost_causes=pool_cost_changes(old, new) if old and new else (),
+        cost_unknown=unknown_notes(new),
     )
 
 
@@ -663,8 +701,9 @@ def _flags(change: FieldChange) -> str:
     return (" " + " ".join(flags)) if flags else ""
 
 
-def _usd(value: float | None) -> str:
-    return "?" if value is None else f"${value:,.2f}"
+def _usd(value: float | None, exact: bool = True) -> str:
+    """``$12.35``; ``<=$12.35`` for an upper bound; ``?`` for no figure."""
+    return "?" if value is None else f"{'' if exact else '<='}${value:,.2f}"
 
 
 def _signed(value: float | None) -> str:
@@ -674,13 +713,16 @@ def _signed(value: float | None) -> str:
 def _cost_lines(diff: StackDiff) -> list[str]:
     """The cost section: each moved figure, then the pools that moved it."""
     figures = [
-        f"{c.label} **{_usd(c.before)} → {_usd(c.after)}** ({_signed(c.delta)}{'' if c.label == 'monthly estimate' else '/h'})"
+        f"{c.label} **{_usd(c.before, c.before_exact)} → {_usd(c.after, c.after_exact)}** "
+        f"({_signed(c.delta)}{'' if c.label == 'monthly estimate' else '/h'})"
         for c in diff.cost
     ]
-    lines = ["💵 Cost (USD; Spot prices are recent observations): " + "; ".join(figures), ""]
+    lines = ["💵 Cost (USD; Spot prices are recent observations): " + "; ".join(figures), ""] if figures else []
     if diff.cost_causes:
         causes = [f"`{c.pool}` {c.capacity} {_signed(c.delta)}/h at max" for c in diff.cost_causes]
         lines += ["Caused by: " + ", ".join(causes), ""]
+    if diff.cost_unknown:
+        lines += ["Unknown prices (a `<=` figure is an upper bound, a `?` change is not computed): " + "; ".join(diff.cost_unknown), ""]
     return lines
 
 
@@ -711,6 +753,8 @@ def render_stack(diff: StackDiff) -> str:
             lines += ["💰 Fleet totals: " + ", ".join(moved), ""]
     if diff.cost:
         lines += _cost_lines(diff)
+    elif diff.capacity_changes and diff.cost_unknown:  # no figure moved: say what they cannot know
+        lines += _cost_lines(diff)
     if diff.changed:
         lines += ["#### Changed", ""]
         for change in diff.changed:
@@ -737,6 +781,14 @@ def render_stack(diff: StackDiff) -> str:
     return "\n".join(lines)
 
 
+MARKDOWN_NOTE = (
+    "Markdown for a pull-request comment: read it rendered. Diff blocks hold values verbatim, so "
+    "their lines are not wrapped."
+)
+"""Why the diff's raw lines may pass 160 columns (docs/synth.md): wrapping a value inside a diff block
+would change the value shown, and GitHub renders a comment's prose at the reader's width."""
+
+
 def render_markdown(diffs: Sequence[StackDiff], *, title: str = "Synth diff", base: str = "") -> str:
     """The whole PR comment: a marker line, a heading, one section per stack; cut below GitHub's size limit."""
     against = f" against `{base}`" if base else ""
@@ -745,9 +797,11 @@ def render_markdown(diffs: Sequence[StackDiff], *, title: str = "Synth diff", ba
         COMMENT_MARKER,
         f"## {title}{against}",
         "",
-        f"Offline synth of {len(diffs)} stack(s), {len(changed)} with changes. "
-        "Flags: ⚠️ replaces the cloud resource, 💰 changes capacity or cost. "
-        "Produced by `python -m gpupools.synth diff` without cloud credentials.",
+        f"Offline synth of {len(diffs)} stack(s), {len(changed)} with changes, by `python -m gpupools.synth diff` "
+        "without cloud credentials.",
+        "Flags: ⚠️ replaces the cloud resource, 💰 changes capacity or cost.",
+        "",
+        f"_{MARKDOWN_NOTE}_",
         "",
         "",
     ]

@@ -135,6 +135,20 @@ TOTAL_MEANING = (
 """What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner (``gpupools.capacity``)."""
 
 
+def bounded_money(value: Any, known: Any, exact: bool, digits: int = 2) -> str:
+    """A cost that may rest on unknown prices: ``12.35`` when exact, ``<=12.35`` when ``value`` is
+    an upper bound (an unknown Spot price at on-demand), ``>=3.10`` when only the known part
+    ``known`` is (an unknown price without a bound)."""
+    if exact or (value is None and known is None):
+        return money(value, digits)
+    return f"<={money(value, digits)}" if value is not None else f">={money(known, digits)}"
+
+
+def dollars(amount: str) -> str:
+    """``12.35`` -> ``$12.35``; ``<=12.35`` -> ``<=$12.35`` (``bounded_money``)."""
+    return f"{amount[:2]}${amount[2:]}" if amount[:2] in ("<=", ">=") else f"${amount}"
+
+
 def money(value: Any, digits: int = 2) -> str:
     """``12.3456`` -> ``12.35``; ``None`` (no price) -> ``?``."""
     return UNKNOWN_PRICE if value is None else f"{float(value):,.{digits}f}"
@@ -261,7 +275,8 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "GPUS AT MAX": gpus * max_size,
                 "IDLE GPUS": gpus * min_size,
                 # Documents written before prices existed have no price keys: shown as no price.
-                "$/NODE-H": price_cell(pool.get("pricePerNodeHour"), pool.get("noPrice"), 4),
+                "$/NODE-H": price_cell(pool.get("pricePerNodeHour"), pool.get("noPrice"), 4)
+                + (f" (doubtful: {pool['doubtfulPrice']})" if pool.get("doubtfulPrice") else ""),
                 "$/H AT MAX": price_cell(pool.get("costPerHourAtMax")),
             }
         )
@@ -320,6 +335,9 @@ def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any]
             "gpuSlotsAtMax": ceiling["gpuSlots"],
             "idleGpus": idle["gpus"],
             "costPerHourAtMax": ceiling["costPerHour"],
+            # Documents written before bounds existed: a known cost is exact.
+            "costExact": ceiling.get("costExact", ceiling["costPerHour"] is not None),
+            "costPerHourKnown": ceiling.get("costPerHourKnown", ceiling["costPerHour"]),
         }
 
     def gpus(pool: Mapping[str, Any], key: str) -> int:
@@ -332,14 +350,23 @@ def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any]
         "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
         "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in node_pools),
         "gpusAtMax": sum(gpus(p, "maxSize") for p in node_pools),
-        "gpuSlotsAtMax": sum(int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools),
+        "gpuSlotsAtMax": sum(
+            int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools
+        ),
         "idleGpus": sum(gpus(p, "minSize") for p in node_pools),
         "costPerHourAtMax": round(sum(known), 4) if len(known) == len(costs) else None,
+        # no bounds in such a document: a figure is exact or not computed ("no price")
+        "costExact": True,
+        "costPerHourKnown": round(sum(known), 4) if len(known) == len(costs) else None,
     }
 
 
 def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The TOTAL row of the table (``fleet_total``); per-node columns are blank, they do not add up."""
+    """The TOTAL row of the table (``fleet_total``); per-node columns are blank, they do not add up.
+
+    The row says in itself when it is not the sum of the column above it (``NOT_A_SUM``: a
+    Karpenter/NAP NodePool counted once at its limit and dearest capacity) and when its cost is a
+    bound (``bounded_money``: ``<=`` an upper bound, ``>=`` the known part)."""
     figures = fleet_total(node_pools, cost)
     total: dict[str, Any] = dict.fromkeys(POOL_COLUMNS, "")
     total["POOL"] = "TOTAL"
@@ -347,8 +374,30 @@ def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | No
     total["MAX"] = figures["maxSize"]
     total["GPUS AT MAX"] = figures["gpusAtMax"]
     total["IDLE GPUS"] = figures["idleGpus"]
-    total["$/H AT MAX"] = price_cell(figures["costPerHourAtMax"])
+    exact = figures["costExact"]
+    value = figures["costPerHourAtMax"]
+    total["$/H AT MAX"] = price_cell(value) if exact else bounded_money(value, figures["costPerHourKnown"], exact)
+    rows = [r for r in pool_rows(node_pools)]
+    cost_sum = sum(float(p.get("costPerHourAtMax") or 0.0) for p in node_pools)
+    summed = (
+        sum(int(r["MIN"]) for r in rows) == figures["minSize"]
+        and sum(int(r["MAX"]) for r in rows) == figures["maxSize"]
+        and sum(int(r["GPUS AT MAX"]) for r in rows) == figures["gpusAtMax"]
+        # with a row unpriced, its cell says so and the total is a bound (``<=``/``>=``), not a sum anyway
+        and (
+            figures["costPerHourAtMax"] is None
+            or any(p.get("costPerHourAtMax") is None for p in node_pools)
+            or abs(cost_sum - float(figures["costPerHourAtMax"])) < 0.005
+        )
+    )
+    if not summed:
+        total["NODE POOL/GROUP"] = NOT_A_SUM
     return total
+
+
+NOT_A_SUM = "(ceiling, not a sum)"
+"""What the TOTAL row says in its NODE POOL/GROUP cell when a figure of it is not the sum of the
+column above: the ceiling counts a Karpenter/NAP NodePool once, at its limit and dearest capacity."""
 
 
 def upgrade_lines(estimate: Mapping[str, Any]) -> list[str]:
@@ -370,22 +419,27 @@ def upgrade_lines(estimate: Mapping[str, Any]) -> list[str]:
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
     lines = state_lines(cost)
+    lines += unknown_lines(cost)
     if cost.get("budgetPerHour") is not None:
-        lines.append(f"Budget: {money(cost.get('budgetPerHour'))} per hour (checked against the ceiling)")
+        exact = (cost.get("exact") or {}).get("ceiling", True)
+        against = "the ceiling" if exact else "the ceiling's upper bound (unknown Spot prices at on-demand)"
+        lines.append(f"Budget: {money(cost.get('budgetPerHour'))} per hour (checked against {against})")
     if cost.get("gpuHoursPerMonth") is not None:
         savings = cost.get("savingsPercent")
+        bounded = bool(cost.get("unknownParts")) and cost.get("monthly") is not None
+        at_most, at_least = ("<=", ">=") if bounded else ("", "")
         lines.append(
             f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours at {100 * float(cost.get('spotShare', 1.0)):g}% Spot "
-            f"plus idle all month: {money(cost.get('monthly'))} (all on-demand: {money(cost.get('monthlyAllOnDemand'))}; "
-            f"savings {_percent(savings)} at list prices)"
+            f"plus idle all month: {at_most}{money(cost.get('monthly'))} (all on-demand: {money(cost.get('monthlyAllOnDemand'))}; "
+            f"savings {at_least}{_percent(savings)} at list prices)"
         )
         rates = cost.get("evictionRates") or {}
         if "monthlyWithEvictions" in cost:
             shown = ", ".join(f"{pool} {100 * float(rate):g}%" for pool, rate in rates.items()) or "none"
             lines.append(
                 f"With evictions (Spot runs interrupted: {shown}; {100 * float(cost.get('redoneShare', 0.5)):g}% of an "
-                f"interrupted run redone): {money(cost.get('monthlyWithEvictions'))}; effective savings "
-                f"{_percent(cost.get('effectiveSavingsPercent'))} against all on-demand"
+                f"interrupted run redone): {at_most}{money(cost.get('monthlyWithEvictions'))}; effective savings "
+                f"{at_least}{_percent(cost.get('effectiveSavingsPercent'))} against all on-demand"
             )
     unpriced = cost.get("unpriced") or []
     if unpriced:
@@ -399,8 +453,11 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
             "costs nothing extra per hour (the reservation's own fee is not included)"
         )
     by_size = [capacity for capacity, basis in order.items() if basis != "price" and capacity != "reserved"]
-    if by_size:
+    ordered = str(cost.get("priorityOrderOf", "priority expander"))
+    if by_size and ordered == "priority expander":  # Karpenter/NAP have no priority expander
         lines.append(f"Priority expander: {', '.join(by_size)} pools ordered by size facts (a price is unknown)")
+    elif by_size:
+        lines.append(f"{ordered[0].upper()}{ordered[1:]}: pools ordered by size facts (a price is unknown)")
     if cost.get("priceSource"):
         lines.append(
             f"Prices for {cost.get('region', '?')}: collected by their source {cost.get('pricesSourceDate', '?')}, "
@@ -415,6 +472,15 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
             f"Prices read {cost.get('pricesReadOn', '?')}; Spot: {cost.get('spotBasis', '?')}. "
             "Not included: disks, egress, control plane, NAT, load balancers, discounts."
         )
+    return lines
+
+
+def unknown_lines(cost: Mapping[str, Any]) -> list[str]:
+    """What the fleet's figures rest on besides known prices: each pool whose price is unknown (why,
+    and the bound it is counted at: ``<=`` figures are upper bounds, ``>=`` known parts), and each
+    doubtful Spot figure kept and used."""
+    lines = [f"Unknown price, pool {pool}: {why}" for pool, why in (cost.get("unknownParts") or {}).items()]
+    lines += [f"Doubtful price, used: {note}" for note in cost.get("doubtfulPrices") or ()]
     return lines
 
 
@@ -445,7 +511,8 @@ def state_lines(cost: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"  {SCENARIO_NAMES[scenario].ljust(width)}  {figure.get('nodes', '?')} nodes{f' ({split})' if split else ''}, "
             f"{figure.get('gpus', '?')} GPUs, {figure.get('gpuSlots', '?')} GPU slots, "
-            f"${money(figure.get('costPerHour'))}/h ({SCENARIO_MEANINGS[scenario]})"
+            f"{dollars(bounded_money(figure.get('costPerHour'), figure.get('costPerHourKnown'), figure.get('costExact', True)))}/h "
+            f"({SCENARIO_MEANINGS[scenario]})"
         )
     return lines
 
@@ -465,7 +532,8 @@ def zones_cell(zones: Sequence[str]) -> str:
 
 
 def with_footnotes(rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """``rows`` with each ``no price (<why>)`` cell as ``no price [n]`` and the footnotes ``[n] <why>``,
+    """``rows`` with each ``no price (<why>)`` cell as ``no price [n]`` (and a doubtful figure's
+    ``0.4722 (doubtful: <why>)`` as ``0.4722 [n]``) and the footnotes ``[n] <why>``,
     one per distinct reason, numbered in row order; and ZONES written with ``zones_cell``."""
     notes: list[str] = []
     out = []
@@ -475,11 +543,12 @@ def with_footnotes(rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, An
         row["ZONES"] = zones_cell(zones.split(",")) if zones != "-" else "-"
         for column in ("$/NODE-H", "$/H AT MAX"):
             cell = str(row.get(column, ""))
-            if cell.startswith(f"{NO_PRICE} (") and cell.endswith(")"):
-                why = cell[len(NO_PRICE) + 2 : -1]
+            # "no price (<why>)", or a doubtful figure "0.4722 (doubtful: <why>)"
+            if " (" in cell and cell.endswith(")"):
+                head, why = cell[:-1].split(" (", 1)
                 if why not in notes:
                     notes.append(why)
-                row[column] = f"{NO_PRICE} [{notes.index(why) + 1}]"
+                row[column] = f"{head} [{notes.index(why) + 1}]"
         out.append(row)
     return out, [f"[{n}] {why}" for n, why in enumerate(notes, 1)]
 
