@@ -475,7 +475,13 @@ def start(
     paths = sockets(state)
     processes.start(
         state,
-        processes.Controller(name=RELAY, argv=argv[RELAY], env={}, ports={}, extra={"socket": str(paths["api"])}),
+        processes.Controller(
+            name=RELAY,
+            argv=argv[RELAY],
+            env={},
+            ports={},
+            extra={"socket": str(paths["api"]), "identity": "none (it relays Karpenter's connections; no credentials of its own)"},
+        ),
         paths["api"].exists,
     )
     controller = processes.Controller(
