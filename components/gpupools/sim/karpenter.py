@@ -341,6 +341,7 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
     notes += charts.webhook_notes(rendered)
     notes += charts.crd_notes(rendered, ())
     notes.append(f"rendered from charts/karpenter of github.com/aws/karpenter-provider-aws {module_version}")
+    notes.append(f"runs the sim's build of sigs.k8s.io/karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider)")
     return Plan(env, rendered.objects, rendered.service_account, [*notes, *rendered.notes])
 
 

@@ -132,7 +132,7 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
         "the webhook, metrics and health servers on 127.0.0.1, VisibilityOnDemand off, no leader election",
         *(f"{w['kind']} {w['metadata']['name']}: rewritten to https://{HOST}:<port> with the sim's CA" for w in rendered.webhooks),
         *charts.crd_notes(rendered, installed),
-        f"rendered from charts/kueue of sigs.k8s.io/kueue {module_version}",
+        f"rendered from charts/kueue of sigs.k8s.io/kueue {module_version}; runs the sim's build of the same version",
         *rendered.notes,
     ]
     if rendered.service_account is None:
