@@ -4,7 +4,6 @@ is given, what Kueue is configured with, and what ``spot`` refuses. The control-
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Any
 
@@ -115,56 +114,6 @@ def test_spot_unavailable_removes_only_that_pools_spot_offerings(eks_karpenter: 
             assert capacity == {"on-demand"}
         else:
             assert "spot" in capacity
-
-
-def test_feature_gates_follow_the_stacks_chart(eks_karpenter: objects.StackObjects, nap: objects.StackObjects) -> None:
-    gates = dict(g.split("=") for g in karpenter.feature_gates(eks_karpenter).split(","))
-    assert gates["NodeOverlay"] == "true"  # aws-karpenter-dev has a time-sliced pool: its chart turns the gate on
-    assert dict(g.split("=") for g in karpenter.feature_gates(nap).split(",")) == karpenter.DEFAULT_FEATURE_GATES
-
-
-def test_kueue_keeps_the_stacks_configuration_and_changes_only_what_a_local_process_needs(
-    training: objects.StackObjects, tmp_path: Path
-) -> None:
-    base = kueue.stack_configuration(training)
-    assert base["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == list(training.spec.queueing.namespaces)
-    config = kueue.configuration(base, {"webhook": 1, "metrics": 2, "health": 3}, tmp_path)
-    for key in ("managedJobsNamespaceSelector", "integrations"):
-        assert config[key] == base[key]
-    assert config["internalCertManagement"] == {"enable": False}
-    assert config["leaderElection"] == {"leaderElect": False}
-    assert config["webhook"] == {"host": "127.0.0.1", "port": 1, "certDir": str(tmp_path)}
-    assert config["featureGates"]["VisibilityOnDemand"] is False
-
-
-def test_kueue_webhooks_point_at_the_local_server_with_the_sims_ca(tmp_path: Path) -> None:
-    manifests = tmp_path / "manifests.yaml"
-    manifests.write_text(
-        yaml.safe_dump_all(
-            [
-                {
-                    "apiVersion": "admissionregistration.k8s.io/v1",
-                    "kind": "MutatingWebhookConfiguration",
-                    "metadata": {"name": "mutating-webhook-configuration"},
-                    "webhooks": [
-                        {
-                            "name": "mjob.kb.io",
-                            "clientConfig": {
-                                "service": {"name": "webhook-service", "namespace": "system", "path": "/mutate-batch-v1-job"}
-                            },
-                        }
-                    ],
-                }
-            ]
-        )
-    )
-    ca = kueue.serving_certificate(tmp_path / "certs")
-    (rewritten,) = kueue.webhook_configurations(manifests, 9443, ca)
-    assert rewritten["metadata"]["name"] == "kueue-mutating-webhook-configuration"
-    client_config = rewritten["webhooks"][0]["clientConfig"]
-    assert client_config["url"] == "https://127.0.0.1:9443/mutate-batch-v1-job"
-    assert base64.b64decode(client_config["caBundle"]) == ca
-    assert (tmp_path / "certs" / "tls.crt").exists() and (tmp_path / "certs" / "tls.key").exists()
 
 
 def test_kueue_refuses_a_metrics_directory_it_did_not_write(tmp_path: Path) -> None:

@@ -24,16 +24,23 @@ has provisioned the request, is ``test_cluster_autoscaler.py``'s.
 from __future__ import annotations
 
 import contextlib
+import copy
+import http.client
+import json
+import ssl
 import time
+import urllib.parse
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import yaml
 from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL, POOL_LABEL
 from gpupools.jobs import gpu_job
 from gpupools.queueing.workloads import gang_job
 from gpupools.sharing import slots_per_gpu
-from gpupools.sim import autoscaler, cluster, controllers, karpenter, kueue, node_shapes, objects, processes, spot
+from gpupools.sim import autoscaler, charts, cluster, controllers, karpenter, kueue, node_shapes, objects, processes, spot
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError, wait_for
@@ -249,6 +256,65 @@ def test_an_idle_node_is_removed_after_the_stacks_scale_down_time(karpenter_stac
     assert waited >= 55, f"node {node} was removed {waited:.0f}s after it emptied, before consolidateAfter {SCALE_DOWN}"
 
 
+def whoami(state: ClusterState, kubeconfig: str) -> str:
+    """The user the token of ``kubeconfig`` authenticates as (a SelfSubjectReview to the sim's API
+    server: Karpenter's kubeconfig names the relay inside its network namespace, the token is the same)."""
+    config = yaml.safe_load(Path(kubeconfig).read_text())
+    token = config["users"][0]["user"]["token"]
+    context = ssl.create_default_context(cafile=config["clusters"][0]["cluster"]["certificate-authority"])
+    server = urllib.parse.urlsplit(state.server)
+    connection = http.client.HTTPSConnection(server.hostname or "", server.port, context=context, timeout=10)
+    body = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    connection.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body, headers)
+    return str(json.loads(connection.getresponse().read())["status"]["userInfo"]["username"])
+
+
+def test_karpenter_runs_as_its_charts_service_account(karpenter_stack: Running) -> None:
+    """EKS: the chart's ServiceAccount (``serviceAccount.name`` of the stack's release); NAP: no chart, admin."""
+    record = processes.records(karpenter_stack.state)[karpenter.NAME]
+    releases = charts.releases(karpenter_stack.objects.run.registrations, karpenter.CHART)
+    if not releases:
+        assert karpenter_stack.stack == "azure-nap-dev" and record.extra["identity"] == "admin"
+        return
+    account = releases[0].inputs["values"]["serviceAccount"]["name"]
+    assert record.extra["identity"] == f"ServiceAccount kube-system/{account}"
+    assert whoami(karpenter_stack.state, record.env["KUBECONFIG"]) == f"system:serviceaccount:kube-system:{account}"
+
+
+def test_without_a_rule_of_its_charts_clusterrole_karpenter_cannot_launch(karpenter_stack: Running) -> None:
+    """The chart's RBAC is what Karpenter has: with ``create`` on NodeClaims cut from the chart's
+    ``karpenter-core`` ClusterRole, a pending pod gets no NodeClaim and Karpenter's log shows the API
+    server's refusal; the rule restored, the pod gets its node."""
+    if not charts.releases(karpenter_stack.objects.run.registrations, karpenter.CHART):
+        pytest.skip("NAP: no chart, Karpenter runs as admin")
+    plan = karpenter.plan(karpenter_stack.objects, karpenter_stack.build)
+    role = next(o for o in plan.objects if o["kind"] == "ClusterRole" and o["metadata"]["name"].endswith("-core"))
+    cut = copy.deepcopy(role)
+    for rule in cut["rules"]:
+        if "nodeclaims" in rule["resources"] and "create" in rule["verbs"]:
+            rule["verbs"] = [v for v in rule["verbs"] if v != "create"]
+    assert cut != role
+    log = karpenter_stack.state.path / "logs" / f"{karpenter.NAME}.log"
+    offset = log.stat().st_size
+    pool = gpu_pools(karpenter_stack)[0]
+    empty_pool(karpenter_stack, nodepool_of(karpenter_stack, pool.name)["metadata"]["name"])
+    karpenter_stack.client.apply(cut)
+    job = submit(karpenter_stack, pool, "rbac-cut")
+    try:
+
+        def refused() -> bool:
+            text = log.read_bytes()[offset:].decode(errors="replace")
+            return 'cannot create resource \\"nodeclaims\\"' in text or 'cannot create resource "nodeclaims"' in text
+
+        wait_for(refused, timeout=LAUNCH_TIMEOUT, interval=1, what="Karpenter's NodeClaim create to be refused")
+        assert not nodeclaims_of(karpenter_stack, nodepool_of(karpenter_stack, pool.name)["metadata"]["name"])
+    finally:
+        karpenter_stack.client.apply(role)
+    running_node(karpenter_stack, job["metadata"]["name"])
+    delete_job(karpenter_stack, job)
+
+
 @pytest.fixture(scope="module")
 def kueue_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
     with running(KUEUE_STACK, session_cluster, sim_build) as run:
@@ -260,6 +326,20 @@ def workload_of(run: Running, namespace: str, job: str) -> dict[str, Any] | None
         if any(o.get("name") == job for o in workload["metadata"].get("ownerReferences") or []):
             return workload
     return None
+
+
+def test_kueue_runs_as_its_charts_service_account_with_its_webhooks(kueue_stack: Running) -> None:
+    record = processes.records(kueue_stack.state)[kueue.NAME]
+    assert record.extra["identity"] == "ServiceAccount kueue-system/kueue-controller-manager"
+    assert whoami(kueue_stack.state, record.env["KUBECONFIG"]) == "system:serviceaccount:kueue-system:kueue-controller-manager"
+    # The chart's webhook configurations, scoped to the stack's queue namespaces as the chart scopes them.
+    live = kueue_stack.client.get(
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration", "metadata": {"name": "kueue-mutating-webhook-configuration"}}
+    )
+    assert live is not None
+    job = next(w for w in live["webhooks"] if w["name"] == "mjob.kb.io")
+    assert job["namespaceSelector"]["matchExpressions"][0]["values"] == list(kueue_stack.objects.spec.queueing.namespaces)
+    assert job["clientConfig"]["url"].startswith("https://127.0.0.1:")
 
 
 def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: Running) -> None:

@@ -303,9 +303,12 @@ def plan(stack_objects: StackObjects, helm: Path, chart: Path, kube_version: str
     return Plan(flags, dict(container.env), rendered.objects, rendered.service_account, [*notes, *rendered.notes])
 
 
-def service_account_kubeconfig(state: ClusterState, client: Client, namespace: str, name: str) -> Path:
+def service_account_kubeconfig(
+    state: ClusterState, client: Client, namespace: str, name: str, *, server: str | None = None
+) -> Path:
     """A kubeconfig with a token of ``namespace/name`` (TokenRequest API), for a controller that
-    must run with its chart's RBAC."""
+    must run with its chart's RBAC; ``server`` the API server's address as the controller reaches it
+    (default the sim's; Karpenter's is the relay inside its network namespace)."""
     response = client.request(
         "POST",
         f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
@@ -317,7 +320,7 @@ def service_account_kubeconfig(state: ClusterState, client: Client, namespace: s
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "sim", "cluster": {"server": state.server, "certificate-authority": str(files.ca_cert)}}],
+        "clusters": [{"name": "sim", "cluster": {"server": server or state.server, "certificate-authority": str(files.ca_cert)}}],
         "users": [{"name": name, "user": {"token": token}}],
         "contexts": [{"name": "sim", "context": {"cluster": "sim", "user": name}}],
         "current-context": "sim",

@@ -77,11 +77,6 @@ KARPENTER_PACKAGE = "sigs.k8s.io/karpenter/kwok"
 BINARIES = ("etcd", *KUBE_BINARIES, "kueue", "karpenter-kwok")
 
 CONTROLLER_FILES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "kueue": (
-        KUEUE_MODULE_DIR,
-        KUEUE_MODULE,
-        ("config/components/webhook/manifests.yaml",),
-    ),
     "karpenter": (
         KARPENTER_MODULE_DIR,
         KARPENTER_MODULE,
@@ -89,9 +84,8 @@ CONTROLLER_FILES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
 }
 """Controller -> (module directory, module, files) copied from the module zip the binary is built
-from into ``controllers/<controller>/``: Kueue's webhook configurations (rewritten to a local URL by
-``gpupools.sim.kueue``) and the CRD of the node class Karpenter's KWOK provider resolves
-(``KWOKNodeClass``)."""
+from into ``controllers/<controller>/``: the CRD of the node class Karpenter's KWOK provider resolves
+(``KWOKNodeClass``). Kueue's webhook configurations come from its rendered chart (``gpupools.sim.kueue``)."""
 
 CRD_FILES: dict[str, tuple[str, ...]] = {
     "sigs.k8s.io/kueue": tuple(

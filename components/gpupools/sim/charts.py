@@ -5,12 +5,28 @@ on EKS, Karpenter on EKS, Kueue): the chart, its version and the stack's own val
 each with ``helm template`` (Helm v4, built with cluster-autoscaler by ``gpupools.sim.autoscaler_build``)
 from the same chart version, then splits what it rendered:
 
-* **objects the sim applies** as the chart would install them: CRDs, ServiceAccounts, RBAC,
-  ConfigMaps, webhook configurations, PriorityClasses, Services, PodDisruptionBudgets;
+* **objects the sim applies** as the chart would install them: ServiceAccounts, RBAC, ConfigMaps,
+  PriorityClasses, Services, PodDisruptionBudgets;
 * **the controller's workload** (the Deployment), which no KWOK node can run: the sim runs the
   controller as a local process with the rendered container's arguments and environment
-  (``Workload``), under the chart's ServiceAccount (a token from the TokenRequest API), so the chart's
-  RBAC is what the controller has.
+  (``Rendered.container``: literal values, and the pod and resource fields the kubelet would resolve),
+  under the chart's ServiceAccount (a token from the TokenRequest API), so the chart's RBAC is what
+  the controller has;
+* **webhook configurations** (``Rendered.webhooks``), kept apart: their ``clientConfig.service`` is an
+  in-cluster Service that no local process serves, and a webhook with ``failurePolicy: Fail`` whose
+  server is unreachable refuses every request it matches. The controller's module applies them only
+  rewritten to the URL its local process serves (Kueue: ``gpupools.sim.kueue``), else not at all;
+* **CustomResourceDefinitions** (``Rendered.crds``), kept apart: the sim installs the same
+  definitions from the module zips before the stack's objects (``gpupools.sim.objects.crds_for``), and
+  a chart's copy may name a conversion webhook served by an in-cluster Service (Kueue's do);
+* **not applied, said in ``sim status``** (``NOT_APPLIED``): the certificate Secrets a chart generates
+  (the sim makes its own where a controller serves TLS), cert-manager objects (no cert-manager here),
+  and ``APIService`` registrations of aggregated APIs served through an in-cluster Service (Kueue's
+  visibility API, which the sim turns off).
+
+Every rendered object gets the release namespace unless its kind is cluster-scoped
+(``CLUSTER_SCOPED``; Helm renders some cluster-scoped kinds with a namespace, which is dropped).
+The release's ``skipCrds`` is honoured as Helm honours it (``--include-crds`` only without it).
 
 Where the charts come from (``chart_path``):
 
@@ -19,30 +35,69 @@ Where the charts come from (``chart_path``):
 * Karpenter: ``charts/karpenter`` of the ``github.com/aws/karpenter-provider-aws`` module zip at the
   version ``sim/crds`` pins (the Karpenter release ``gpupools.versions`` pins);
 * Kueue: ``charts/kueue`` of the ``sigs.k8s.io/kueue`` module zip at the version ``sim/kueue`` pins
-  (upstream sets ``Chart.yaml``'s version only when it packages a release, so the zip's says an
-  older one; the templates are the tag's).
+  (the version Kueue's binary is built from).
+
+Karpenter's ``Chart.yaml`` in the v1.14.1 zip says ``1.13.0`` (upstream sets the chart's version, and
+the image it names, when it packages a release; the templates are the tag's), so the stack's release
+version is checked against the module's version, not ``Chart.yaml``. Go module zips hold no symbolic
+links, so the zip's ``charts/karpenter`` has no ``crds/`` (a link to ``pkg/apis/crds`` in the
+repository); the stack's release sets ``skipCrds`` and installs the CRDs with its ``karpenter-crd``
+release, whose templates are ``pkg/apis/crds``' files with an annotations block: the files the sim
+installs. ``chart_path`` copies a chart out of the Go module cache into the sim's build directory
+(``<build>/charts/<chart>``), once.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import yaml
 
 from gpupools.sim.control_plane import SimError
 from gpupools.testing import Registration
 
+if TYPE_CHECKING:
+    from gpupools.sim.build import Build
+
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod")
 """What the sim does not apply from a rendered chart: workloads whose pods no KWOK node can run."""
-NOT_APPLIED_KINDS = ("Secret",)
-"""Rendered but left out: certificate Secrets a chart generates with random keys (the sim makes its
-own where a controller serves TLS)."""
+NOT_APPLIED = {
+    "Secret": "a certificate Secret the chart generates (the sim makes its own where a controller serves TLS)",
+    "APIService": "an aggregated API served through an in-cluster Service no local process serves",
+    "Certificate": "cert-manager is not installed in the sim",
+    "Issuer": "cert-manager is not installed in the sim",
+}
+"""Rendered kinds the sim does not apply, with the reason ``sim status`` gives (module docstring)."""
+CLUSTER_SCOPED = frozenset(
+    {
+        "APIService",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "PriorityClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+    }
+)
+"""Kinds without a namespace (``kubectl api-resources --namespaced=false``) that charts render."""
+
+CHART_MODULES = {
+    "karpenter": ("crds", "github.com/aws/karpenter-provider-aws", "charts/karpenter"),
+    "kueue": ("kueue", "sigs.k8s.io/kueue", "charts/kueue"),
+}
+"""Chart -> (``sim/`` module directory whose ``go.mod`` pins it, Go module, chart directory in its zip)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +126,8 @@ class Rendered:
     workload: dict[str, Any] | None
     service_account: str | None
     notes: list[str]
+    crds: list[dict[str, Any]] = field(default_factory=list)
+    webhooks: list[dict[str, Any]] = field(default_factory=list)
 
     def container(self, name: str | None = None) -> Container:
         """The workload's container ``name`` (its first when None); SimError when there is none."""
@@ -80,10 +137,18 @@ class Rendered:
         chosen = next((c for c in containers if name is None or c["name"] == name), None)
         if chosen is None:
             raise SimError(f"the {self.chart} chart's workload has no container {name!r}")
-        env = {str(e["name"]): str(e["value"]) for e in chosen.get("env") or [] if "value" in e}
-        env_from = {
-            str(e["name"]): json.dumps(e["valueFrom"], sort_keys=True) for e in chosen.get("env") or [] if "valueFrom" in e
-        }
+        env: dict[str, str] = {}
+        env_from: dict[str, str] = {}
+        for entry in chosen.get("env") or []:
+            name = str(entry["name"])
+            if "valueFrom" not in entry:
+                env[name] = str(entry.get("value", ""))
+                continue
+            resolved = self._resolve(entry["valueFrom"], chosen)
+            if resolved is None:
+                env_from[name] = json.dumps(entry["valueFrom"], sort_keys=True)
+            else:
+                env[name] = resolved
         return Container(
             name=str(chosen["name"]),
             args=tuple(str(a) for a in chosen.get("args") or []),
@@ -91,6 +156,95 @@ class Rendered:
             env=env,
             env_from=env_from,
             image=str(chosen.get("image", "")),
+        )
+
+    def _resolve(self, source: Mapping[str, Any], container: Mapping[str, Any]) -> str | None:
+        """An ``env[].valueFrom`` the kubelet resolves from the pod itself: ``fieldRef``
+        ``metadata.namespace`` and ``spec.serviceAccountName``, and ``resourceFieldRef`` on the
+        container's own requests and limits (``ceil(quantity / divisor)``, kubernetes
+        ``pkg/api/v1/resource/helpers.go`` ``ExtractContainerResourceValue``); None for anything else
+        (a Secret, a ConfigMap, the pod's name or IP, a limit the container does not set)."""
+        if "fieldRef" in source:
+            path = source["fieldRef"].get("fieldPath")
+            return {"metadata.namespace": self.namespace, "spec.serviceAccountName": self.service_account}.get(str(path))
+        if "resourceFieldRef" in source:
+            ref = source["resourceFieldRef"]
+            kind, _, resource = str(ref.get("resource", "")).partition(".")
+            value = ((container.get("resources") or {}).get(kind) or {}).get(resource)
+            if value is None:
+                return None
+            divisor = quantity(str(ref.get("divisor") or "1")) or Fraction(1)
+            return str(math.ceil(quantity(str(value)) / divisor))
+        return None
+
+
+_SUFFIXES = {
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+}
+
+
+def quantity(text: str) -> Fraction:
+    """A Kubernetes quantity (``500m``, ``1``, ``1Gi``, ``0.075``) as an exact number; ValueError otherwise."""
+    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+        if suffix and text.endswith(suffix):
+            return Fraction(text[: -len(suffix)]) * _SUFFIXES[suffix]
+    return Fraction(text)
+
+
+def chart_path(sim_build: Build, chart: str) -> Path:
+    """``<build>/charts/<chart>``: the chart directory copied out of its Go module (``CHART_MODULES``)
+    at the version the sim's ``go.mod`` pins, from the module cache (``go mod download``, checked
+    against ``go.sum``); copied once, kept with the build, never in the checkout."""
+    from gpupools.sim import build as builds
+    from gpupools.sim import layout
+
+    target = sim_build.root / "charts" / chart
+    if (target / "Chart.yaml").exists():
+        return target
+    directory, module, inside = CHART_MODULES[chart]
+    try:
+        source = builds.module_dir(layout.module_root() / directory, module) / inside
+    except builds.BuildError as error:
+        raise SimError(f"the {chart} chart comes from the {module} module zip: {error}") from None
+    staging = target.with_name(f"{chart}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    for file in sorted(p for p in source.rglob("*") if p.is_file()):
+        destination = staging / file.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(file, destination)  # not copy2: the module cache's files are read-only
+    try:
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)  # another sim copied it first
+        if not (target / "Chart.yaml").exists():
+            raise
+    return target
+
+
+def helm() -> Path:
+    """The sim's Helm binary (built with cluster-autoscaler, ``gpupools.sim.autoscaler_build``; built on first use)."""
+    from gpupools.sim import autoscaler_build
+
+    return (autoscaler_build.cached() or autoscaler_build.build()).helm
+
+
+def check_version(registration: Registration, chart: str, module_version: str) -> None:
+    """SimError unless the stack's release pins the chart version of the module the sim renders it from."""
+    wanted = str(registration.inputs.get("version", "")).removeprefix("v")
+    if wanted and wanted != module_version.removeprefix("v"):
+        module = CHART_MODULES[chart][1]
+        raise SimError(
+            f"the stack's {chart} release pins chart {wanted}, the sim renders {module} {module_version}: "
+            f"pin the same version in sim/{CHART_MODULES[chart][0]}/go.mod"
         )
 
 
@@ -130,8 +284,9 @@ def render(
             str(values_file),
             "--kube-version",
             kube_version,
-            "--include-crds",
         ]
+        if not inputs.get("skipCrds"):
+            command.append("--include-crds")
         for api_version in api_versions:
             command += ["--api-versions", api_version]
         result = subprocess.run(command, capture_output=True, text=True)
@@ -145,22 +300,26 @@ def split(release: str, namespace: str, chart: str, documents: Sequence[Mapping[
     """Sort rendered documents into applied objects and the one workload (module docstring)."""
     objects: list[dict[str, Any]] = []
     workloads: list[dict[str, Any]] = []
+    crds: list[dict[str, Any]] = []
+    webhooks: list[dict[str, Any]] = []
     notes: list[str] = []
     for document in documents:
         manifest = dict(document)
         kind = str(manifest.get("kind", ""))
+        metadata = manifest.setdefault("metadata", {})
+        if kind in CLUSTER_SCOPED:
+            metadata.pop("namespace", None)
+        else:
+            metadata.setdefault("namespace", namespace)
         if kind in WORKLOAD_KINDS:
             workloads.append(manifest)
-        elif kind in NOT_APPLIED_KINDS:
-            notes.append(f"{kind} {manifest['metadata']['name']} not applied (the sim makes its own certificates)")
+        elif kind in NOT_APPLIED:
+            notes.append(f"{kind} {metadata['name']} not applied: {NOT_APPLIED[kind]}")
+        elif kind == "CustomResourceDefinition":
+            crds.append(manifest)
+        elif kind.endswith("WebhookConfiguration"):
+            webhooks.append(manifest)
         else:
-            if kind not in (
-                "CustomResourceDefinition",
-                "ClusterRole",
-                "ClusterRoleBinding",
-                "PriorityClass",
-            ) and not kind.endswith("WebhookConfiguration"):
-                manifest.setdefault("metadata", {}).setdefault("namespace", namespace)
             objects.append(manifest)
     if len(workloads) > 1:
         names = ", ".join(f"{w['kind']}/{w['metadata']['name']}" for w in workloads)
@@ -177,5 +336,35 @@ def split(release: str, namespace: str, chart: str, documents: Sequence[Mapping[
         ) or {}
         for key, value in sorted(annotations.items()):
             notes.append(f"ServiceAccount annotation {key}={value} has no effect here (no cloud identity to assume)")
-    return Rendered(release, namespace, chart, objects, workload, service_account, notes)
+    return Rendered(release, namespace, chart, objects, workload, service_account, notes, crds, webhooks)
+
+
+def crd_notes(rendered: Rendered, installed: Iterable[str]) -> list[str]:
+    """What ``sim status`` says of the chart's CRDs: the sim installs its own copies (``installed``,
+    their names) before the stack's objects, so the chart's are not applied; those that name a
+    conversion webhook Service are listed, since no local process serves it."""
+    if not rendered.crds:
+        return []
+    names = sorted(c["metadata"]["name"] for c in rendered.crds)
+    ours = [n for n in names if n in set(installed)]
+    notes = [
+        f"{len(names)} CustomResourceDefinitions rendered, not applied: the sim installs its copies from the module zip "
+        f"({len(ours)} of the same names)" + ("" if len(ours) == len(names) else f"; not installed: {', '.join(sorted(set(names) - set(ours)))}")
+    ]
+    services: dict[str, list[str]] = {}
+    for crd in rendered.crds:
+        service = (crd["spec"].get("conversion") or {}).get("webhook", {}).get("clientConfig", {}).get("service")
+        if service:
+            services.setdefault(f"{service.get('namespace')}/{service.get('name')}", []).append(crd["metadata"]["name"])
+    for service, crds in sorted(services.items()):
+        notes.append(f"the chart's {', '.join(sorted(crds))} name a conversion webhook on Service {service}, which no local process serves")
+    return notes
+
+
+def webhook_notes(rendered: Rendered) -> list[str]:
+    """For a chart whose webhook configurations no local process serves: each is left out, said so."""
+    return [
+        f"{w['kind']} {w['metadata']['name']} not applied: its webhooks call an in-cluster Service no local process serves"
+        for w in rendered.webhooks
+    ]
 

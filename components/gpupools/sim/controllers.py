@@ -2,8 +2,10 @@
 and Kueue, as the stack configures them.
 
 * A stack with Karpenter NodePools (``gpupools:provisioner: karpenter``, EKS Karpenter or AKS Node
-  Auto Provisioning) runs Karpenter's KWOK provider (``gpupools.sim.karpenter``).
-* A stack with Kueue ClusterQueues (``gpupools:queueing``) runs Kueue (``gpupools.sim.kueue``).
+  Auto Provisioning) runs Karpenter's KWOK provider (``gpupools.sim.karpenter``): on EKS with the
+  environment and RBAC of the stack's chart release, on AKS (NAP: no chart) with admin and defaults.
+* A stack with Kueue ClusterQueues (``gpupools:queueing``) runs Kueue (``gpupools.sim.kueue``) with
+  the arguments, configuration, webhooks and RBAC of the stack's chart release.
 * A cluster-autoscaler stack (the default provisioner on both clouds) runs cluster-autoscaler 1.36.1
   with its KWOK cloud provider against the stack's node groups (``gpupools.sim.autoscaler``): on EKS
   with the flags and RBAC of the stack's chart release, on AKS with the flags of the cluster's
@@ -25,11 +27,15 @@ from gpupools.sim.objects import StackObjects
 
 
 def prepare(client: Client, build: Build, stack_objects: StackObjects) -> list[dict[str, Any]]:
-    """Install what the controllers need before the stack's objects; returns the objects to apply."""
+    """Install what the controllers need before the stack's objects (CRDs, the charts' objects);
+    returns the objects to apply."""
     manifests = [dict(m) for m in stack_objects.manifests]
     if karpenter.uses_karpenter(stack_objects):
         karpenter.install_crds(client, build)
+        karpenter.prepare(client, karpenter.plan(stack_objects, build))
         manifests = karpenter.sim_manifests(manifests)
+    if kueue.uses_kueue(stack_objects):
+        kueue.prepare(client, kueue.plan(stack_objects, build))
     if autoscaler.uses_cluster_autoscaler(stack_objects):
         autoscaler.prepare(client, autoscaler_plan(build, stack_objects))
     return manifests

@@ -3,10 +3,22 @@ provider, run against a Karpenter or NAP stack's own NodePools.
 
 What is the stack's, unchanged: every NodePool (weights, limits, requirements, taints, template
 labels, disruption: ``consolidateAfter``, ``consolidationPolicy``, budgets) and every NodeOverlay (the
-GPU slots of shared pools), as the stack program registers them; the feature gates of the stack's
-Karpenter chart (``settings.featureGates``, which the chart turns into ``FEATURE_GATES``:
-karpenter-provider-aws v1.14.1 ``charts/karpenter/templates/deployment.yaml``), so ``NodeOverlay``
-is on exactly when the stack turns it on.
+GPU slots of shared pools), as the stack program registers them.
+
+**The stack's chart** (EKS Karpenter stacks; ``plan``): the stack's ``karpenter`` Helm release is
+rendered with its own values from ``charts/karpenter`` of karpenter-provider-aws v1.14.1
+(``gpupools.sim.charts``). Every rendered object but the Deployment is applied before the stack's
+objects (ServiceAccount, ClusterRoles, Roles and their bindings, Service, PodDisruptionBudget; the
+chart renders no CRD, webhook or ConfigMap at v1.14.1). The KWOK binary runs with the rendered
+container's environment (``FEATURE_GATES`` from ``settings.featureGates``, ``BATCH_*``, the policies,
+``LOG_LEVEL``, ``MEMORY_LIMIT`` and ``CPU_REQUESTS`` from the container's resources, as the kubelet
+resolves them), except the overrides of ``OVERRIDES``, each with its reason; settings only the AWS
+provider reads (``CLUSTER_NAME``, ``INTERRUPTION_QUEUE``, ...: not in ``KWOK_BINARY_ENV``) are passed
+and have no effect, said in ``sim status``. It runs under a token of the chart's ServiceAccount
+(``kube-system/karpenter``), so the chart's RBAC is what it has, plus one ClusterRole of the sim's
+(``KWOK_PROVIDER_RULES``) for what the KWOK provider does that the AWS one does not. NAP stacks
+register no Karpenter chart (AKS runs NAP's Karpenter in its control plane): Karpenter runs there
+with the sim's admin identity and its own defaults (``DEFAULT_ENV``), said in ``sim status``.
 
 The one change: each NodePool's ``spec.template.spec.nodeClassRef`` points at a ``KWOKNodeClass`` of
 the same name (``karpenter.kwok.sh``), because the KWOK provider resolves only its own node class
@@ -51,13 +63,14 @@ import copy
 import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import GPU_RESOURCE, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
-from gpupools.sim import control_plane, node_shapes, pki, processes, relay
+from gpupools.sim import charts, control_plane, node_shapes, pki, processes, relay
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import HOST, ClusterState, SimError
 from gpupools.sim.kube import Client
@@ -85,6 +98,56 @@ BATCH_IDLE_DURATION = "1s"
 BATCH_MAX_DURATION = "10s"
 """Karpenter's defaults (``options.go``), which the stacks keep: a pending pod waits for 1 s of quiet
 (at most 10 s) before the provisioner decides; part of the decision loop the sim measures."""
+
+CHART = "karpenter"
+NAMESPACE = "kube-system"
+"""The stack's release namespace (``gpupools.aws.karpenter.NAMESPACE``): where the chart's ServiceAccount is."""
+
+DEFAULT_ENV = {
+    "FEATURE_GATES": ",".join(f"{k}={v}" for k, v in DEFAULT_FEATURE_GATES.items()),
+    "BATCH_IDLE_DURATION": BATCH_IDLE_DURATION,
+    "BATCH_MAX_DURATION": BATCH_MAX_DURATION,
+    "DISABLE_LEADER_ELECTION": "true",
+}
+"""Karpenter's environment where the stack has no chart (NAP): its own defaults (``options.go``), and
+one process without leader election (its namespace is a pod's, which a local process has not)."""
+
+KWOK_BINARY_ENV = frozenset(
+    {
+        # sigs.k8s.io/karpenter v1.14.1 pkg/operator/options/options.go (AddFlags)
+        "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION", "CPU_REQUESTS", "DISABLE_CLUSTER_STATE_OBSERVABILITY",
+        "DISABLE_CONTROLLER_WARMUP", "DISABLE_LEADER_ELECTION", "ENABLE_PROFILING", "FEATURE_GATES",
+        "HEALTH_PROBE_PORT", "IGNORE_DRA_REQUESTS", "KARPENTER_SERVICE", "KUBE_CLIENT_BURST", "KUBE_CLIENT_QPS",
+        "LEADER_ELECTION_NAME", "LEADER_ELECTION_NAMESPACE", "LOG_ERROR_OUTPUT_PATHS", "LOG_LEVEL",
+        "LOG_OUTPUT_PATHS", "MEMORY_LIMIT", "METRICS_PORT", "MIN_VALUES_POLICY", "PREFERENCE_POLICY",
+        # kwok/options/options.go
+        "INSTANCE_TYPES_FILE_PATH",
+    }
+)  # fmt: skip
+"""The settings Karpenter's core and KWOK provider read from the environment (a test checks the list
+against the module's source); the AWS provider's own (``CLUSTER_NAME``, ``INTERRUPTION_QUEUE``,
+``VM_MEMORY_OVERHEAD_PERCENT``, ...: karpenter-provider-aws ``pkg/operator/options/options.go``) are
+not among them."""
+
+OVERRIDES = {
+    "KUBECONFIG": "a token of the chart's ServiceAccount, server the API-server relay inside Karpenter's network namespace",
+    "INSTANCE_TYPES_FILE_PATH": "the KWOK provider's instance types from gpupools' size catalog (no EC2 API to ask)",
+    "DISABLE_LEADER_ELECTION": "one process; with leader election, a restart (`sim spot`) waits out the previous "
+    "process's lease (15 s): it cannot release it, its API-server relay stops with it (the chart's lease Role is unused)",
+}
+"""Environment the sim sets over the rendered container's, with the reason ``sim status`` gives. The
+ports stay the rendered ones (8080, 8081): Karpenter has its network namespace to itself."""
+
+KWOK_PROVIDER_RULES = [
+    {"apiGroups": [KWOK_GROUP], "resources": ["kwoknodeclasses"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [KWOK_GROUP], "resources": ["kwoknodeclasses", "kwoknodeclasses/status"], "verbs": ["patch", "update"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["create"]},
+]
+"""What the KWOK provider needs beyond the AWS chart's RBAC, as sigs.k8s.io/karpenter v1.14.1's own
+KWOK chart grants it: its node class in place of ``EC2NodeClass`` (``kwok/charts/templates/clusterrole-kwok.yaml``),
+and ``create`` on nodes (``clusterrole.yaml``): the provider creates the Node itself
+(``kwok/cloudprovider/cloudprovider.go``, ``Create``), where on EKS the instance's kubelet registers it."""
+SIM_RBAC_NAME = "gpupools-sim-karpenter-kwok-provider"
 
 
 def nodepools(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -204,19 +267,91 @@ def instance_types(stack_objects: StackObjects, spot_unavailable: Sequence[str] 
     return entries
 
 
-def feature_gates(stack_objects: StackObjects) -> str:
-    """``FEATURE_GATES`` as the stack's Karpenter chart would set it (Karpenter's defaults where the
-    stack has no chart: NAP is managed by AKS)."""
-    gates = dict(DEFAULT_FEATURE_GATES)
-    for registration in stack_objects.run.registrations:
-        if not registration.type.startswith("kubernetes:helm.sh/"):
-            continue
-        if "karpenter" not in str(registration.inputs.get("chart", "")):
-            continue
-        values = registration.inputs.get("values") or {}
-        for key, value in ((values.get("settings") or {}).get("featureGates") or {}).items():
-            gates[key[0].upper() + key[1:]] = str(value).lower()
-    return ",".join(f"{k}={v}" for k, v in gates.items())
+@dataclass(frozen=True)
+class Plan:
+    """How the sim runs the stack's Karpenter: environment, identity, chart objects, notes."""
+
+    env: dict[str, str]
+    objects: list[dict[str, Any]]
+    service_account: str | None
+    """The chart's ServiceAccount in ``NAMESPACE``; None where the stack has no chart (admin identity)."""
+    notes: list[str]
+
+
+def kwok_provider_rbac(service_account: str) -> list[dict[str, Any]]:
+    """The sim's one addition to the chart's RBAC (``KWOK_PROVIDER_RULES``), bound to its ServiceAccount."""
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": SIM_RBAC_NAME},
+            "rules": KWOK_PROVIDER_RULES,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": SIM_RBAC_NAME},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SIM_RBAC_NAME},
+            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": NAMESPACE}],
+        },
+    ]
+
+
+def chart_env(rendered: charts.Rendered) -> tuple[dict[str, str], list[str]]:
+    """The rendered container's environment as the KWOK binary gets it (without ``OVERRIDES``), and
+    the notes on what of it cannot apply here."""
+    container = rendered.container()
+    env = dict(container.env)
+    notes = [f"env {name} from {source} not set (no pod to resolve it for)" for name, source in sorted(container.env_from.items())]
+    unread = sorted(set(env) - KWOK_BINARY_ENV)
+    if unread:
+        notes.append(f"env {', '.join(unread)} passed as rendered, read only by the AWS provider (no effect on the KWOK provider)")
+    return env, notes
+
+
+def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) -> Plan:
+    """Karpenter's environment, chart objects and identity for the stack (module docstring)."""
+    found = charts.releases(stack_objects.run.registrations, CHART)
+    if not found:
+        return Plan(
+            dict(DEFAULT_ENV),
+            [],
+            None,
+            [
+                "the stack registers no Karpenter chart (AKS runs Node Auto Provisioning's Karpenter in its control plane, "
+                "under its own identity): the sim runs it as admin, with Karpenter's default settings"
+            ],
+        )
+    if len(found) != 1:
+        raise SimError(f"stack {stack_objects.stack} registers {len(found)} Karpenter Helm releases, expected one")
+    release = found[0]
+    module_version = build.versions[charts.CHART_MODULES[CHART][1]]
+    charts.check_version(release, CHART, module_version)
+    rendered = charts.render(
+        helm or charts.helm(), charts.chart_path(build, CHART), release, kube_version=build.kubernetes_version
+    )
+    env, notes = chart_env(rendered)
+    if rendered.service_account is None:
+        raise SimError(f"the {CHART} chart rendered no workload for release {rendered.release}")
+    notes += [f"{name} set by the sim: {why}" for name, why in OVERRIDES.items()]
+    notes.append(
+        f"ClusterRole {SIM_RBAC_NAME} added, bound to ServiceAccount {NAMESPACE}/{rendered.service_account}: "
+        "KWOKNodeClasses (in place of EC2NodeClasses) and nodes create (the KWOK provider creates the Node a kubelet would register)"
+    )
+    notes += charts.webhook_notes(rendered)
+    notes += charts.crd_notes(rendered, ())
+    notes.append(f"rendered from charts/karpenter of github.com/aws/karpenter-provider-aws {module_version}")
+    notes.append(f"runs the sim's build of sigs.k8s.io/karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider)")
+    return Plan(env, rendered.objects, rendered.service_account, [*notes, *rendered.notes])
+
+
+def prepare(client: Client, karpenter_plan: Plan) -> None:
+    """Apply the chart's objects and the sim's KWOK-provider RBAC (before the stack's objects)."""
+    for manifest in karpenter_plan.objects:
+        client.apply(manifest)
+    if karpenter_plan.service_account:
+        for manifest in kwok_provider_rbac(karpenter_plan.service_account):
+            client.apply(manifest)
 
 
 def uses_karpenter(stack_objects: StackObjects) -> bool:
@@ -258,13 +393,42 @@ def sockets(state: ClusterState) -> dict[str, Path]:
     return {"api": state.path / API_SOCKET, "health": state.path / HEALTH_SOCKET}
 
 
+def namespace_server() -> str:
+    """The API server as Karpenter sees it: the relay inside its network namespace (the API server's
+    certificate covers 127.0.0.1)."""
+    return f"https://{HOST}:{NAMESPACE_PORTS['api']}"
+
+
 def namespace_kubeconfig(state: ClusterState) -> Path:
-    """The admin kubeconfig with the in-namespace relay as server (the API server's certificate covers 127.0.0.1)."""
+    """The admin kubeconfig with the in-namespace relay as server (NAP stacks: no chart, no ServiceAccount)."""
     path = state.path / "karpenter.kubeconfig"
-    server = f"https://{HOST}:{NAMESPACE_PORTS['api']}"
     files = pki.Pki(state.path / "pki")
-    control_plane.write_kubeconfig(path, control_plane.kubeconfig(server, files, "admin", f"sim-{state.stack}"))
+    control_plane.write_kubeconfig(path, control_plane.kubeconfig(namespace_server(), files, "admin", f"sim-{state.stack}"))
     return path
+
+
+def kubeconfig(state: ClusterState, karpenter_plan: Plan) -> Path:
+    """Karpenter's kubeconfig: a token of the chart's ServiceAccount, or admin where there is no chart."""
+    if karpenter_plan.service_account is None:
+        return namespace_kubeconfig(state)
+    from gpupools.sim import autoscaler
+
+    return autoscaler.service_account_kubeconfig(
+        state, state.client(), NAMESPACE, karpenter_plan.service_account, server=namespace_server()
+    )
+
+
+def environment(karpenter_plan: Plan, kubeconfig_path: Path, instance_types_path: Path) -> dict[str, str]:
+    """The process environment: the plan's (rendered or default) with the sim's ``OVERRIDES``."""
+    env = {
+        **karpenter_plan.env,
+        "KUBECONFIG": str(kubeconfig_path),
+        "INSTANCE_TYPES_FILE_PATH": str(instance_types_path),
+        "DISABLE_LEADER_ELECTION": "true",
+    }
+    env.setdefault("METRICS_PORT", str(NAMESPACE_PORTS["metrics"]))
+    env.setdefault("HEALTH_PROBE_PORT", str(NAMESPACE_PORTS["health"]))
+    return env
 
 
 def commands(state: ClusterState, build: Build) -> dict[str, list[str]]:
@@ -294,37 +458,46 @@ def commands(state: ClusterState, build: Build) -> dict[str, list[str]]:
 
 
 def start(
-    state: ClusterState, build: Build, stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()
+    state: ClusterState,
+    build: Build,
+    stack_objects: StackObjects,
+    spot_unavailable: Sequence[str] = (),
+    karpenter_plan: Plan | None = None,
 ) -> processes.Controller:
     """Start Karpenter (KWOK provider) for the stack in its own network namespace, with the host side
-    of its API-server relay first; returns once its health probe answers through its socket."""
+    of its API-server relay first; returns once its health probe answers through its socket.
+    ``karpenter_plan``: ``plan``'s (rendered again when None, as ``spot`` restarts it)."""
+    karpenter_plan = karpenter_plan or plan(stack_objects, build)
     path = write_instance_types(state, stack_objects, spot_unavailable)
     argv = commands(state, build)
+    env = environment(karpenter_plan, kubeconfig(state, karpenter_plan), path)
+    if int(env["HEALTH_PROBE_PORT"]) != NAMESPACE_PORTS["health"]:
+        raise SimError(f"Karpenter's rendered HEALTH_PROBE_PORT is {env['HEALTH_PROBE_PORT']}, the sim relays {NAMESPACE_PORTS['health']}")
     paths = sockets(state)
     processes.start(
         state,
-        processes.Controller(name=RELAY, argv=argv[RELAY], env={}, ports={}, extra={"socket": str(paths["api"])}),
+        processes.Controller(
+            name=RELAY,
+            argv=argv[RELAY],
+            env={},
+            ports={},
+            extra={"socket": str(paths["api"]), "identity": "none (it relays Karpenter's connections; no credentials of its own)"},
+        ),
         paths["api"].exists,
     )
     controller = processes.Controller(
         name=NAME,
         argv=argv[NAME],
-        env={
-            "KUBECONFIG": str(namespace_kubeconfig(state)),
-            "DISABLE_LEADER_ELECTION": "true",
-            "METRICS_PORT": str(NAMESPACE_PORTS["metrics"]),
-            "HEALTH_PROBE_PORT": str(NAMESPACE_PORTS["health"]),
-            "INSTANCE_TYPES_FILE_PATH": str(path),
-            "FEATURE_GATES": feature_gates(stack_objects),
-            "BATCH_IDLE_DURATION": BATCH_IDLE_DURATION,
-            "BATCH_MAX_DURATION": BATCH_MAX_DURATION,
-            "LOG_LEVEL": "debug",
-        },
-        ports=dict(NAMESPACE_PORTS),
+        env=env,
+        ports={"api": NAMESPACE_PORTS["api"], "metrics": int(env["METRICS_PORT"]), "health": int(env["HEALTH_PROBE_PORT"])},
         extra={
             "stack": stack_objects.stack,
             "spotUnavailable": ",".join(sorted(spot_unavailable)),
             "networkNamespace": "own (unshare --net); ports are the namespace's",
+            "identity": f"ServiceAccount {NAMESPACE}/{karpenter_plan.service_account}"
+            if karpenter_plan.service_account
+            else "admin",
+            "notes": "\n".join(karpenter_plan.notes),
         },
     )
     try:

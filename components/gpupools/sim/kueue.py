@@ -2,18 +2,34 @@
 process against a queueing stack's own ResourceFlavors, ClusterQueues and LocalQueues (applied with
 the stack's objects).
 
-Its configuration is the stack's own (``managerConfig.controllerManagerConfigYaml`` of the stack's
-Kueue chart: managed namespaces, integrations), with only what running outside a cluster needs
-changed (the fields of ``config.kueue.x-k8s.io/v1beta2`` ``Configuration``, sigs.k8s.io/kueue v0.19.2
+**The stack's chart** (``plan``): the stack's ``kueue`` Helm release is rendered with its own values
+from ``charts/kueue`` of sigs.k8s.io/kueue v0.19.2, the module Kueue's binary is built from
+(``gpupools.sim.charts``). Applied before the stack's objects, in the release namespace (created, as
+the release's ``createNamespace`` does): the ServiceAccount, every ClusterRole, Role and binding, the
+Services and the manager's ConfigMap. Not applied: the Deployment (Kueue runs as a local process),
+the webhook certificate Secret (the sim makes its own, below), the visibility ``APIService``s (an
+aggregated API the sim turns off, below: registered, it would be unavailable and fail API discovery),
+and the chart's CRDs: the sim installs the same definitions (same names, versions and schemas, a test
+checks) from the module's ``config/components/crd/bases``, without the conversion webhook five of the
+chart's name (the in-cluster ``kueue-webhook-service``). Kueue runs with the rendered container's
+arguments (``--config`` pointed at the local file, ``--zap-log-level`` as rendered) under a token of
+the chart's ServiceAccount (``kueue-system/kueue-controller-manager``), so the chart's RBAC is what it
+has.
+
+Its configuration is the rendered ConfigMap's (``controller_manager_config.yaml``, the file the
+chart mounts at ``--config``: the stack's ``managerConfig.controllerManagerConfigYaml`` as the chart
+completes it), with only what running outside a cluster needs changed (the fields of
+``config.kueue.x-k8s.io/v1beta2`` ``Configuration``, sigs.k8s.io/kueue v0.19.2
 ``apis/config/v1beta2/configuration_types.go``):
 
 * ``internalCertManagement.enable: false``: Kueue's own certificate management writes a Secret for
   the Service ``kueue-webhook-service``, which only in-cluster DNS reaches. Instead the sim makes a CA
   and a serving certificate for 127.0.0.1 (``webhook.certDir``: ``tls.crt``, ``tls.key``), and
-  rewrites Kueue's webhook configurations (``config/components/webhook/manifests.yaml`` of the
-  module, named ``kueue-…`` as the chart and kustomize name them) from ``service`` to
+  rewrites the chart's rendered webhook configurations (their namespace selectors and failure
+  policies as the chart sets them from the stack's values) from ``service`` to
   ``url: https://127.0.0.1:<port><path>`` with that CA as ``caBundle``: what controller-runtime's
-  envtest does for out-of-cluster webhooks.
+  envtest does for out-of-cluster webhooks. They are registered once Kueue serves, and removed
+  before it stops (``failurePolicy: Fail`` webhooks with no server would refuse every Job).
 * ``webhook.host``, ``metrics.bindAddress``, ``health.healthProbeBindAddress``: 127.0.0.1 and free
   ports (defaults 9443, 8443, 8081 on every interface).
 * ``featureGates.VisibilityOnDemand: false``: the visibility server (pending-workloads API) is an
@@ -30,28 +46,31 @@ its readiness on CRDs installed without their conversion webhook. So the sim wri
 it makes into ``/etc/kueue/metrics/certs`` (``METRICS_CERT_DIR``) when it may (the directory is
 absent, or holds the sim's own marker), and refuses with that reason otherwise.
 
-Kueue runs with the sim's admin identity (``processes.admin_kubeconfig``), not the chart's RBAC.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
-from gpupools.sim import pki, processes
+from gpupools.sim import charts, pki, processes
 from gpupools.sim.build import Build
-from gpupools.sim.control_plane import HOST, ClusterState, _http_ok, free_port
+from gpupools.sim.control_plane import HOST, ClusterState, SimError, _http_ok, free_port
 from gpupools.sim.kube import Client
 from gpupools.sim.objects import StackObjects
 
 NAME = "kueue"
 NAMESPACE = "kueue-system"
 """Kueue's namespace (``Configuration.namespace`` default, the chart's release namespace)."""
-WEBHOOK_PREFIX = "kueue-"
-"""kustomize's ``namePrefix`` in Kueue's ``config/default`` (the chart's names are the same)."""
+CHART = "kueue"
+CONTAINER = "manager"
+"""The chart's controller container (``templates/manager/manager.yaml``)."""
+CONFIG_ARG = "--config"
 
 
 def uses_kueue(stack_objects: StackObjects) -> bool:
@@ -60,15 +79,72 @@ def uses_kueue(stack_objects: StackObjects) -> bool:
     )
 
 
-def stack_configuration(stack_objects: StackObjects) -> dict[str, Any]:
-    """The Configuration the stack's Kueue chart is given (empty when it gives none)."""
-    for registration in stack_objects.run.registrations:
-        if registration.type.startswith("kubernetes:helm.sh/") and "kueue" in str(registration.inputs.get("chart", "")):
-            values = registration.inputs.get("values") or {}
-            text = (values.get("managerConfig") or {}).get("controllerManagerConfigYaml")
-            if text:
-                return dict(yaml.safe_load(text))
-    return {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+@dataclass(frozen=True)
+class Plan:
+    """How the sim runs the stack's Kueue: the rendered container's arguments and configuration, the
+    chart's objects and webhook configurations, its ServiceAccount, notes."""
+
+    args: list[str]
+    """The rendered container's arguments, ``--config=…`` without its value (the local file goes there)."""
+    config: dict[str, Any]
+    objects: list[dict[str, Any]]
+    webhooks: list[dict[str, Any]]
+    namespace: str
+    service_account: str
+    notes: list[str]
+
+
+def mounted_config(rendered: charts.Rendered, container: charts.Container) -> tuple[str, dict[str, Any]]:
+    """The ``--config`` file of the rendered container and its content: the ConfigMap key the pod
+    mounts at that path (``volumeMounts[].subPath`` of a ``configMap`` volume). SimError when the
+    chart mounts none there."""
+    path = next((a.split("=", 1)[1] for a in container.args if a.startswith(f"{CONFIG_ARG}=")), None)
+    assert rendered.workload is not None
+    pod = rendered.workload["spec"]["template"]["spec"]
+    spec = next(c for c in pod["containers"] if c["name"] == container.name)
+    mount = next((m for m in spec.get("volumeMounts") or [] if m.get("mountPath") == path), None)
+    volume = next((v for v in pod.get("volumes") or [] if mount and v.get("name") == mount["name"]), None)
+    config_map = ((volume or {}).get("configMap") or {}).get("name")
+    found = next(
+        (o for o in rendered.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == config_map), None
+    )
+    if path is None or mount is None or found is None or mount.get("subPath") not in (found.get("data") or {}):
+        raise SimError(f"the {CHART} chart's {container.name} container reads {CONFIG_ARG}={path}, which no rendered ConfigMap is mounted at")
+    return path, dict(yaml.safe_load(found["data"][mount["subPath"]]))
+
+
+def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) -> Plan:
+    """Kueue's arguments, configuration, chart objects and identity for the stack (module docstring)."""
+    from gpupools.sim import objects
+
+    found = charts.releases(stack_objects.run.registrations, CHART)
+    if len(found) != 1:
+        raise SimError(f"stack {stack_objects.stack} registers {len(found)} Kueue Helm releases, expected one")
+    module_version = build.versions[charts.CHART_MODULES[CHART][1]]
+    charts.check_version(found[0], CHART, module_version)
+    rendered = charts.render(helm or charts.helm(), charts.chart_path(build, CHART), found[0], kube_version=build.kubernetes_version)
+    container = rendered.container(CONTAINER)
+    path, config = mounted_config(rendered, container)
+    args = [CONFIG_ARG if a == f"{CONFIG_ARG}={path}" else a for a in container.args]
+    installed = {c.name for c in objects.crd_index(build.crds) if c.group == "kueue.x-k8s.io"}
+    notes = [
+        f"{CONFIG_ARG}={path}: the rendered ConfigMap's file, written locally with internalCertManagement off, "
+        "the webhook, metrics and health servers on 127.0.0.1, VisibilityOnDemand off, no leader election",
+        *(f"{w['kind']} {w['metadata']['name']}: rewritten to https://{HOST}:<port> with the sim's CA" for w in rendered.webhooks),
+        *charts.crd_notes(rendered, installed),
+        f"rendered from charts/kueue of sigs.k8s.io/kueue {module_version}; runs the sim's build of the same version",
+        *rendered.notes,
+    ]
+    if rendered.service_account is None:
+        raise SimError(f"the {CHART} chart rendered no workload for release {rendered.release}")
+    return Plan(args, config, rendered.objects, rendered.webhooks, rendered.namespace, rendered.service_account, notes)
+
+
+def prepare(client: Client, kueue_plan: Plan) -> None:
+    """The release namespace and the chart's objects, before the stack's objects."""
+    client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue_plan.namespace}})
+    for manifest in kueue_plan.objects:
+        client.apply(manifest)
 
 
 def configuration(base: Mapping[str, Any], ports: Mapping[str, int], cert_dir: Path) -> dict[str, Any]:
@@ -117,46 +193,46 @@ def serving_certificate(directory: Path) -> bytes:
     return pki.serving_pair(directory, "gpupools-sim-kueue-webhook-ca", "kueue-webhook")
 
 
-def webhook_configurations(manifests_file: Path, port: int, ca_bundle: bytes) -> list[dict[str, Any]]:
-    """Kueue's webhook configurations pointed at ``https://127.0.0.1:<port>`` (module docstring)."""
+def webhook_configurations(rendered: Sequence[Mapping[str, Any]], port: int, ca_bundle: bytes) -> list[dict[str, Any]]:
+    """The chart's webhook configurations pointed at ``https://127.0.0.1:<port>`` with the sim's CA
+    (module docstring); every other field as rendered."""
     rewritten = []
     bundle = base64.b64encode(ca_bundle).decode()
-    for document in yaml.safe_load_all(manifests_file.read_text()):
-        if not isinstance(document, dict):
-            continue
-        document = dict(document)
-        document["metadata"] = {"name": WEBHOOK_PREFIX + document["metadata"]["name"]}
-        for webhook in document.get("webhooks") or []:
-            path = webhook["clientConfig"]["service"]["path"]
+    for document in rendered:
+        configuration: dict[str, Any] = copy.deepcopy(dict(document))
+        for webhook in configuration.get("webhooks") or []:
+            path = webhook["clientConfig"]["service"].get("path", "")
             webhook["clientConfig"] = {"url": f"https://{HOST}:{port}{path}", "caBundle": bundle}
-        rewritten.append(document)
+        rewritten.append(configuration)
     return rewritten
 
 
-def _namespace(client: Client) -> None:
-    client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-
-
-def start(state: ClusterState, build: Build, stack_objects: StackObjects) -> processes.Controller:
+def start(state: ClusterState, build: Build, stack_objects: StackObjects, kueue_plan: Plan | None = None) -> processes.Controller:
     """Start Kueue, wait for its readiness probe (its webhook server serves), then register its webhooks."""
+    from gpupools.sim import autoscaler
+
+    kueue_plan = kueue_plan or plan(stack_objects, build)
     ports = {name: free_port() for name in ("webhook", "metrics", "health")}
     directory = state.path / NAME
     ca_bundle = serving_certificate(directory / "certs")
     config_path = directory / "config.yaml"
-    config_path.write_text(
-        yaml.safe_dump(configuration(stack_configuration(stack_objects), ports, directory / "certs"), sort_keys=False)
-    )
+    config_path.write_text(yaml.safe_dump(configuration(kueue_plan.config, ports, directory / "certs"), sort_keys=False))
     metrics_certificate()
     client = state.client()
-    _namespace(client)
+    kubeconfig = autoscaler.service_account_kubeconfig(state, client, kueue_plan.namespace, kueue_plan.service_account)
+    args = [f"{CONFIG_ARG}={config_path}" if a == CONFIG_ARG else a for a in kueue_plan.args]
     controller = processes.Controller(
         name=NAME,
-        argv=[str(build.binary("kueue")), f"--config={config_path}", "--zap-log-level=2"],
-        env={"KUBECONFIG": str(processes.admin_kubeconfig(state))},
+        argv=[str(build.binary("kueue")), *args],
+        env={"KUBECONFIG": str(kubeconfig)},
         ports=ports,
-        extra={"stack": stack_objects.stack},
+        extra={
+            "stack": stack_objects.stack,
+            "identity": f"ServiceAccount {kueue_plan.namespace}/{kueue_plan.service_account}",
+            "notes": "\n".join(kueue_plan.notes),
+        },
     )
-    webhooks = webhook_configurations(build.controllers / NAME / "manifests.yaml", ports["webhook"], ca_bundle)
+    webhooks = webhook_configurations(kueue_plan.webhooks, ports["webhook"], ca_bundle)
     controller.extra["webhooks"] = ",".join(f"{w['kind']}/{w['metadata']['name']}" for w in webhooks)
     started = processes.start(state, controller, lambda: _http_ok(f"http://{HOST}:{ports['health']}/readyz"))
     for configuration_object in webhooks:

@@ -8,9 +8,10 @@ taking every ``kubernetes:<group>/<version>:<Kind>`` registration with its real 
 What cannot be applied here, and is reported instead of silently dropped:
 
 * ``kubernetes:helm.sh/v3:Release`` (cluster-autoscaler, Karpenter, Kueue charts) are no single
-  object: cluster-autoscaler's chart is rendered from the pinned chart and its objects applied
-  (``gpupools.sim.autoscaler``); Karpenter's and Kueue's controllers run as local processes with the
-  sim's admin identity (their charts are not rendered yet).
+  object: each is rendered from the pinned chart, its objects applied and its controller run
+  locally as the chart's ServiceAccount (``gpupools.sim.charts``, ``autoscaler``, ``karpenter``,
+  ``kueue``). Karpenter's ``karpenter-crd`` release is not rendered: its templates are the CRD files
+  the sim installs from the same module zip (``pkg/apis/crds``).
 * ``kubernetes:yaml/v2:ConfigFile`` of the ProvisioningRequest CRD (fetched from GitHub by URL): the
   sim installs the same CRD from the Go module zip (``build.CRD_FILES``).
 
@@ -34,6 +35,13 @@ from gpupools.testing import Run
 
 NOT_APPLIED = ("kubernetes:helm.sh/", "kubernetes:yaml/")
 """Registrations that are no single Kubernetes object (Helm releases, YAML groups)."""
+
+RENDERED_CHARTS = {
+    "cluster-autoscaler": "gpupools.sim.autoscaler",
+    "karpenter": "gpupools.sim.karpenter",
+    "kueue": "gpupools.sim.kueue",
+}
+"""Charts the sim renders, and the module that runs their controller."""
 
 KARPENTER_CRD_DIRS = {"aws": "karpenter-provider-aws", "azure": "karpenter-provider-azure"}
 
@@ -69,15 +77,15 @@ def load(stack: str, root: Path | None = None, overrides: Mapping[str, Any] | No
     for registration in run.registrations:
         if registration.type.startswith("kubernetes:helm.sh/"):
             chart = str(registration.inputs.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
-            if chart == "cluster-autoscaler":
+            if chart in RENDERED_CHARTS:
                 skipped.append(
                     f"{registration.type} {registration.name}: rendered from the pinned chart; its objects applied, "
-                    "its controller run locally (gpupools.sim.autoscaler)"
+                    f"its controller run locally as the chart's ServiceAccount ({RENDERED_CHARTS[chart]})"
                 )
             else:
                 skipped.append(
-                    f"{registration.type} {registration.name}: chart not rendered in the sim; its controller runs "
-                    "locally with the sim's admin identity"
+                    f"{registration.type} {registration.name}: chart {chart} not rendered; the sim installs the same "
+                    "CRDs from the module zip"
                 )
         elif registration.type.startswith("kubernetes:yaml/"):
             skipped.append(

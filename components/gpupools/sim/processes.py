@@ -43,9 +43,10 @@ class Controller:
 
 
 def admin_kubeconfig(state: ClusterState) -> Path:
-    """A kubeconfig with the sim's admin identity for the controllers (``admin.kubeconfig`` in the
-    state directory): in the cloud each runs as its own service account with its chart's RBAC; the
-    sim runs them out of cluster, where that RBAC is not what is under test."""
+    """A kubeconfig with the sim's admin identity (``admin.kubeconfig`` in the state directory), for
+    the controllers a stack has no chart for: AKS's managed cluster-autoscaler, which runs in AKS's
+    control plane under AKS's identity. Controllers with a chart run as its ServiceAccount
+    (``gpupools.sim.charts``)."""
     path = state.path / "admin.kubeconfig"
     if not path.exists():
         files = pki.Pki(state.path / "pki")
