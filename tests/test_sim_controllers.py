@@ -255,3 +255,44 @@ def test_a_size_without_a_price_gets_a_stated_placeholder_not_a_traceback() -> N
     assert by_capacity["spot"] < by_capacity["on-demand"]
     notes = karpenter.price_notes(stack_objects)
     assert [n for n in notes if n.startswith("p5e.48xlarge: no on-demand price in us-west-2")]
+
+
+def _installed_kinds(stack: str, overrides: dict[str, Any] | None = None) -> set[tuple[str, str]]:
+    """(group, kind) of every CRD the sim installs before the stack's objects, given a CRD directory
+    that defines each custom kind the stack creates (one family per group, as the build extracts them)."""
+    import tempfile
+
+    loaded = objects.load(stack, overrides=overrides)
+    builtin = {"", "apps", "rbac.authorization.k8s.io", "batch", "policy", "scheduling.k8s.io", "apiextensions.k8s.io"}
+    with tempfile.TemporaryDirectory() as directory:
+        for manifest in loaded.manifests:
+            group = str(manifest["apiVersion"]).rpartition("/")[0]
+            if group in builtin:
+                continue
+            kind = str(manifest["kind"])
+            family = Path(directory) / ("karpenter-provider-azure" if group.startswith("karpenter") else group)
+            family.mkdir(exist_ok=True)
+            document = {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"{kind.lower()}s.{group}"},
+                "spec": {"group": group, "names": {"kind": kind}},
+            }
+            (family / f"{kind}.yaml").write_text(yaml.safe_dump(document))
+        return {(c.group, c.kind) for c in objects.crds_for(loaded, Path(directory))}
+
+
+def test_an_aks_queueing_stack_gets_the_provisioning_request_api_aks_installs() -> None:
+    # Issue 39: on AKS with Kueue's atomicScaleUp (the default under cluster-autoscaler) the
+    # AdmissionCheck's controller (kueue.x-k8s.io/provisioning-request) needs the ProvisioningRequest
+    # API, which AKS's managed autoscaler serves and the stack does not install: without it in the
+    # sim the ClusterQueue stayed inactive.
+    queueing = {"gpupools:queueing": {"enabled": True, "namespaces": ["ml"]}}
+    loaded = objects.load("azure-dev", overrides=queueing)
+    checks = [m for m in loaded.manifests if m["kind"] == "AdmissionCheck"]
+    assert [c["spec"]["controllerName"] for c in checks] == ["kueue.x-k8s.io/provisioning-request"]
+    assert ("autoscaling.x-k8s.io", "ProvisioningRequest") in _installed_kinds("azure-dev", queueing)
+    # Not without queueing, nor under NAP (no ProvisioningRequest check there: gpupools.queueing.check).
+    assert ("autoscaling.x-k8s.io", "ProvisioningRequest") not in _installed_kinds("azure-dev")
+    nap_queueing = {"gpupools:queueing": {"enabled": True, "namespaces": ["ml"]}}
+    assert ("autoscaling.x-k8s.io", "ProvisioningRequest") not in _installed_kinds("azure-nap-dev", nap_queueing)
