@@ -1,8 +1,9 @@
 """Quantities in the form the API server returns (``gpupools.quantity``), for every example stack.
 
 Issue 39: a second ``sim deploy`` of ``aws-training-dev`` updated the ClusterQueue
-(``nominalQuota: "256Gi" => "262144Mi"``): Kueue's ClusterQueue webhook re-serializes the object with
-apimachinery's ``Quantity.String()``, so anything but the canonical form comes back changed. The
+(``nominalQuota: "256Gi" => "262144Mi"``): Kueue's ClusterQueue controller writes the object back
+(its finalizer) re-serialized with apimachinery's ``Quantity.String()``, so anything but the
+canonical form comes back changed (``tests/sim/test_queue_objects.py`` shows it). The
 expected strings below are apimachinery's own (k8s.io/apimachinery v0.36.3
 ``pkg/api/resource/quantity_test.go``: ``TestQuantityParseEmit``, ``TestQuantityString`` with its
 alternates, ``TestQuantityParseZero``), not this program's.

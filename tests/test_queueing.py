@@ -259,7 +259,7 @@ def expected_quota(stack: str, members: list[dict[str, Any]]) -> dict[str, str]:
         mib = min(memory_mib(t) for t in g["types"])  # type: ignore[type-var]
         slots = size_facts(g["types"][0])[0] * sharing.slots_per_gpu(pool.sharing) if pool.is_gpu else 0  # type: ignore[index]
         cpu, memory, gpus = cpu + g["max"] * vcpus, memory + g["max"] * mib, gpus + g["max"] * slots
-    # In the form the API server returns (Kueue's ClusterQueue webhook rewrites any other, issue 39).
+    # In the form the API server returns (Kueue's controller rewrites any other, issue 39).
     return {"cpu": canonical(str(cpu)), "memory": canonical(f"{memory}Mi"), GPU_RESOURCE: canonical(str(gpus))}
 
 

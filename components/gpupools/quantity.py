@@ -1,10 +1,12 @@
 """Kubernetes resource quantities in the form the API server returns them.
 
-A quantity is stored as written by the API server for a CRD field, but a controller or webhook that
-decodes the object into Go types re-serializes it with ``resource.Quantity.String()``: Kueue's
-mutating webhook for ClusterQueues does (``mclusterqueue.kb.io``), so a ClusterQueue written with
-``nominalQuota: 262144Mi`` reads back as ``256Gi``, and the next ``pulumi up`` shows an update for a
-change nobody made. Writing the canonical form makes the read-back equal to what was written.
+The API server stores a CRD field's quantity as written, but a controller that decodes the object
+into Go types and writes it back re-serializes every quantity with ``resource.Quantity.String()``.
+Kueue's ClusterQueue controller does, when it adds its finalizer (``kueue.x-k8s.io/resource-in-use``,
+a full ``Update``: kubernetes-sigs/kueue v0.19.2 ``pkg/controller/core/clusterqueue_controller.go``),
+so a ClusterQueue written with ``nominalQuota: 4194304Mi`` reads back as ``4Ti`` (observed in the sim),
+and the next ``pulumi up`` shows an update for a change nobody made. Written in the canonical form,
+the read-back equals what was written.
 
 ``canonical`` is ``String()`` of k8s.io/apimachinery v0.36.3 ``pkg/api/resource`` for the quantities
 gpupools writes (a plain or fractional decimal number with an optional SI or binary suffix):

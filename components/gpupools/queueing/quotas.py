@@ -71,7 +71,7 @@ class Quota:
 
     def quantities(self, resources: Sequence[str] = RESOURCES) -> dict[str, str]:
         """Kubernetes quantities per resource name, in the canonical form the API server returns
-        (``gpupools.quantity``: Kueue's ClusterQueue webhook rewrites any other): ``{"cpu": "48",
+        (``gpupools.quantity``: Kueue's controller rewrites any other when it adds its finalizer): ``{"cpu": "48",
         "memory": "192Gi", ...}`` (196,608 MiB), ``1536Mi`` stays, ``0Mi`` is ``0``, ``1000`` CPUs ``1k``."""
         values = {CPU: f"{self.cpu}", MEMORY: f"{self.memory_mib}Mi", GPU_RESOURCE: f"{self.gpus}"}
         return {name: canonical(values[name]) for name in resources}
