@@ -148,3 +148,111 @@ def test_spot_names_the_pools_that_buy_spot(eks_karpenter: objects.StackObjects)
         spot.set_spot(None, None, eks_karpenter, "system", available=False)  # type: ignore[arg-type]
     assert spot.spot_pools(eks_karpenter) == sorted(p.name for p in eks_karpenter.spec.pools if p.spot)
     assert eks_karpenter.spec.cloud is Cloud.AWS
+
+
+def _reserved_training_pool() -> dict[str, object]:
+    """aws-karpenter-dev's config with its ``gpu4`` pool in one zone holding a 2-instance Capacity Block."""
+    from gpupools.testing import PROJECT_ROOT, stack_config
+
+    pools = [dict(p) for p in stack_config("aws-karpenter-dev", PROJECT_ROOT)["gpupools:gpuPools"]]
+    pools[-1] = {
+        **pools[-1],
+        "zones": ["us-west-2b"],
+        "reservations": [{"id": "cr-0123456789abcdef0", "kind": "capacityBlock", "count": 2}],
+    }
+    return {"gpupools:gpuPools": pools}
+
+
+def test_a_karpenter_pools_reservation_is_a_reserved_offering_of_its_first_size() -> None:
+    # Issue 39: the NodePool allowed `reserved`, but the sim offered it per zone at the on-demand price
+    # and with no reservation ID, so Karpenter bought Spot. The offering is shaped as
+    # karpenter-provider-aws v1.14.1 builds one (reserved_capacity_resolver.go).
+    stack_objects = objects.load("aws-karpenter-dev", overrides=_reserved_training_pool())
+    pool = next(p for p in stack_objects.spec.pools if p.reservations)
+    entries = {e["name"]: e for e in karpenter.instance_types(stack_objects)}
+    reserved = [
+        o
+        for e in entries.values()
+        for o in e["offerings"]
+        if {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved"]} in o["Requirements"]
+    ]
+    assert len(reserved) == 1
+    offering = reserved[0]
+    assert offering in entries[pool.instance_types[0]]["offerings"]
+    values = {r["key"]: r["values"] for r in offering["Requirements"]}
+    assert values["karpenter.k8s.aws/capacity-reservation-id"] == ["cr-0123456789abcdef0"]
+    assert values["karpenter.k8s.aws/capacity-reservation-type"] == ["capacity-block"]
+    assert values["topology.kubernetes.io/zone"] == ["us-west-2b"]
+    assert offering["ReservationCapacity"] == 2
+    assert offering["Price"] < min(o["Price"] for e in entries.values() for o in e["offerings"] if o is not offering)
+    assert any("cr-0123456789abcdef0" in note for note in karpenter.price_notes(stack_objects))
+
+
+def test_the_sims_karpenter_keys_reservations_by_the_aws_providers_label() -> None:
+    from gpupools.sim import build
+
+    _, flags = build.ldflags_controllers("v0.19.2", "v1.14.1")
+    # karpenter-provider-aws v1.14.1 pkg/apis/v1/doc.go: cloudprovider.ReservationIDLabel = LabelCapacityReservationID
+    assert "-X sigs.k8s.io/karpenter/pkg/cloudprovider.ReservationIDLabel=karpenter.k8s.aws/capacity-reservation-id" in flags
+
+
+def test_a_size_without_a_price_gets_a_stated_placeholder_not_a_traceback() -> None:
+    # Issue 39: `sim up` of a stack with a size the price catalog has no figure for in the region ended
+    # in a KeyError traceback. p5e.48xlarge is in the size catalog, and the price source lists no
+    # on-demand rate for it in us-west-2.
+    prices = price_table(Cloud.AWS).price("us-west-2", "p5e.48xlarge")
+    assert prices is None or prices.on_demand is None
+    overrides = {
+        "gpupools:gpuPools": [{"name": "h200", "instanceTypes": ["p5e.48xlarge"], "maxSize": 2, "onDemandFallback": True}]
+    }
+    stack_objects = objects.load("aws-karpenter-dev", overrides=overrides)
+    entry = {e["name"]: e for e in karpenter.instance_types(stack_objects)}["p5e.48xlarge"]
+    by_capacity = {
+        next(r["values"][0] for r in o["Requirements"] if r["key"] == "karpenter.sh/capacity-type"): o["Price"]
+        for o in entry["offerings"]
+    }
+    assert by_capacity["on-demand"] == karpenter.PLACEHOLDER_ON_DEMAND
+    assert by_capacity["spot"] < by_capacity["on-demand"]
+    notes = karpenter.price_notes(stack_objects)
+    assert [n for n in notes if n.startswith("p5e.48xlarge: no on-demand price in us-west-2")]
+
+
+def _installed_kinds(stack: str, overrides: dict[str, Any] | None = None) -> set[tuple[str, str]]:
+    """(group, kind) of every CRD the sim installs before the stack's objects, given a CRD directory
+    that defines each custom kind the stack creates (one family per group, as the build extracts them)."""
+    import tempfile
+
+    loaded = objects.load(stack, overrides=overrides)
+    builtin = {"", "apps", "rbac.authorization.k8s.io", "batch", "policy", "scheduling.k8s.io", "apiextensions.k8s.io"}
+    with tempfile.TemporaryDirectory() as directory:
+        for manifest in loaded.manifests:
+            group = str(manifest["apiVersion"]).rpartition("/")[0]
+            if group in builtin:
+                continue
+            kind = str(manifest["kind"])
+            family = Path(directory) / ("karpenter-provider-azure" if group.startswith("karpenter") else group)
+            family.mkdir(exist_ok=True)
+            document = {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"{kind.lower()}s.{group}"},
+                "spec": {"group": group, "names": {"kind": kind}},
+            }
+            (family / f"{kind}.yaml").write_text(yaml.safe_dump(document))
+        return {(c.group, c.kind) for c in objects.crds_for(loaded, Path(directory))}
+
+
+def test_an_aks_queueing_stack_gets_the_provisioning_request_api_aks_installs() -> None:
+    # Issue 39: on AKS with Kueue's atomicScaleUp (the default under cluster-autoscaler) the
+    # AdmissionCheck's controller (kueue.x-k8s.io/provisioning-request) needs the ProvisioningRequest
+    # API, which AKS's managed autoscaler serves and the stack does not install: without it in the
+    # sim the ClusterQueue stayed inactive.
+    queueing = {"gpupools:queueing": {"enabled": True, "namespaces": ["ml"]}}
+    loaded = objects.load("azure-dev", overrides=queueing)
+    checks = [m for m in loaded.manifests if m["kind"] == "AdmissionCheck"]
+    assert [c["spec"]["controllerName"] for c in checks] == ["kueue.x-k8s.io/provisioning-request"]
+    assert ("autoscaling.x-k8s.io", "ProvisioningRequest") in _installed_kinds("azure-dev", queueing)
+    # Not without queueing, nor under NAP (no ProvisioningRequest check there: gpupools.queueing.check).
+    assert ("autoscaling.x-k8s.io", "ProvisioningRequest") not in _installed_kinds("azure-dev")
+    nap_queueing = {"gpupools:queueing": {"enabled": True, "namespaces": ["ml"]}}
+    assert ("autoscaling.x-k8s.io", "ProvisioningRequest") not in _installed_kinds("azure-nap-dev", nap_queueing)

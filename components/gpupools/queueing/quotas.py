@@ -34,6 +34,7 @@ from gpupools.catalog.sizes import size_facts
 from gpupools.conventions import GPU_RESOURCE, Role
 from gpupools.errors import ConfigError
 from gpupools.pricing.estimate import CapacityGroup
+from gpupools.quantity import canonical
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -69,9 +70,11 @@ class Quota:
         return Quota(self.cpu * nodes, self.memory_mib * nodes, self.gpus * nodes)
 
     def quantities(self, resources: Sequence[str] = RESOURCES) -> dict[str, str]:
-        """Kubernetes quantities per resource name: ``{"cpu": "48", "memory": "196608Mi", ...}``."""
-        values = {CPU: str(self.cpu), MEMORY: f"{self.memory_mib}Mi", GPU_RESOURCE: str(self.gpus)}
-        return {name: values[name] for name in resources}
+        """Kubernetes quantities per resource name, in the canonical form the API server returns
+        (``gpupools.quantity``: Kueue's controller rewrites any other when it adds its finalizer): ``{"cpu": "48",
+        "memory": "192Gi", ...}`` (196,608 MiB), ``1536Mi`` stays, ``0Mi`` is ``0``, ``1000`` CPUs ``1k``."""
+        values = {CPU: f"{self.cpu}", MEMORY: f"{self.memory_mib}Mi", GPU_RESOURCE: f"{self.gpus}"}
+        return {name: canonical(values[name]) for name in resources}
 
 
 def total(quotas: Iterable[Quota]) -> Quota:

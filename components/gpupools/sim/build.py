@@ -45,7 +45,7 @@ from typing import IO, Any, Callable, Sequence
 from gpupools import _cli
 from gpupools.sim import layout
 
-RECIPE = "2"
+RECIPE = "3"
 """Bump when the build commands or ldflags change, so every cache key changes with them."""
 
 PROGRESS_SECONDS = 15.0
@@ -307,12 +307,26 @@ def ldflags_kwok(version: str, kube_version: str) -> str:
     return f"-X sigs.k8s.io/kwok/pkg/consts.Version={version.removeprefix('v')} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion={kube_version.removeprefix('v')}"
 
 
+KARPENTER_RESERVATION_ID_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
+"""The label that names a reserved offering's capacity reservation: what karpenter-provider-aws v1.14.1
+sets ``cloudprovider.ReservationIDLabel`` to in its ``init`` (``pkg/apis/v1/doc.go``,
+``LabelCapacityReservationID`` in ``pkg/apis/v1/labels.go``). Karpenter's core keys its reservations
+by this label (sigs.k8s.io/karpenter v1.14.1 ``pkg/cloudprovider/types.go``, ``Offering.ReservationID``;
+``pkg/controllers/provisioning/scheduling/reservationmanager.go``) and its KWOK provider leaves it
+empty, so a reserved offering there has no stable ID (a random one per call: the reservation manager
+then panics on an ID it never counted). The sim's Karpenter gets the AWS provider's label
+(``gpupools.sim.karpenter``: reserved offerings of an EKS pool's reservations)."""
+
+
 def ldflags_controllers(kueue: str, karpenter: str) -> tuple[str, str]:
     """``-X`` flags of Kueue's Makefile (``pkg/version.GitVersion``) and Karpenter's
-    (``pkg/operator.Version``), so each reports the pinned version in its logs and metrics."""
+    (``pkg/operator.Version``), so each reports the pinned version in its logs and metrics; and for
+    Karpenter the AWS provider's reservation-ID label (``KARPENTER_RESERVATION_ID_LABEL``: a package
+    variable with no initializer, which ``-X`` may set)."""
     return (
         f"-s -w -X {KUEUE_MODULE}/pkg/version.GitVersion={kueue}",
-        f"-s -w -X {KARPENTER_MODULE}/pkg/operator.Version={karpenter}",
+        f"-s -w -X {KARPENTER_MODULE}/pkg/operator.Version={karpenter} "
+        f"-X {KARPENTER_MODULE}/pkg/cloudprovider.ReservationIDLabel={KARPENTER_RESERVATION_ID_LABEL}",
     )
 
 

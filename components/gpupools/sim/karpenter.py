@@ -27,8 +27,10 @@ and fails a launch whose class it cannot find (sigs.k8s.io/karpenter v1.14.1
 
 The instance types (``--instance-types-file-path``, ``kwok/options/options.go``) come from gpupools'
 size catalog, one entry per size any NodePool allows: capacity (vCPUs, memory, GPUs) from
-``gpupools.catalog``; one offering per (zone the NodePools allow, capacity type they allow), priced
-from ``gpupools.catalog.prices`` (a size without a Spot figure gets the on-demand one); and, as
+``gpupools.catalog``; one offering per (zone the NodePools allow, Spot or on-demand as they allow),
+priced from ``gpupools.catalog.prices`` (placeholders where it has no figure: ``offering_prices``); a
+reserved offering per capacity reservation of an EKS pool whose NodePool allows ``reserved``
+(``reserved_offerings``); and, as
 single-valued offering requirements, the labels the cloud's provider puts on its nodes, which the
 KWOK provider copies onto the Node (``addInstanceLabels``): on EKS
 ``karpenter.k8s.aws/instance-{family,size,cpu,memory,gpu-count}`` (karpenter-provider-aws v1.14.1
@@ -71,11 +73,11 @@ from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.prices import price_table
 from gpupools.conventions import GPU_RESOURCE, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
 from gpupools.sim import charts, control_plane, node_shapes, pki, processes, relay
-from gpupools.sim.build import Build
+from gpupools.sim.build import KARPENTER_RESERVATION_ID_LABEL, Build
 from gpupools.sim.control_plane import HOST, ClusterState, SimError
 from gpupools.sim.kube import Client
 from gpupools.sim.objects import StackObjects
-from gpupools.specs import Cloud
+from gpupools.specs import Cloud, PoolSpec
 
 NAME = "karpenter"
 RELAY = "karpenter-relay"
@@ -205,36 +207,137 @@ def _in(key: str, value: str) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": [value]}
 
 
+PLACEHOLDER_ON_DEMAND = 1000.0
+"""$/h of an on-demand offering whose size the price catalog has no on-demand figure for in the region
+(a size synth accepts with a price footnote): a stated placeholder above every priced size, so
+Karpenter, which launches the cheapest offering it may, takes any priced size the NodePool also
+allows first. ``sim status`` lists each placeholder (``price_notes``)."""
+
+SPOT_BELOW_ON_DEMAND = 0.999
+"""A Spot offering whose size has no Spot figure is priced at the on-demand figure times this: just
+below it, so Spot still comes before on-demand for that size, as the cloud's provider launches Spot
+whenever the NodeClaim allows it (karpenter-provider-aws v1.14.1 ``pkg/providers/instance/instance.go``,
+``getCapacityType``: reserved, then Spot, then on-demand), while the KWOK provider launches the
+cheapest compatible offering (``toNode``): at the on-demand price its pick would be random."""
+
+RESERVED_PRICE = 0.0
+"""$/h of a reserved offering. karpenter-provider-aws v1.14.1 prices one at the on-demand price divided by
+10,000,000, or 0 when it has no on-demand price (``pkg/providers/instancetype/offering/reserved_capacity_resolver.go``:
+"treat the reservation as free ... If the pricing details are unavailable ... leave the price at
+zero"). The sim takes 0: the KWOK provider's ``toNode`` (sigs.k8s.io/karpenter v1.14.1
+``kwok/cloudprovider/cloudprovider.go``) picks the cheapest offering per instance type of the NodeClaim
+and, for a type with no offering the NodeClaim allows (the pool's other sizes, once the NodeClaim is
+narrowed to the reservation), compares a price of 0 and keeps no offering when the best so far costs
+more, then dereferences it (observed: a nil-pointer panic on every launch of a two-size reserved pool).
+At 0 the reserved offering is never displaced."""
+
+RESERVATION_TYPE_LABEL = "karpenter.k8s.aws/capacity-reservation-type"
+RESERVATION_INTERRUPTIBLE_LABEL = "karpenter.k8s.aws/capacity-reservation-interruptible"
+"""The other two labels of a reserved offering (karpenter-provider-aws v1.14.1 ``pkg/apis/v1/labels.go``;
+type ``default`` or ``capacity-block``, ``pkg/apis/v1/ec2nodeclass_status.go``), which reach the node."""
+
+
+def offering_prices(stack_objects: StackObjects, size: str) -> tuple[float, float, str | None]:
+    """(on-demand, Spot, note) $/h of ``size`` in the stack's region for its KWOK offerings: the price
+    catalog's figures, else the placeholders above; the note says which placeholder and why (None
+    when the on-demand figure is the catalog's)."""
+    prices = price_table(stack_objects.spec.cloud)
+    region = stack_objects.region
+    price = prices.price(region, size)
+    if price is None or price.on_demand is None:
+        note = (
+            f"{size}: no on-demand price in {region} ({prices.missing_reason(region, size)}); its KWOK offerings are "
+            f"priced at a placeholder {PLACEHOLDER_ON_DEMAND:g} $/h (after every priced size), Spot just below it"
+        )
+        return PLACEHOLDER_ON_DEMAND, PLACEHOLDER_ON_DEMAND * SPOT_BELOW_ON_DEMAND, note
+    if price.spot is None:
+        return price.on_demand, price.on_demand * SPOT_BELOW_ON_DEMAND, None
+    return price.on_demand, price.spot, None
+
+
+def _pool_of(nodepool: Mapping[str, Any]) -> str:
+    return str(((nodepool["spec"]["template"].get("metadata") or {}).get("labels") or {}).get(POOL_LABEL, ""))
+
+
+def reserved_pools(stack_objects: StackObjects) -> list[tuple[PoolSpec, list[str]]]:
+    """(pool, its NodePool's zones) of every EKS pool with reservations whose NodePool allows ``reserved``
+    (``gpupools.kubernetes.karpenter.nodepool.capacity_types``; NAP refuses reservations)."""
+    if stack_objects.spec.cloud is not Cloud.AWS:
+        return []
+    specs = {p.name: p for p in stack_objects.spec.pools if p.reservations}
+    found = []
+    for nodepool in nodepools(stack_objects.manifests):
+        pool = specs.get(_pool_of(nodepool))
+        if pool is not None and "reserved" in _requirement(nodepool, KARPENTER_CAPACITY_TYPE_LABEL):
+            found.append((pool, _requirement(nodepool, "topology.kubernetes.io/zone")))
+    return found
+
+
+def _reservation_zone(zone: str | None, zones: Sequence[str]) -> str:
+    """The reservation's zone: its own, else the NodePool's one zone (config rule: a reservation
+    without ``zone`` is in a one-zone pool, ``gpupools.rules.check_reservations``)."""
+    return zone or (zones[0] if zones else "")
+
+
+def reserved_offerings(stack_objects: StackObjects, labels: Mapping[str, Mapping[str, str]]) -> dict[str, list[dict[str, Any]]]:
+    """Size -> its reserved offerings: one per reservation of each pool of ``reserved_pools``, as the AWS
+    provider builds one for a reservation its EC2NodeClass selects (``reserved_capacity_resolver.go``):
+    capacity type ``reserved``, the reservation's zone, its ID (under ``KARPENTER_RESERVATION_ID_LABEL``),
+    type and ``interruptible: false``, ``ReservationCapacity`` its instance count, priced at
+    ``RESERVED_PRICE``. What the sim takes from the config because it cannot ask EC2: the instance
+    type is the pool's first (a reservation is for one type: docs/eks.md), the zone the entry's or the
+    pool's one zone, the count the entry's ``count``, else the pool's ``maxSize``
+    (``ReservationSpec.reserved_max``). ``labels``: each size's cloud labels."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for pool, zones in reserved_pools(stack_objects):
+        size = pool.instance_types[0]
+        for reservation in pool.reservations:
+            found.setdefault(size, []).append(
+                {
+                    "Price": RESERVED_PRICE,
+                    "Available": True,
+                    "ReservationCapacity": reservation.reserved_max(pool.max_size),
+                    "Requirements": [
+                        _in(KARPENTER_CAPACITY_TYPE_LABEL, "reserved"),
+                        _in("topology.kubernetes.io/zone", _reservation_zone(reservation.zone, zones)),
+                        _in(KARPENTER_RESERVATION_ID_LABEL, reservation.id),
+                        _in(RESERVATION_TYPE_LABEL, "capacity-block" if reservation.capacity_block else "default"),
+                        _in(RESERVATION_INTERRUPTIBLE_LABEL, "false"),
+                        *(_in(k, v) for k, v in sorted(labels[size].items())),
+                    ],
+                }
+            )
+    return found
+
+
 def instance_types(stack_objects: StackObjects, spot_unavailable: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The KWOK provider's instance-types file for the stack (module docstring). ``spot_unavailable``:
-    pools whose sizes get no Spot offering. KeyError naming a size the catalog or the price table lacks."""
+    pools whose sizes get no Spot offering. Every size synth accepts gets an entry: one the price
+    catalog cannot price gets placeholder prices (``offering_prices``)."""
     cloud = stack_objects.spec.cloud
     region = stack_objects.region
-    prices = price_table(cloud)
     zones: dict[str, set[str]] = {}
     capacity_types: dict[str, set[str]] = {}
     no_spot: set[str] = set()
     for nodepool in nodepools(stack_objects.manifests):
-        pool = str(((nodepool["spec"]["template"].get("metadata") or {}).get("labels") or {}).get(POOL_LABEL, ""))
+        pool = _pool_of(nodepool)
         for size in _requirement(nodepool, "node.kubernetes.io/instance-type"):
             zones.setdefault(size, set()).update(_requirement(nodepool, "topology.kubernetes.io/zone") or [f"{region}-1"])
-            capacity_types.setdefault(size, set()).update(_requirement(nodepool, KARPENTER_CAPACITY_TYPE_LABEL) or ["on-demand"])
+            allowed = set(_requirement(nodepool, KARPENTER_CAPACITY_TYPE_LABEL) or ["on-demand"])
+            # ``reserved`` is offered per reservation (reserved_offerings), not per zone and size.
+            capacity_types.setdefault(size, set()).update(allowed - {"reserved"})
             if pool in spot_unavailable:
                 no_spot.add(size)
+    resources = {size: node_shapes.resources_of(size) for size in zones}
+    labels = {size: {"topology.kubernetes.io/region": region, **cloud_labels(cloud, size, resources[size])} for size in zones}
+    reserved = reserved_offerings(stack_objects, labels)
     entries = []
     for size in sorted(zones):
-        resources = node_shapes.resources_of(size)
-        price = prices.price(region, size)
-        if price is None or price.on_demand is None:
-            raise KeyError(
-                f"{size} has no on-demand price in {region} (gpupools.catalog.prices): {prices.missing_reason(region, size)}"
-            )
-        labels = {"topology.kubernetes.io/region": region, **cloud_labels(cloud, size, resources)}
-        offerings = []
+        on_demand, spot, _ = offering_prices(stack_objects, size)
+        offerings = list(reserved.get(size, []))
         for capacity in sorted(capacity_types[size]):
             if capacity == "spot" and size in no_spot:
                 continue
-            amount = price.spot if capacity == "spot" and price.spot is not None else price.on_demand
             extra = []
             if cloud is Cloud.AZURE:
                 # NAP labels a Spot node's priority as AKS does (node_shapes.AZURE_NAP_LABELS).
@@ -242,24 +345,25 @@ def instance_types(stack_objects: StackObjects, spot_unavailable: Sequence[str] 
             for zone in sorted(zones[size]):
                 offerings.append(
                     {
-                        "Price": amount,
+                        "Price": spot if capacity == "spot" else on_demand,
                         "Available": True,
                         "Requirements": [
                             _in(KARPENTER_CAPACITY_TYPE_LABEL, capacity),
                             _in("topology.kubernetes.io/zone", zone),
-                            *(_in(k, v) for k, v in sorted(labels.items())),
+                            *(_in(k, v) for k, v in sorted(labels[size].items())),
                             *extra,
                         ],
                     }
                 )
-        quantities = {"cpu": str(resources.cpu), "memory": f"{resources.memory_mib}Mi", "ephemeral-storage": "100Gi"}
-        if resources.gpus:
-            quantities[GPU_RESOURCE] = str(resources.gpus)
+        shape = resources[size]
+        quantities = {"cpu": str(shape.cpu), "memory": f"{shape.memory_mib}Mi", "ephemeral-storage": "100Gi"}
+        if shape.gpus:
+            quantities[GPU_RESOURCE] = str(shape.gpus)
         entries.append(
             {
                 "name": size,
                 "offerings": offerings,
-                "architecture": resources.arch,
+                "architecture": shape.arch,
                 "operatingSystems": ["linux"],
                 "resources": quantities,
             }
@@ -352,6 +456,21 @@ def prepare(client: Client, karpenter_plan: Plan) -> None:
     if karpenter_plan.service_account:
         for manifest in kwok_provider_rbac(karpenter_plan.service_account):
             client.apply(manifest)
+
+
+def price_notes(stack_objects: StackObjects) -> list[str]:
+    """What ``sim status`` says of the instance types: each size priced at a placeholder, and each
+    reserved offering with what the sim does not model about it."""
+    sizes = sorted({s for n in nodepools(stack_objects.manifests) for s in _requirement(n, "node.kubernetes.io/instance-type")})
+    notes = [note for size in sizes if (note := offering_prices(stack_objects, size)[2]) is not None]
+    for pool, zones in reserved_pools(stack_objects):
+        for reservation in pool.reservations:
+            notes.append(
+                f"reserved offering {reservation.id} of pool {pool.name} ({pool.instance_types[0]} in "
+                f"{_reservation_zone(reservation.zone, zones)}, {reservation.reserved_max(pool.max_size)} instances): "
+                "the sim never counts it down (the KWOK provider's offerings are fixed), so launches past its count are reserved too"
+            )
+    return notes
 
 
 def uses_karpenter(stack_objects: StackObjects) -> bool:
@@ -497,7 +616,7 @@ def start(
             "identity": f"ServiceAccount {NAMESPACE}/{karpenter_plan.service_account}"
             if karpenter_plan.service_account
             else "admin",
-            "notes": "\n".join(karpenter_plan.notes),
+            "notes": "\n".join([*karpenter_plan.notes, *price_notes(stack_objects)]),
         },
     )
     try:

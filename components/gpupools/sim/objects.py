@@ -14,6 +14,8 @@ What cannot be applied here, and is reported instead of silently dropped:
   the sim installs from the same module zip (``pkg/apis/crds``).
 * ``kubernetes:yaml/v2:ConfigFile`` of the ProvisioningRequest CRD (fetched from GitHub by URL): the
   sim installs the same CRD from the Go module zip (``build.CRD_FILES``).
+* On AKS nothing of the stack installs the ProvisioningRequest CRD: AKS's managed autoscaler does.
+  The sim installs the vendored one for a stack whose queues use it (``managed_provisioning_request_crd``).
 
 The CRDs: every CRD of each upstream family that defines a kind the stack creates (Kueue's chart
 installs all of Kueue's, Karpenter's chart or NAP all of their provider's), the provider matching
@@ -164,7 +166,41 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         if not preferred:
             raise KeyError(f"no CRD for {manifest['apiVersion']} {manifest['kind']} among the extracted ones ({crd_dir})")
         families.add(preferred[0].family)
-    return [c for c in index if c.family in families]
+    return [c for c in index if c.family in families] + managed_provisioning_request_crd(objects)
+
+
+def managed_provisioning_request_crd(objects: StackObjects) -> list[Crd]:
+    """The ProvisioningRequest CRD that AKS's managed cluster-autoscaler serves, on an AKS stack whose
+    Kueue queues use the ProvisioningRequest admission check (``atomicScaleUp``, on by default under
+    cluster-autoscaler); none elsewhere. On EKS the stack registers the CRD itself (with the
+    cluster-autoscaler release), on AKS the cloud installs it ("Provision capacity for Kueue batch
+    jobs with the cluster autoscaler on AKS"; the stack's access gate waits for it,
+    ``gpupools.azure.kubernetes_access.gate_served``), so without it here Kueue's admission check and
+    the ClusterQueue stay inactive. The file is the one gpupools vendors for the cluster-autoscaler
+    of the cluster's Kubernetes version (``gpupools.kubernetes.crds``: kubernetes/autoscaler
+    ``cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml`` at the
+    release tag; for 1.36 the commit ``sim/autoscaler/go.mod`` pins, 35e8a280425c)."""
+    from gpupools.kubernetes.crds import provisioning_request_crd, provisioning_request_crd_path
+    from gpupools.queueing.check import atomic_scale_up
+    from gpupools.specs import Cloud
+    from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS
+
+    spec = objects.spec
+    if spec.cloud is not Cloud.AZURE or not spec.queueing.enabled or not atomic_scale_up(spec):
+        return []
+    tag = CLUSTER_AUTOSCALER_IMAGE_TAGS[spec.cluster.kubernetes_version]
+    document = provisioning_request_crd(tag)
+    crd_spec = document["spec"]
+    return [
+        Crd(
+            provisioning_request_crd_path(tag),
+            "provisioningrequests",
+            crd_spec["group"],
+            crd_spec["names"]["kind"],
+            document["metadata"]["name"],
+            document,
+        )
+    ]
 
 
 class ApplyError(RuntimeError):
