@@ -8,6 +8,7 @@ assumptions you can replace with your own numbers. Run from the repository root:
     python benchmarks/fallback_time.py
     python benchmarks/fallback_time.py --max-node-provision-time 15m      # AKS's own default
     python benchmarks/fallback_time.py --set aks_node_ready=300 --steps
+    python benchmarks/fallback_time.py --eks-spot-groups 1    # an EKS pool in one zone
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from gpupools.fallback_model import Fallback, Timers, fallbacks, human  # noqa: E402
+from gpupools.fallback_model import EKS_SPOT_GROUPS, Fallback, Timers, fallbacks, human  # noqa: E402
 from gpupools.specs import AutoscalerSpec  # noqa: E402
 
 NAMES = {"cluster-autoscaler": "cluster-autoscaler", "karpenter": "Karpenter", "nap": "NAP (Karpenter)"}
@@ -71,11 +72,20 @@ def main(argv: list[str]) -> int:
         default=AutoscalerSpec.max_node_provision_time,
         help="gpupools:autoscaler.maxNodeProvisionTime (default: gpupools' default)",
     )
+    parser.add_argument(
+        "--eks-spot-groups",
+        type=int,
+        default=EKS_SPOT_GROUPS,
+        help=f"Spot groups of the EKS pool, one per zone (default {EKS_SPOT_GROUPS}, the example stacks' zones): "
+        "cluster-autoscaler tries them one after another before on-demand",
+    )
     parser.add_argument("--set", action="append", default=[], metavar="TIMER=SECONDS", help="override a timer of the model")
     parser.add_argument("--steps", action="store_true", help="also print every step with its source")
     args = parser.parse_args(argv)
     spec = AutoscalerSpec(max_node_provision_time=args.max_node_provision_time)
-    paths = fallbacks(Timers.for_autoscaler(spec, **parse_overrides(args.set)))
+    if args.eks_spot_groups < 1:
+        parser.error(f"--eks-spot-groups must be at least 1, got {args.eks_spot_groups}")
+    paths = fallbacks(Timers.for_autoscaler(spec, **parse_overrides(args.set)), args.eks_spot_groups)
     print(table(paths))
     if args.steps:
         print(steps(paths))

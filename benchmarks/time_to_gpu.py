@@ -49,7 +49,7 @@ for entry in (ROOT, ROOT / "components"):
     if str(entry) not in sys.path:
         sys.path.insert(0, str(entry))
 
-from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL  # noqa: E402
+from gpupools.conventions import CAPACITY_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType  # noqa: E402
 from gpupools.fallback_model import Timers  # noqa: E402
 from gpupools.jobs import gpu_job  # noqa: E402
 from gpupools.specs import Cloud, Provisioner, Role  # noqa: E402
@@ -89,7 +89,11 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str, timeout: f
     karpenter = stack_objects.spec.provisioner is Provisioner.KARPENTER
     started = now()
     client.apply(job)
-    claim_at = node_at = None
+    claim_at = None
+    seen: dict[str, float] = {}
+    """When each of the pool's Nodes first appeared: under cluster-autoscaler with Spot unavailable the
+    first is a Spot node that never becomes Ready, so the decision and Node times are those of the node
+    the pod ran on, and the others are the Spot groups tried before it."""
 
     def pod() -> dict[str, Any] | None:
         pods = client.list("v1", "Pod", namespace=NAMESPACE, label_selector=f"job-name={name}")
@@ -102,8 +106,8 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str, timeout: f
             and any(c["metadata"]["labels"].get(POOL_LABEL) == pool.name for c in client.list("karpenter.sh/v1", "NodeClaim"))
         ):
             claim_at = now() - started
-        if node_at is None and any(n["metadata"]["labels"].get(POOL_LABEL) == pool.name for n in client.list("v1", "Node")):
-            node_at = now() - started
+        for candidate in client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool.name}"):
+            seen.setdefault(candidate["metadata"]["name"], now() - started)
         current = pod()
         if current and (current.get("status") or {}).get("phase") in ("Running", "Succeeded"):
             running_at = now() - started
@@ -114,11 +118,12 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str, timeout: f
         time.sleep(POLL)
     client.delete(job, propagation="Background")
     labels = node["metadata"]["labels"]
-    node_at = node_at if node_at is not None else running_at
+    node_at = seen.get(node["metadata"]["name"], running_at)
     return {
         "claim": claim_at if claim_at is not None else node_at,
         "node": node_at,
         "running": running_at,
+        "tried": len(seen) - 1 if not karpenter else 0,
         "capacity": labels.get(KARPENTER_CAPACITY_TYPE_LABEL) or labels.get(CAPACITY_TYPE_LABEL, "?"),
     }
 
@@ -138,7 +143,7 @@ def empty_pool(client: Any, pool: str, karpenter: bool) -> None:
 
 
 def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
-    from gpupools.sim import cluster, spot
+    from gpupools.sim import autoscaler, cluster, spot
 
     build = _build()
     result = cluster.up(stack, build=build, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
@@ -149,8 +154,20 @@ def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
         karpenter = spec.provisioner is Provisioner.KARPENTER
         gpu = [p for p in spec.pools if p.role is Role.GPU and not p.reservations]
         first, second = gpu[0], gpu[-1]
-        # Under cluster-autoscaler the fallback waits out maxNodeProvisionTime: allow it, then five minutes.
-        fallback_timeout = 180.0 if karpenter else minutes(spec.autoscaler.max_node_provision_time) * 60 + 300
+        # Under cluster-autoscaler the fallback waits out maxNodeProvisionTime once per Spot group of the
+        # pool (one per zone on EKS: gpupools.fallback_model): allow that, then five minutes.
+        spot_groups = (
+            1
+            if karpenter
+            else len(
+                [
+                    g
+                    for g in autoscaler.scaling_groups(result.objects)
+                    if g.group.pool == second.name and g.group.capacity is CapacityType.SPOT
+                ]
+            )
+        )
+        fallback_timeout = 180.0 if karpenter else spot_groups * minutes(spec.autoscaler.max_node_provision_time) * 60 + 300
         cases = [("Spot", first, runs, 180.0)]
         if fallback_runs:
             spot.set_spot(result.state, build, result.objects, second.name, available=False)
@@ -160,17 +177,17 @@ def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
             for index in range(count):
                 samples.append(one_launch(client, result.objects, pool, f"ttg-{pool.name}-{index}", timeout))
                 empty_pool(client, pool.name, karpenter)
-            rows.append(
-                {
-                    "stack": stack,
-                    "case": case,
-                    "pool": pool.name,
-                    "cloud": spec.cloud,
-                    "provisioner": "Karpenter" if karpenter else "cluster-autoscaler",
-                    "provision_time": None if karpenter else spec.autoscaler.max_node_provision_time,
-                    "samples": samples,
-                }
-            )
+            row = {
+                "stack": stack,
+                "case": case,
+                "pool": pool.name,
+                "cloud": spec.cloud,
+                "provisioner": "Karpenter" if karpenter else "cluster-autoscaler",
+                "provision_time": None if karpenter else spec.autoscaler.max_node_provision_time,
+                "samples": samples,
+            }
+            rows.append(row)
+            print(table([row], header=False), file=sys.stderr, flush=True)
     finally:
         cluster.down(stack)
     return rows
@@ -199,19 +216,26 @@ def median(values: list[float]) -> str:
     return f"{statistics.median(values):.1f} s"
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| stack | provisioner | case | pod to decision | pod to Node | pod to running (sim) | capacity bought "
-        "| + boot (model) | estimated time to GPU |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+def table(rows: list[dict[str, Any]], header: bool = True) -> str:
+    lines = (
+        [
+            "| stack | provisioner | case | pod to decision | pod to Node | pod to running (sim) | capacity bought "
+            "| + boot (model) | estimated time to GPU |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        if header
+        else []
+    )
     for row in rows:
         samples = row["samples"]
         running = statistics.median(s["running"] for s in samples)
         boot = boot_seconds(row["cloud"])
         capacity = ", ".join(sorted({s["capacity"] for s in samples}))
+        tried = max(s.get("tried", 0) for s in samples)
         case = row["case"] + (
-            f" after maxNodeProvisionTime {row['provision_time']}" if row["provision_time"] and "fallback" in row["case"] else ""
+            f" after maxNodeProvisionTime {row['provision_time']} x {tried} Spot group{'s' if tried != 1 else ''}"
+            if row["provision_time"] and "fallback" in row["case"]
+            else ""
         )
         lines.append(
             f"| {row['stack']} | {row['provisioner']} | {case}, pool {row['pool']} | {median([s['claim'] for s in samples])} "

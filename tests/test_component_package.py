@@ -608,5 +608,5 @@ def test_pulumi_package_add_names_the_package_version() -> None:
     from gpupools._version import __version__
 
     pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
-    found = [v for page in pages for v in re.findall(r"gpupools\.git/package@v(\d+\.\d+\.\d+)", page.read_text())]
+    found = [v for page in pages for v in re.findall(r"\.git/package@v(\d+\.\d+\.\d+)", page.read_text())]
     assert found and set(found) == {__version__}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from gpupools.fallback_model import (
+    EKS_SPOT_GROUPS,
     Failure,
     Fallback,
     Provisioner,
@@ -103,6 +104,21 @@ def test_each_figure_is_the_sum_of_its_timers() -> None:
         label = f"{fallback.provisioner.value}/{fallback.cloud}/{fallback.failure.value}"
         assert (fallback.typical, fallback.worst) == pytest.approx((typical, worst)), label
         assert (fallback.reaction_typical, fallback.reaction_worst) == pytest.approx((reaction_typical, reaction_worst)), label
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+def test_eks_spot_groups_fail_one_after_another_before_on_demand(groups: int) -> None:
+    """The real cluster-autoscaler (tests/sim/test_cluster_autoscaler.py, aws-dev) backs off one zone's
+    Spot group per failure and tries the next before on-demand: the detection repeats per group."""
+    t = Timers()
+    one, many = autoscaler_eks(t, 1), autoscaler_eks(t, groups)
+    per_group = t.asg_activity_failure + t.asg_cache_refresh / 2
+    assert many.typical == pytest.approx(one.typical + (groups - 1) * per_group)
+    # from the first group's error to the on-demand request: every later group's failure and refresh
+    assert many.reaction_worst == pytest.approx(groups * t.asg_cache_refresh + (groups - 1) * t.asg_activity_failure)
+    assert [s.what.startswith(f"Spot group {i // 2 + 1} of {groups}") for i, s in enumerate(many.steps[: 2 * groups])] == [True] * (2 * groups)
+    with pytest.raises(ValueError, match="spot_groups"):
+        autoscaler_eks(t, 0)
 
 
 def test_every_path_has_one_error_then_one_decision_and_sources() -> None:
@@ -207,7 +223,7 @@ def test_human(seconds: float, text: str) -> None:
 
 def test_docs_show_the_table_the_benchmark_prints() -> None:
     module = benchmark_module()
-    printed = module.table(fallbacks(Timers()))
+    printed = module.table(fallbacks(Timers(), EKS_SPOT_GROUPS))
     page = (ROOT / "docs" / "karpenter-nap.md").read_text()
     assert "## Fallback time: cluster-autoscaler, Karpenter, NAP" in page
     assert printed in page, "docs/karpenter-nap.md table out of date: run python benchmarks/fallback_time.py"

@@ -60,9 +60,16 @@ error code (``commonerrorhandlers.go``): Spot quota, a Spot ``SkuNotAvailable`` 
 ``ZonalAllocationFailed`` marks the size in that zone for both capacity types, and
 ``AllocationFailed`` the size in every zone for both, for an hour. A NodePool that allows only one
 size can then have no offering left, and one that allows several tries the next size (Spot first).
-The autoscaler paths assume one Spot group fails per fallback (a shortage across the pool's zones
-fails its balanced per-zone groups together); a shortage in one zone only would send the
-scale-up to another zone's Spot group first.
+Spot groups per zone (cluster-autoscaler on EKS): gpupools registers one Spot node group per zone
+of a pool on EKS (one ASG each), and a shortage across the pool's zones does *not* fail them
+together. cluster-autoscaler scales one group for a pending pod, backs only that group off when it
+fails, and the priority expander's next choice is another zone's Spot group of the same priority,
+so the on-demand group comes after every Spot group of the pool has failed in turn: observed with
+the real cluster-autoscaler 1.36.1 in the sim (``tests/sim/test_cluster_autoscaler.py``: aws-dev's
+three Spot groups time out one after another, then the on-demand group is bought). An earlier
+version of this model assumed the groups failed together; ``autoscaler_eks`` now repeats the
+detection per Spot group (``spot_groups``, ``EKS_SPOT_GROUPS`` in the table). On AKS a pool is one
+scale set across its zones, so one Spot group fails.
 """
 
 from __future__ import annotations
@@ -91,6 +98,9 @@ SOURCE_KARPENTER = "kubernetes-sigs/karpenter v1.14.1"
 SOURCE_AWS = "aws/karpenter-provider-aws v1.14.1"
 SOURCE_AZURE = "Azure/karpenter-provider-azure v1.14.2"
 ASSUMPTION = "assumption (a Timers parameter; replace with your measurement)"
+EKS_SPOT_GROUPS = 3
+"""Spot groups of an EKS pool in the table: one per zone, three in the example stacks (module docstring)."""
+SOURCE_SIM = "observed with cluster-autoscaler 1.36.1 in gpupools' sim (tests/sim/test_cluster_autoscaler.py)"
 
 
 @dataclass(frozen=True)
@@ -208,24 +218,30 @@ def _node_ready(timers: Timers, cloud: str) -> tuple[Step, Step]:
     )
 
 
-def autoscaler_eks(timers: Timers) -> Fallback:
-    """cluster-autoscaler on EKS: the ASG's Failed scaling activity is read at the next ASG cache refresh."""
-    return Fallback(
-        Provisioner.CLUSTER_AUTOSCALER,
-        "eks",
-        Failure.SYNC,
-        (
-            fixed("Spot ASG launch fails (Failed scaling activity)", timers.asg_activity_failure, ASSUMPTION, error=True),
+def autoscaler_eks(timers: Timers, spot_groups: int = 1) -> Fallback:
+    """cluster-autoscaler on EKS: each Spot group's Failed scaling activity is read at the next ASG
+    cache refresh, and the pool's Spot groups (one per zone) fail one after another before the
+    on-demand group is scaled (module docstring)."""
+    if spot_groups < 1:
+        raise ValueError(f"spot_groups must be at least 1, got {spot_groups}")
+    detect: list[Step] = []
+    for index in range(spot_groups):
+        last = index == spot_groups - 1
+        group = f"Spot group {index + 1} of {spot_groups}: " if spot_groups > 1 else ""
+        detect.append(
+            fixed(f"{group}ASG launch fails (Failed scaling activity)", timers.asg_activity_failure, ASSUMPTION, error=index == 0)
+        )
+        detect.append(
             periodic(
-                "next ASG cache refresh reads the activity; the loop backs Spot off and scales on-demand",
+                f"{group}next ASG cache refresh reads the activity; the loop backs the group off and scales "
+                + ("on-demand" if last else "the next zone's Spot group (same priority)"),
                 timers.asg_cache_refresh,
                 f"{SOURCE_CA}: cloudprovider/aws/aws_manager.go refreshInterval, auto_scaling_groups.go isNodeGroupAvailable, "
-                "clusterstate/clusterstate.go handleInstanceCreationErrors",
-                decides=True,
-            ),
-            *_node_ready(timers, "eks"),
-        ),
-    )
+                "clusterstate/clusterstate.go handleInstanceCreationErrors" + ("" if last else f"; {SOURCE_SIM}"),
+                decides=last,
+            )
+        )
+    return Fallback(Provisioner.CLUSTER_AUTOSCALER, "eks", Failure.SYNC, (*detect, *_node_ready(timers, "eks")))
 
 
 def autoscaler_aks(timers: Timers, failure: Failure) -> Fallback:
@@ -331,10 +347,10 @@ def nap_aks(timers: Timers, failure: Failure) -> Fallback:
     return Fallback(Provisioner.NAP, "aks", failure, (*steps, *_node_ready(timers, "aks")))
 
 
-def fallbacks(timers: Timers) -> list[Fallback]:
-    """Every modelled path, in table order."""
+def fallbacks(timers: Timers, eks_spot_groups: int = EKS_SPOT_GROUPS) -> list[Fallback]:
+    """Every modelled path, in table order; ``eks_spot_groups``: the Spot groups (zones) of the EKS pool."""
     return [
-        autoscaler_eks(timers),
+        autoscaler_eks(timers, eks_spot_groups),
         karpenter_eks(timers),
         autoscaler_aks(timers, Failure.SYNC),
         autoscaler_aks(timers, Failure.ASYNC),

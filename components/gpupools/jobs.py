@@ -254,6 +254,10 @@ def gpu_job_for_pool(
 ) -> dict[str, Any]:
     """``gpu_job`` for one pool of the stack, with the pool's own placement (module docstring).
 
+    ``command``, ``args``, ``namespace``, ``prefer_spot``, ``backoff_limit``,
+    ``termination_grace_period_seconds``, ``queue``, ``do_not_disrupt`` and ``env`` are ``gpu_job``'s,
+    with its defaults.
+
     Args:
         source: the stack's ``StackSpec`` (``gpupools.config.load()`` in a program,
             ``gpupools.config.load_file("Pulumi.<stack>.yaml")`` outside one) with ``pool`` naming a
@@ -266,8 +270,6 @@ def gpu_job_for_pool(
             of the pool advertises (``gpu_slots_per_node``). More than one node advertises is refused:
             such a pod never fits a node of the pool.
         extra_taints: taints to tolerate besides the pool's own (``gpu_job``); default none.
-        command, args, namespace, prefer_spot, backoff_limit, termination_grace_period_seconds,
-            queue, do_not_disrupt, env: as ``gpu_job``, with its defaults.
 
     Returns:
         The ``gpu_job`` manifest, pinned to ``gpupools.io/pool=<pool>`` and tolerating the GPU taint,
