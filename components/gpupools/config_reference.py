@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -779,6 +780,43 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *section("queueing"),
         *_team_rows(d),
     ]
+    return out
+
+
+NAMESPACE_PREFIX = "gpupools:"
+
+
+def _row_paths(key: str, list_prefix: tuple[str, ...]) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    """The config paths one row documents (``gpupools:systemPool.minSize` / `maxSize`` is two), and
+    the list a following ``…key`` row belongs to. A row of another namespace documents none."""
+    parts = re.split(r"`(?:, | / )`", key)
+    first = parts[0]
+    if first.startswith(NAMESPACE_PREFIX):
+        head = tuple(first[len(NAMESPACE_PREFIX) :].replace("[]", "").split("."))
+        if first.endswith("[]"):
+            list_prefix = head
+    elif first.startswith("…"):
+        head = (*list_prefix, *first[1:].split("."))
+    else:
+        return [], list_prefix
+    paths = [head]
+    for part in parts[1:]:
+        tail = tuple(part.lstrip("….").split("."))
+        paths.append((*list_prefix, *tail) if part.startswith("…") else (*head[:-1], *tail))
+    return paths, list_prefix
+
+
+def notes_by_key(defaults: Defaults | None = None) -> dict[tuple[str, ...], str]:
+    """Each documented key's notes, by its path of names (``("gpuPools", "maxSize")``): the text of
+    the reference table that the JSON Schema gives as the key's description. A key shared by several
+    rows keeps the first row's notes (a ``cpuPools`` key without a row of its own has none here)."""
+    out: dict[tuple[str, ...], str] = {}
+    list_prefix: tuple[str, ...] = ()
+    for row in rows(defaults):
+        paths, list_prefix = _row_paths(row.key, list_prefix)
+        for path in paths:
+            if row.notes:
+                out.setdefault(path, row.notes)
     return out
 
 
