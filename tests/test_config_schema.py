@@ -215,3 +215,14 @@ def test_a_key_the_schema_describes_has_the_reference_notes_as_its_description()
         assert node["description"] == notes[path], path
         described += 1
     assert described == len(notes) >= 70
+
+
+def test_a_declared_value_is_read_with_its_default_and_the_readers_messages() -> None:
+    path = "gpupools:smokeTest"
+    assert config.declared_value({}, "smokeTest", "enabled", path) is False
+    assert config.declared_value({"enabled": True}, "smokeTest", "enabled", path) is True
+    with pytest.raises(ConfigError, match=r"^gpupools:smokeTest\.enabled: must be true or false, got 'yes'$"):
+        config.declared_value({"enabled": "yes"}, "smokeTest", "enabled", path)
+    assert config.declared_value({}, "autoscaler", "scaleDownUnneededTime", "gpupools:autoscaler") == "10m"
+    with pytest.raises(TypeError, match="read by hand"):  # its default depends on the cloud and provisioner
+        config.declared_value({}, "nodeRepair", "enabled", "gpupools:nodeRepair")

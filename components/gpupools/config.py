@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
 from gpupools.catalog import regions
-from gpupools.config_keys import cloud_only, gpu_only, keys_of
+from gpupools.config_keys import NO_DEFAULT, cloud_only, gpu_only, keys_of
 from gpupools.config_keys import section as declared
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError
@@ -243,6 +243,26 @@ def _enum(raw: Mapping[str, Any], key: str, path: str, enum: Callable[[str], T],
         hint = f"did you mean {close[0]!r}?" if close else None
         raise ConfigError(f"{path}.{key}", "must be one of " + ", ".join(choices), value, hint)
     return enum(value)
+
+
+def declared_value(raw: Mapping[str, Any], section: str, name: str, path: str) -> Any:
+    """The value of the key ``name`` of the declared ``section`` (``gpupools.config_keys``) in
+    ``raw``, read by its kind with its declared default and the same messages as the readers above.
+    For the kinds whose type error reads the same for every key; a number or an enum key says more
+    (its range, its choices) and is read by hand."""
+    key = declared(section).key(name)
+    default = None if key.default is NO_DEFAULT else key.default
+    if key.kind == "boolean" and isinstance(key.default, bool):  # else the default depends on the stack
+        return _bool(raw, name, path, key.default)
+    if key.kind == "string" and not key.choices:
+        return _str(raw, name, path, default, required=key.required)
+    if key.kind == "integer":
+        return _int(raw, name, path, default, required=key.required)
+    if key.kind == "strings":
+        return _str_list(raw, name, path, tuple(default or ()))
+    if key.kind == "labels":
+        return _str_map(raw, name, path)
+    raise TypeError(f"{path}.{name}: a {key.kind} key with choices or a stack-dependent default is read by hand")
 
 
 def _reject_keys(raw: Mapping[str, Any], keys: Sequence[str], path: str, rule: str) -> None:

@@ -72,6 +72,9 @@ class Key:
         gpu_only: a pool key that only means something on a GPU pool (an error in ``cpuPools``).
         keys: the keys of a ``section``, or of each entry of a ``list``.
         rules: the ``gpupools.rules`` (or other) checks that read this key beyond its shape.
+        notes: what the key does, for the reference table's notes column and the schema's
+            description. A key with notes gets its reference row from here (type from ``kind``,
+            default from ``default``); one without has an entry in ``gpupools.config_reference``.
     """
 
     name: str
@@ -85,6 +88,7 @@ class Key:
     gpu_only: bool = False
     keys: tuple[Key, ...] = ()
     rules: tuple[str, ...] = ()
+    notes: str = ""
 
     def key(self, name: str) -> Key:
         """The sub-key ``name`` of a section or list."""
@@ -291,6 +295,10 @@ def cpu_pool() -> Key:
     """A ``cpuPools`` entry: the pool keys without the GPU-only ones."""
     pools = section("cpuPools")
     return replace(pools, keys=tuple(key for key in pools.keys if not key.gpu_only))
+
+
+TYPE_NAMES = {"string": "string", "integer": "int", "number": "number", "boolean": "bool", "strings": "list", "labels": "map"}
+"""How the reference table names each kind of scalar value."""
 
 
 def walk(key: Key = STACK, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Key]]:

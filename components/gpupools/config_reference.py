@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from gpupools import config, rules, sharing
+from gpupools import config, config_keys, rules, sharing
 from gpupools.catalog.azure_vm_sizes import MIG_INSTANCES_PER_GPU
+from gpupools.config_keys import NO_DEFAULT, TYPE_NAMES, Key
 from gpupools.conventions import RESERVED_LABEL_PREFIXES, TaintEffect
 from gpupools.specs import AmiType, Cloud, GpuDriver, Provisioner, StackSpec, WeekDay
 from gpupools.versions import VERSION_TABLES
@@ -719,7 +721,22 @@ class UndocumentedKeyError(LookupError):
     """A config key without an entry here, or an entry for a key the config does not take."""
 
 
+def declared_row(section: str, key: Key) -> Row:
+    """The row of a key whose notes are in its declaration (``Key.notes``): its type from its kind,
+    its default from the declaration (the test of the declaration checks it against the parser's)."""
+    default = code(key.default) if key.default is not NO_DEFAULT else ""
+    return Row(f"gpupools:{section}.{key.name}", TYPE_NAMES[key.kind], default, key.notes)
+
+
+def _declared_entry(section: str, key: Key, _: Defaults) -> Row:
+    return declared_row(section, key)
+
+
 def _section_rows(section: str, keys: Sequence[str], entries: dict[str, Entry], d: Defaults) -> list[Row]:
+    declared: dict[str, Entry] = {
+        key.name: functools.partial(_declared_entry, section, key) for key in config_keys.section(section).keys if key.notes
+    }
+    entries = {**entries, **declared}
     covered = {key for key in keys if (section, key) in SHARED_ROWS}
     missing = [key for key in keys if key not in entries and key not in covered]
     if missing:
