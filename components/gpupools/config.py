@@ -745,7 +745,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
                 autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time
             ),
         ),
-        smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
+        smoke_test=SmokeTestSpec(enabled=declared_value(smoke, "smokeTest", "enabled", p + "smokeTest")),
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),

@@ -208,7 +208,11 @@ STACK = Key(
                 Key("scaleDownUnneededTime", "string", default="10m", rules=("rules.check_autoscaler",)),
             ),
         ),
-        Key("smokeTest", "section", keys=(Key("enabled", "boolean", default=False),)),
+        Key(
+            "smokeTest",
+            "section",
+            keys=(Key("enabled", "boolean", default=False, notes="a CUDA Job per GPU pool on `pulumi up` (buys a GPU node)"),),
+        ),
         Key(
             "cost",
             "section",

@@ -538,17 +538,6 @@ def _autoscaler(d: Defaults) -> dict[str, Entry]:
     }
 
 
-def _smoke_test(d: Defaults) -> dict[str, Entry]:
-    return {
-        "enabled": lambda d: Row(
-            "gpupools:smokeTest.enabled",
-            "bool",
-            code(d.azure.smoke_test.enabled),
-            "a CUDA Job per GPU pool on `pulumi up` (buys a GPU node)",
-        )
-    }
-
-
 def _node_repair(d: Defaults) -> dict[str, Entry]:
     def default(cloud: Cloud, provisioner: Provisioner) -> str:
         return code(config.default_node_repair(cloud, provisioner))
@@ -700,7 +689,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("maintenance", "MAINTENANCE_KEYS", _maintenance),
     ("devicePlugin", "DEVICE_PLUGIN_KEYS", _device_plugin),
     ("autoscaler", "AUTOSCALER_KEYS", _autoscaler),
-    ("smokeTest", "SMOKE_TEST_KEYS", _smoke_test),
+    ("smokeTest", "SMOKE_TEST_KEYS", lambda d: {}),  # every row from the declaration (Key.notes)
     ("nodeRepair", "NODE_REPAIR_KEYS", _node_repair),
     ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
