@@ -1,7 +1,9 @@
 """The configuration reference table of ``docs/configuration.md``, generated from the code's rules.
 
-Every key comes from the key lists of ``gpupools.config`` (a key without an entry here, or an entry
-for a key the config does not take, is an error), every default from parsing a minimal stack with
+Every key comes from the one declaration, ``gpupools.config_keys``, through the key lists of
+``gpupools.config`` (a key without an entry here or notes in its declaration, or an entry for a key
+the config does not take, is an error); a key whose declaration carries its notes (``Key.notes``)
+gets its row from there. Every other default comes from parsing a minimal stack with
 ``gpupools.config.parse`` (so the default the loader really applies, not a copy of it), and every
 bound or allowed value from the constant or enum in ``gpupools.rules``, ``gpupools.specs``,
 ``gpupools.sharing``, ``gpupools.conventions``, the catalogs and ``gpupools.versions`` that the
