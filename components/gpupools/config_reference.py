@@ -732,7 +732,7 @@ def _section_rows(section: str, keys: Sequence[str], entries: dict[str, Entry], 
     missing = [key for key in keys if key not in entries and key not in covered]
     if missing:
         raise UndocumentedKeyError(
-            f"gpupools:{section}.{missing[0]} has no entry in gpupools.config_reference: add one, then run "
+            f"gpupools:{section}.{missing[0]} has no entry in gpupools.config_reference: add one (or notes to its Key in gpupools.config_keys), then run "
             "python -m gpupools.config_reference --write docs/configuration.md"
         )
     extra = [key for key in entries if key not in keys]
