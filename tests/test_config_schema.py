@@ -226,3 +226,15 @@ def test_a_declared_value_is_read_with_its_default_and_the_readers_messages() ->
     assert config.declared_value({}, "autoscaler", "scaleDownUnneededTime", "gpupools:autoscaler") == "10m"
     with pytest.raises(TypeError, match="read by hand"):  # its default depends on the cloud and provisioner
         config.declared_value({}, "nodeRepair", "enabled", "gpupools:nodeRepair")
+
+
+def test_the_schema_reads_the_same_as_draft_7_for_editors_that_stop_there() -> None:
+    """yaml-language-server documents "Supports JSON Schema 7 and below" (its README,
+    https://npmjs.com/package/yaml-language-server): the schema uses only keywords draft 7 has too
+    (``$defs`` is reached by a plain JSON pointer), so a draft 7 validator finds what draft 2020-12 finds."""
+    jsonschema.Draft7Validator.check_schema(SCHEMA)
+    draft7 = jsonschema.Draft7Validator(SCHEMA)
+    for case, raw in CASES[:80]:
+        assert sorted(e.message for e in draft7.iter_errors({"config": raw})) == sorted(
+            e.message for e in VALIDATOR.iter_errors({"config": raw})
+        ), case

@@ -13,6 +13,10 @@ schema refuses, the program refuses at the same path; a shape error of the progr
 the schema at the same path (``tests/test_config_schema.py``), with one exception JSON Schema cannot
 express: ``3.0`` is an integer to it, a number (so an error) to the program.
 
+It declares draft 2020-12 but uses only keywords draft 7 has too (``$defs`` is reached by a plain
+JSON pointer): yaml-language-server documents support for "JSON Schema 7 and below" (its README on
+npm), and a draft 7 validator finds the same errors (``tests/test_config_schema.py``).
+
 Each key's ``description`` is its notes in the reference table of ``docs/configuration.md``
 (``gpupools.config_reference.notes_by_key``), so the two agree by construction. A key that may be
 left out also takes ``null`` (the program reads ``null`` as left out).
