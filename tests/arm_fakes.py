@@ -243,6 +243,20 @@ def user_assigned_identity(name: str, group: str, principal: str) -> dict[str, A
     }
 
 
+def route_identity(
+    arm: ArmAdapter, name: str, group: str, principal: str, assignments: list[dict[str, Any]], found: bool = True
+) -> ArmAdapter:
+    """``arm`` answering for a stack's control-plane identity ``name`` in ``group`` (or ARM's 404
+    before the first ``pulumi up``) and for the role assignments on a resource group: what the
+    preflight's reservation-grant check reads."""
+    if found:
+        arm.route("GET", IDENTITY_PATH, (200, user_assigned_identity(name, group, principal)))
+    else:
+        arm.route("GET", IDENTITY_PATH, (404, {"error": {"code": "ResourceNotFound", "message": f"{name} was not found."}}))
+    arm.route("GET", GROUP_ASSIGNMENTS_PATH, (200, {"value": assignments}))
+    return arm
+
+
 def definitions_route(definitions: dict[str, dict[str, Any]]) -> Route:
     def answer(path: str, _query: dict[str, list[str]]) -> Answer:
         role_id = path.rsplit("/", 1)[-1]

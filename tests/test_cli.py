@@ -28,6 +28,7 @@ MODULES = {
     "gpupools.pricing import-vms-csv": [PY, "-m", "gpupools.pricing", "import-vms-csv"],
     # --cluster-name is required (issue 37): given, so the unknown-option check reaches the unknown option.
     "gpupools.aws.deployer_policy": [PY, "-m", "gpupools.aws.deployer_policy", "--cluster-name", "ml-dev"],
+    "gpupools.config": [PY, "-m", "gpupools.config", "schema"],
     "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
     "gpupools.sim": [PY, "-m", "gpupools.sim"],
     "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],

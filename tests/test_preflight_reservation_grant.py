@@ -14,7 +14,7 @@ the real ``azure-mgmt-*`` clients' against ARM bodies shaped as the REST referen
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -38,12 +38,11 @@ from tests.arm_fakes import (
     ArmAdapter,
     FakeCredential,
     role_assignment,
-    user_assigned_identity,
+    route_identity,
 )
 from tests.test_preflight_azure import azure_dev
-from tests.test_preflight_reservations import CRG, RG, with_reservations
+from tests.test_preflight_reservations import CRG, NOW, RG, with_reservations
 
-NOW = datetime(2026, 11, 24, 20, 0, tzinfo=timezone.utc)
 PRINCIPAL = "25cc773c-7f05-40fc-a104-32d2300754ad"
 """The control-plane identity's principal: not the caller's (``OBJECT_ID``), so a check that asked
 about the caller instead would find nothing."""
@@ -60,14 +59,8 @@ def stamp(when: datetime) -> str:
 
 
 def identity_arm(t: Target, *assignments: dict[str, Any], found: bool = True) -> ArmAdapter:
-    arm = ArmAdapter()
     name, group = control_plane_identity_name(t), resource_group_name(t)
-    if found:
-        arm.route("GET", IDENTITY_PATH, (200, user_assigned_identity(name, group, PRINCIPAL)))
-    else:
-        arm.route("GET", IDENTITY_PATH, (404, {"error": {"code": "ResourceNotFound", "message": f"{name} was not found."}}))
-    arm.route("GET", GROUP_ASSIGNMENTS_PATH, (200, {"value": list(assignments)}))
-    return arm
+    return route_identity(ArmAdapter(), name, group, PRINCIPAL, list(assignments), found)
 
 
 def grant(role: str = CONTRIBUTOR_ROLE, age: timedelta = timedelta(hours=2), **kwargs: Any) -> dict[str, Any]:

@@ -26,13 +26,11 @@ from gpupools.specs import ReservationSpec
 
 from tests.arm_fakes import (
     CONTRIBUTOR,
-    GROUP_ASSIGNMENTS_PATH,
-    IDENTITY_PATH,
     SUBSCRIPTION,
     ArmAdapter,
     FakeCredential,
     role_assignment,
-    user_assigned_identity,
+    route_identity,
 )
 from tests.test_preflight_aws import StubbedAws, aws_dev, moto_env, moto_server  # noqa: F401 (fixtures)
 from tests.test_preflight_azure import azure_dev
@@ -367,11 +365,10 @@ def test_an_azure_stack_with_a_reservation_runs_every_check_and_its_row_is_green
     arm.route("GET", MEMBERS_PATH, (200, {"value": [member("t4-z1")]}))
     # The control-plane identity exists and has held Contributor on the group's resource group for a day.
     principal = "25cc773c-7f05-40fc-a104-32d2300754ad"
-    arm.route("GET", IDENTITY_PATH, (200, user_assigned_identity("ml-dev-control-plane", "ml-dev-rg", principal)))
     created = (datetime.now(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     scope = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{RG}"
     grant = role_assignment(CONTRIBUTOR, principal=principal, scope=scope, created_on=created)
-    arm.route("GET", GROUP_ASSIGNMENTS_PATH, (200, {"value": [grant]}))
+    route_identity(arm, "ml-dev-control-plane", "ml-dev-rg", principal, [grant])
     checks = AzurePreflight(target, credential=FakeCredential(), transport=arm.transport()).run()
     assert all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     assert [c.found for c in checks if c.check is CheckKind.RESERVATION] == [f"{CRG_NAME} (Targeted) {T4} zones 1: 4/4 free"]

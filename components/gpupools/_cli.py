@@ -51,3 +51,13 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> a
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return parser.parse_args(tokens)
+
+
+def add_stack(parser: argparse.ArgumentParser) -> None:
+    """The ``stack`` positional of every ``python -m gpupools.sim`` command (one wording for all)."""
+    parser.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
+
+
+def add_pool(parser: argparse.ArgumentParser, help: str) -> None:
+    """A required ``--pool`` (a ``gpuPools``/``cpuPools`` name), with what the command takes."""
+    parser.add_argument("--pool", required=True, help=help)

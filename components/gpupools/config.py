@@ -17,12 +17,15 @@ import dataclasses
 import difflib
 import json
 import os
+import sys
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
 from gpupools.catalog import regions
+from gpupools.config_keys import NO_DEFAULT, cloud_only, gpu_only, keys_of
+from gpupools.config_keys import section as declared
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError
 from gpupools.specs import (
@@ -58,75 +61,30 @@ from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_
 
 NAMESPACE = "gpupools"
 
-TOP_LEVEL_KEYS = (
-    "cloud",
-    "cluster",
-    "network",
-    "systemPool",
-    "gpuPools",
-    "cpuPools",
-    "provisioner",
-    "devicePlugin",
-    "autoscaler",
-    "smokeTest",
-    "cost",
-    "maintenance",
-    "nodeRepair",
-    "gpuMetrics",
-    "queueing",
-    "catalog",
-)
-CLUSTER_KEYS = (
-    "name",
-    "kubernetesVersion",
-    "zones",
-    "allowLocalAccounts",
-    "adminGroupObjectIds",
-    "apiAllowedCidrs",
-    "admins",
-    "controlPlaneLogs",
-    "supportType",
-    "permissionsBoundary",
-)
-NETWORK_KEYS = ("cidr", "subnetId", "vpcId", "privateSubnetIds", "dataplane")
-SYSTEM_POOL_KEYS = ("instanceTypes", "minSize", "maxSize", "diskSizeGb")
-GPU_POOL_KEYS = (
-    "name",
-    "instanceTypes",
-    "maxSize",
-    "minSize",
-    "spot",
-    "spotMaxPrice",
-    "onDemandFallback",
-    "onDemandMaxSize",
-    "zones",
-    "labels",
-    "taints",
-    "diskSizeGb",
-    "amiType",
-    "sharing",
-    "evictionRate",
-    "reservations",
-    "efa",
-    "proximityPlacement",
-    "infiniband",
-    "gpuDriver",
-    "upgrade",
-)
+_CLOUD_SECTIONS = {"cluster": "cluster", "network": "network", "gpuPool": "gpuPools"}
+"""The sections with cloud-only keys, as ``AZURE_ONLY_KEYS`` / ``AWS_ONLY_KEYS`` name them."""
+
+
+TOP_LEVEL_KEYS = keys_of("")
+"""Every key list below comes from the one declaration, ``gpupools.config_keys``."""
+CLUSTER_KEYS = keys_of("cluster")
+NETWORK_KEYS = keys_of("network")
+SYSTEM_POOL_KEYS = keys_of("systemPool")
+GPU_POOL_KEYS = keys_of("gpuPools")
 CPU_POOL_KEYS = GPU_POOL_KEYS
 """A ``cpuPools`` entry takes the same keys; what is GPU-only is a value (an NVIDIA ``amiType``) or
 a key in ``GPU_ONLY_POOL_KEYS``."""
-GPU_ONLY_POOL_KEYS = ("sharing", "evictionRate", "reservations", "efa", "proximityPlacement", "infiniband", "gpuDriver")
+GPU_ONLY_POOL_KEYS = gpu_only()
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
-SHARING_KEYS = ("timeSlicing", "mps", "mig")
-REPLICATED_KEYS = ("replicas",)
-UPGRADE_KEYS = ("maxSurge", "maxUnavailable", "drainTimeoutMinutes")
+SHARING_KEYS = keys_of("gpuPools.sharing")
+REPLICATED_KEYS = keys_of("gpuPools.sharing.mps")
+UPGRADE_KEYS = keys_of("gpuPools.upgrade")
 UPGRADE_VALUE_TYPE = 'a node count or a percentage ("33%")'
 """What ``upgrade.maxSurge`` and ``upgrade.maxUnavailable`` take (ranges in ``rules.check_upgrade``)."""
-MIG_KEYS = ("profile",)
-TAINT_KEYS = ("key", "value", "effect")
-DEVICE_PLUGIN_KEYS = ("version",)
-AUTOSCALER_KEYS = ("maxNodeProvisionTime", "scaleDownUnneededTime")
+MIG_KEYS = keys_of("gpuPools.sharing.mig")
+TAINT_KEYS = keys_of("gpuPools.taints")
+DEVICE_PLUGIN_KEYS = keys_of("devicePlugin")
+AUTOSCALER_KEYS = keys_of("autoscaler")
 
 LARGE_GPU_PROVISION_TIME = "15m"
 """``gpupools:autoscaler.maxNodeProvisionTime`` default on EKS when a GPU pool has a large GPU type
@@ -158,35 +116,27 @@ def default_max_node_provision_time(gpu_pools: Sequence[GpuPoolSpec], cloud: Clo
     return LARGE_GPU_PROVISION_TIME if large else AutoscalerSpec.max_node_provision_time
 
 
-SMOKE_TEST_KEYS = ("enabled",)
-GPU_METRICS_KEYS = ("enabled", "serviceMonitor", "serviceMonitorLabels")
-CATALOG_KEYS = ("allowUnlisted",)
-COST_KEYS = ("gpuHoursPerMonth", "spotShare", "budgetPerHour", "evictionRate", "redoneShare")
+SMOKE_TEST_KEYS = keys_of("smokeTest")
+GPU_METRICS_KEYS = keys_of("gpuMetrics")
+CATALOG_KEYS = keys_of("catalog")
+COST_KEYS = keys_of("cost")
 EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
 """What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
-NODE_REPAIR_KEYS = ("enabled",)
-QUEUEING_KEYS = ("enabled", "namespaces", "teams", "pools", "atomicScaleUp")
-TEAM_KEYS = ("name", "namespaces", "gpus")
-MAINTENANCE_KEYS = ("day", "startTime", "durationHours", "utcOffset", "terminationGracePeriod")
+NODE_REPAIR_KEYS = keys_of("nodeRepair")
+QUEUEING_KEYS = keys_of("queueing")
+TEAM_KEYS = keys_of("queueing.teams")
+MAINTENANCE_KEYS = keys_of("maintenance")
 
-AZURE_ONLY_KEYS = {
-    "cluster": ("allowLocalAccounts", "adminGroupObjectIds"),
-    "network": ("subnetId", "dataplane"),
-    "gpuPool": ("spotMaxPrice", "proximityPlacement", "infiniband", "upgrade"),
-}
-AWS_ONLY_KEYS = {
-    "cluster": ("admins", "controlPlaneLogs", "supportType", "permissionsBoundary"),
-    "network": ("vpcId", "privateSubnetIds"),
-    "gpuPool": ("amiType", "efa"),
-}
-SUPPORT_TYPES = ("STANDARD", "EXTENDED")
+AZURE_ONLY_KEYS = {name: cloud_only(path, Cloud.AZURE) for name, path in _CLOUD_SECTIONS.items()}
+AWS_ONLY_KEYS = {name: cloud_only(path, Cloud.AWS) for name, path in _CLOUD_SECTIONS.items()}
+SUPPORT_TYPES = declared("cluster").key("supportType").choices
 """``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
 ``eks`` ``SupportType``; a test keeps the two equal)."""
-RESERVATION_KEYS = ("id", "zone", "kind", "count")
-RESERVATION_KINDS = ("odcr", "capacityBlock")
+RESERVATION_KEYS = keys_of("gpuPools.reservations")
+RESERVATION_KINDS = declared("gpuPools.reservations").key("kind").choices
 """``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
 
-DATAPLANES = ("azure", "cilium")
+DATAPLANES = declared("network").key("dataplane").choices
 """``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
 (pulumi-azure-native ``containerservice.NetworkDataplane``; a test keeps the two equal)."""
 
@@ -295,6 +245,26 @@ def _enum(raw: Mapping[str, Any], key: str, path: str, enum: Callable[[str], T],
         hint = f"did you mean {close[0]!r}?" if close else None
         raise ConfigError(f"{path}.{key}", "must be one of " + ", ".join(choices), value, hint)
     return enum(value)
+
+
+def declared_value(raw: Mapping[str, Any], section: str, name: str, path: str) -> Any:
+    """The value of the key ``name`` of the declared ``section`` (``gpupools.config_keys``) in
+    ``raw``, read by its kind with its declared default and the same messages as the readers above.
+    For the kinds whose type error reads the same for every key; a number or an enum key says more
+    (its range, its choices) and is read by hand."""
+    key = declared(section).key(name)
+    default = None if key.default is NO_DEFAULT else key.default
+    if key.kind == "boolean" and isinstance(key.default, bool):  # else the default depends on the stack
+        return _bool(raw, name, path, key.default)
+    if key.kind == "string" and not key.choices:
+        return _str(raw, name, path, default, required=key.required)
+    if key.kind == "integer":
+        return _int(raw, name, path, default, required=key.required)
+    if key.kind == "strings":
+        return _str_list(raw, name, path, tuple(default or ()))
+    if key.kind == "labels":
+        return _str_map(raw, name, path)
+    raise TypeError(f"{path}.{name}: a {key.kind} key with choices or a stack-dependent default is read by hand")
 
 
 def _reject_keys(raw: Mapping[str, Any], keys: Sequence[str], path: str, rule: str) -> None:
@@ -777,7 +747,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
                 autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time
             ),
         ),
-        smoke_test=SmokeTestSpec(enabled=_bool(smoke, "enabled", p + "smokeTest", False)),
+        smoke_test=SmokeTestSpec(enabled=declared_value(smoke, "smokeTest", "enabled", p + "smokeTest")),
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
@@ -1005,3 +975,25 @@ def load_file(path: str | os.PathLike[str]) -> StackSpec:
     region_key = "aws:region" if cloud is Cloud.AWS else "azure-native:location"
     region = values.get(region_key)
     return parse(values, region=str(region) if region is not None else None)
+
+
+# --- python -m gpupools.config -------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gpupools.config schema``: print the JSON Schema of a stack file (``gpupools.config_schema``)."""
+    import argparse
+
+    from gpupools import config_schema
+
+    parser = argparse.ArgumentParser(prog="python -m gpupools.config", description="The stack config of gpupools.")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("schema", help="print the JSON Schema (draft 2020-12) of a Pulumi.<stack>.yaml")
+    if parser.parse_args(argv).command is None:
+        parser.error("a command is required: schema")
+    sys.stdout.write(config_schema.text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

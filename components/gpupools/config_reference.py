@@ -1,7 +1,9 @@
 """The configuration reference table of ``docs/configuration.md``, generated from the code's rules.
 
-Every key comes from the key lists of ``gpupools.config`` (a key without an entry here, or an entry
-for a key the config does not take, is an error), every default from parsing a minimal stack with
+Every key comes from the one declaration, ``gpupools.config_keys``, through the key lists of
+``gpupools.config`` (a key without an entry here or notes in its declaration, or an entry for a key
+the config does not take, is an error); a key whose declaration carries its notes (``Key.notes``)
+gets its row from there. Every other default comes from parsing a minimal stack with
 ``gpupools.config.parse`` (so the default the loader really applies, not a copy of it), and every
 bound or allowed value from the constant or enum in ``gpupools.rules``, ``gpupools.specs``,
 ``gpupools.sharing``, ``gpupools.conventions``, the catalogs and ``gpupools.versions`` that the
@@ -19,13 +21,16 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from gpupools import config, rules, sharing
+from gpupools import config, config_keys, rules, sharing
 from gpupools.catalog.azure_vm_sizes import MIG_INSTANCES_PER_GPU
+from gpupools.config_keys import NO_DEFAULT, TYPE_NAMES, Key
 from gpupools.conventions import RESERVED_LABEL_PREFIXES, TaintEffect
 from gpupools.specs import AmiType, Cloud, GpuDriver, Provisioner, StackSpec, WeekDay
 from gpupools.versions import VERSION_TABLES
@@ -537,17 +542,6 @@ def _autoscaler(d: Defaults) -> dict[str, Entry]:
     }
 
 
-def _smoke_test(d: Defaults) -> dict[str, Entry]:
-    return {
-        "enabled": lambda d: Row(
-            "gpupools:smokeTest.enabled",
-            "bool",
-            code(d.azure.smoke_test.enabled),
-            "a CUDA Job per GPU pool on `pulumi up` (buys a GPU node)",
-        )
-    }
-
-
 def _node_repair(d: Defaults) -> dict[str, Entry]:
     def default(cloud: Cloud, provisioner: Provisioner) -> str:
         return code(config.default_node_repair(cloud, provisioner))
@@ -713,7 +707,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[Defaults], dict[str, Entry]]], ...] = 
     ("maintenance", "MAINTENANCE_KEYS", _maintenance),
     ("devicePlugin", "DEVICE_PLUGIN_KEYS", _device_plugin),
     ("autoscaler", "AUTOSCALER_KEYS", _autoscaler),
-    ("smokeTest", "SMOKE_TEST_KEYS", _smoke_test),
+    ("smokeTest", "SMOKE_TEST_KEYS", lambda d: {}),  # every row from the declaration (Key.notes)
     ("nodeRepair", "NODE_REPAIR_KEYS", _node_repair),
     ("gpuMetrics", "GPU_METRICS_KEYS", _gpu_metrics),
     ("cost", "COST_KEYS", _cost),
@@ -735,12 +729,27 @@ class UndocumentedKeyError(LookupError):
     """A config key without an entry here, or an entry for a key the config does not take."""
 
 
+def declared_row(section: str, key: Key) -> Row:
+    """The row of a key whose notes are in its declaration (``Key.notes``): its type from its kind,
+    its default from the declaration (the test of the declaration checks it against the parser's)."""
+    default = code(key.default) if key.default is not NO_DEFAULT else ""
+    return Row(f"gpupools:{section}.{key.name}", TYPE_NAMES[key.kind], default, key.notes)
+
+
+def _declared_entry(section: str, key: Key, _: Defaults) -> Row:
+    return declared_row(section, key)
+
+
 def _section_rows(section: str, keys: Sequence[str], entries: dict[str, Entry], d: Defaults) -> list[Row]:
+    declared: dict[str, Entry] = {
+        key.name: functools.partial(_declared_entry, section, key) for key in config_keys.section(section).keys if key.notes
+    }
+    entries = {**entries, **declared}
     covered = {key for key in keys if (section, key) in SHARED_ROWS}
     missing = [key for key in keys if key not in entries and key not in covered]
     if missing:
         raise UndocumentedKeyError(
-            f"gpupools:{section}.{missing[0]} has no entry in gpupools.config_reference: add one, then run "
+            f"gpupools:{section}.{missing[0]} has no entry in gpupools.config_reference: add one (or notes to its Key in gpupools.config_keys), then run "
             "python -m gpupools.config_reference --write docs/configuration.md"
         )
     extra = [key for key in entries if key not in keys]
@@ -797,6 +806,43 @@ def rows(defaults: Defaults | None = None) -> list[Row]:
         *_team_rows(d),
         *section("catalog"),
     ]
+    return out
+
+
+NAMESPACE_PREFIX = "gpupools:"
+
+
+def _row_paths(key: str, list_prefix: tuple[str, ...]) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    """The config paths one row documents (``gpupools:systemPool.minSize` / `maxSize`` is two), and
+    the list a following ``…key`` row belongs to. A row of another namespace documents none."""
+    parts = re.split(r"`(?:, | / )`", key)
+    first = parts[0]
+    if first.startswith(NAMESPACE_PREFIX):
+        head = tuple(first[len(NAMESPACE_PREFIX) :].replace("[]", "").split("."))
+        if first.endswith("[]"):
+            list_prefix = head
+    elif first.startswith("…"):
+        head = (*list_prefix, *first[1:].split("."))
+    else:
+        return [], list_prefix
+    paths = [head]
+    for part in parts[1:]:
+        tail = tuple(part.lstrip("….").split("."))
+        paths.append((*list_prefix, *tail) if part.startswith("…") else (*head[:-1], *tail))
+    return paths, list_prefix
+
+
+def notes_by_key(defaults: Defaults | None = None) -> dict[tuple[str, ...], str]:
+    """Each documented key's notes, by its path of names (``("gpuPools", "maxSize")``): the text of
+    the reference table that the JSON Schema gives as the key's description. A key shared by several
+    rows keeps the first row's notes (a ``cpuPools`` key without a row of its own has none here)."""
+    out: dict[tuple[str, ...], str] = {}
+    list_prefix: tuple[str, ...] = ()
+    for row in rows(defaults):
+        paths, list_prefix = _row_paths(row.key, list_prefix)
+        for path in paths:
+            if row.notes:
+                out.setdefault(path, row.notes)
     return out
 
 

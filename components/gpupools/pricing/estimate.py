@@ -51,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gpupools.capacity import CapacityGroup as CapacityGroup  # the capacity model's unit, priced here
 from gpupools.capacity import FleetFigures, Scenario, fleet_figures
 from gpupools.catalog.prices import HOURS_PER_MONTH, REFRESH_HINT, Price, PriceTable, normalize_region
 from gpupools.conventions import CapacityType, Role
@@ -78,35 +79,6 @@ def capacity_price(price: Price | None, capacity: CapacityType) -> float | None:
     if price is None:
         return None
     return price.spot if capacity is CapacityType.SPOT else price.on_demand
-
-
-@dataclass(frozen=True)
-class CapacityGroup:
-    """Nodes of one pool and one capacity type, with their autoscaler bounds (totals over zones).
-
-    Attributes:
-        pool: the ``gpuPools``/``cpuPools`` entry (``system`` for the system pool).
-        role: system, gpu or cpu.
-        capacity: spot or on-demand.
-        instance_types: the sizes a node may be.
-        min_size, max_size: total bounds.
-        fallback: True for the on-demand fallback of a Spot pool.
-        shares_limit: True for a fallback that shares its Spot group's ``max_size`` (one Karpenter
-            NodePool allowing both capacity types): together they never exceed it.
-        gpus_per_node: physical GPUs on one node (0 for CPU and system pools).
-        slots_per_node: ``nvidia.com/gpu`` one node advertises (GPUs x sharing replicas).
-    """
-
-    pool: str
-    role: Role
-    capacity: CapacityType
-    instance_types: tuple[str, ...]
-    min_size: int
-    max_size: int
-    fallback: bool = False
-    shares_limit: bool = False
-    gpus_per_node: int = 0
-    slots_per_node: int = 0
 
 
 def _gpus_of(pool: PoolSpec) -> tuple[int, int]:

@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Start STACK's sim cluster and apply every Kubernetes object the stack program registers "
         "(server-side apply, dry run first). Returns once its DaemonSets are ready; the cluster runs until `down`.",
     )
-    up.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
+    _cli.add_stack(up)
     up.add_argument(
         "--kubeconfig", type=Path, help="where to write the kubeconfig (default: in the sim's state directory; printed)"
     )
@@ -41,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         help="add nodes of a pool, with the labels, taints and resources the cloud gives them",
         description="Add COUNT simulated nodes of POOL's node group(s) of the given capacity type to STACK's running sim cluster.",
     )
-    nodes.add_argument("stack", help="stack name")
-    nodes.add_argument("--pool", required=True, help="a pool of the stack (gpuPools/cpuPools name, or system)")
+    _cli.add_stack(nodes)
+    _cli.add_pool(nodes, "a pool of the stack (gpuPools/cpuPools name, or system)")
     nodes.add_argument("--count", required=True, type=int, help="how many nodes to add")
     nodes.add_argument(
         "--capacity",
@@ -50,11 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         help="capacity type of the nodes (default: the pool's first in buying order: reserved, spot, on-demand)",
     )
     status = commands.add_parser("status", help="nodes per pool and capacity type, pods pending and running per pool")
-    status.add_argument("stack", help="stack name")
+    _cli.add_stack(status)
     status.add_argument("--json", action="store_true", help="print JSON instead of the table")
     spot.add_parser(commands)
     down = commands.add_parser("down", help="stop every process of the stack's sim cluster and remove its state")
-    down.add_argument("stack", help="stack name")
+    _cli.add_stack(down)
     engine_cli.add_commands(commands)
     return parser
 

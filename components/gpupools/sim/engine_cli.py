@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpupools import _cli
+
 if TYPE_CHECKING:
     from gpupools.sim.kube import Client
 
@@ -32,7 +34,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
             "Go modules pinned in sim/engine and sim/kubernetes (cached); its state is a local file backend in the "
             "sim's state directory. Prints the engine's own output and writes it to <sim state>/<stack>/" + name + ".txt.",
         )
-        command.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
+        _cli.add_stack(command)
         command.add_argument(
             "--kubeconfig", type=Path, help="the cluster to deploy to (default: the kubeconfig `sim up STACK` wrote)"
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
+from gpupools import _cli
 from gpupools.conventions import CapacityType
 from gpupools.sim import autoscaler, autoscaler_build, controllers, karpenter, node_shapes, objects, processes
 from gpupools.sim.build import Build
@@ -90,8 +91,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "cluster-autoscaler: POOL's new Spot nodes never become Ready, so the autoscaler times out and backs the Spot "
         "group off after maxNodeProvisionTime (the on-demand fallback after it does not work in the sim yet; docs/sim.md).",
     )
-    parser.add_argument("stack", help="stack name")
-    parser.add_argument("--pool", required=True, help="a pool of the stack that buys Spot")
+    _cli.add_stack(parser)
+    _cli.add_pool(parser, "a pool of the stack that buys Spot")
     state = parser.add_mutually_exclusive_group(required=True)
     state.add_argument("--unavailable", dest="available", action="store_false", help="no Spot offerings for the pool")
     state.add_argument("--available", dest="available", action="store_true", help="the pool's Spot offerings again")
