@@ -330,22 +330,7 @@ def service_account_kubeconfig(
 
 def kwok_provider_rbac(service_account: str) -> list[dict[str, Any]]:
     """The sim's one addition to the chart's RBAC (``KWOK_PROVIDER_RULES``), bound to its ServiceAccount."""
-    name = "gpupools-sim-kwok-provider"
-    return [
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": name},
-            "rules": KWOK_PROVIDER_RULES,
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": NAMESPACE}],
-        },
-    ]
+    return charts.sim_cluster_role("gpupools-sim-kwok-provider", KWOK_PROVIDER_RULES, service_account, NAMESPACE)
 
 
 def prepare(client: Client, autoscaler_plan: Plan) -> None:

@@ -368,3 +368,17 @@ def webhook_notes(rendered: Rendered) -> list[str]:
         for w in rendered.webhooks
     ]
 
+
+def sim_cluster_role(name: str, rules: list[dict[str, Any]], service_account: str, namespace: str) -> list[dict[str, Any]]:
+    """A ClusterRole the sim adds to a chart's RBAC (what its KWOK provider needs and the chart does
+    not grant), bound to the chart's ServiceAccount ``namespace/service_account``."""
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
+        },
+    ]

@@ -384,21 +384,7 @@ class Plan:
 
 def kwok_provider_rbac(service_account: str) -> list[dict[str, Any]]:
     """The sim's one addition to the chart's RBAC (``KWOK_PROVIDER_RULES``), bound to its ServiceAccount."""
-    return [
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": SIM_RBAC_NAME},
-            "rules": KWOK_PROVIDER_RULES,
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": SIM_RBAC_NAME},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SIM_RBAC_NAME},
-            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": NAMESPACE}],
-        },
-    ]
+    return charts.sim_cluster_role(SIM_RBAC_NAME, KWOK_PROVIDER_RULES, service_account, NAMESPACE)
 
 
 def chart_env(rendered: charts.Rendered) -> tuple[dict[str, str], list[str]]:
