@@ -49,6 +49,7 @@ from gpupools.kubernetes.karpenter import overlay
 from gpupools.kubernetes.warm import WarmCapacity
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.pricing.warm import with_warm_costs
 from gpupools.queueing import install as install_queueing
 from gpupools.queueing.check import atomic_scale_up
 from gpupools.specs import Cloud, GpuDriver, Provisioner, StackSpec
@@ -185,7 +186,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     pulumi.export("kubeconfig", cluster.kubeconfig)
     _, outputs, cost = stack_costs([cluster.system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost)
     pulumi.export("nodePools", outputs)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, region))
 
 
 def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
@@ -279,4 +280,4 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", node_pools)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, region))

@@ -37,6 +37,7 @@ from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.kubernetes.warm import WarmCapacity
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.pricing.warm import with_warm_costs
 from gpupools.queueing import install as install_queueing
 from gpupools.queueing.check import atomic_scale_up
 from gpupools.specs import Cloud, GpuDriver, StackSpec
@@ -150,7 +151,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", outputs)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, location))
     # The up moves the control plane and the System pool; NAP nodes follow by drift in the maintenance window.
     pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, [], {}))
 
@@ -221,7 +222,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", node_pools)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, location))
     # How long a Kubernetes minor upgrade can take at worst, against the deploy job's limit (docs/aks.md).
     pools = [*gpu_infos, *cpu_infos]
     pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, pools, {p.name: p.upgrade for p in spec.pools}))

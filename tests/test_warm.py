@@ -262,3 +262,35 @@ def test_vendored_capacity_buffer_crds_are_the_recorded_upstream_bytes() -> None
         served = {v["name"]: (v["served"], v["storage"]) for v in crds.capacity_buffer_crd(tag)["spec"]["versions"]}
         assert served["v1beta1"] == (True, True)
     assert set(crds.CAPACITY_BUFFER_CRDS) == set(warm.CAPACITY_BUFFER_AUTOSCALER_TAGS)
+
+
+# --- the price -------------------------------------------------------------------------------------
+
+
+def test_cost_output_shows_each_warm_pool_under_its_schedule() -> None:
+    """azure-dev t4 (Spot): the catalog's Spot price of its size, 5 days x 11 h = 55 h/week, over the
+    catalog's 730-hour month; the synth summary prints it; stacks without warm keep their output."""
+    from gpupools.catalog.prices import HOURS_PER_MONTH, price_table
+    from gpupools.pricing.estimate import node_price
+    from gpupools.synth.summary import cost_lines
+
+    weekdays = {**SCHEDULE, "days": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]}
+    result = run("azure-dev", {"nodes": 2, "schedule": weekdays})
+    values = stack_config("azure-dev")
+    pool = values["gpupools:gpuPools"][0]
+    spot = node_price(
+        price_table(config.Cloud.AZURE), values["azure-native:location"], pool["instanceTypes"], warm_capacity("spot")
+    )
+    assert spot is not None
+    row = result.outputs["cost"]["warm"]["pools"][pool["name"]]
+    assert row["capacityType"] == "spot" and row["hoursPerWeek"] == 55.0
+    assert row["perHour"] == round(2 * spot, 4)
+    assert row["monthly"] == round(2 * spot * 55 * HOURS_PER_MONTH / 168, 2)
+    assert any(line.strip().startswith(f"{pool['name']}: 2 node(s) spot") for line in cost_lines(result.outputs["cost"]))
+    assert "warm" not in run_stack("azure-dev").outputs["cost"]
+
+
+def warm_capacity(value: str) -> Any:
+    from gpupools.conventions import CapacityType
+
+    return CapacityType(value)

@@ -332,7 +332,9 @@ def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any]
         "minSize": sum(int(p.get("minSize", 0) or 0) for p in node_pools),
         "maxSize": sum(int(p.get("maxSize", 0) or 0) for p in node_pools),
         "gpusAtMax": sum(gpus(p, "maxSize") for p in node_pools),
-        "gpuSlotsAtMax": sum(int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools),
+        "gpuSlotsAtMax": sum(
+            int(p.get("gpuSlotsPerNode", p.get("gpusPerNode", 0)) or 0) * int(p.get("maxSize", 0) or 0) for p in node_pools
+        ),
         "idleGpus": sum(gpus(p, "minSize") for p in node_pools),
         "costPerHourAtMax": round(sum(known), 4) if len(known) == len(costs) else None,
     }
@@ -370,6 +372,10 @@ def upgrade_lines(estimate: Mapping[str, Any]) -> list[str]:
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
     lines = state_lines(cost)
+    if isinstance(cost.get("warm"), Mapping):
+        from gpupools.pricing.warm import warm_lines
+
+        lines += warm_lines(dict(cost["warm"]))
     if cost.get("budgetPerHour") is not None:
         lines.append(f"Budget: {money(cost.get('budgetPerHour'))} per hour (checked against the ceiling)")
     if cost.get("gpuHoursPerMonth") is not None:
