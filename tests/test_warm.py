@@ -294,3 +294,17 @@ def warm_capacity(value: str) -> Any:
     from gpupools.conventions import CapacityType
 
     return CapacityType(value)
+
+
+def test_the_autoscaler_may_list_resource_quotas_with_buffers() -> None:
+    """cluster-autoscaler's buffer client waits for a ResourceQuota informer before its first loop;
+    the chart grants no ``resourcequotas``, so the stack adds the read-only rule (the sim hung without it)."""
+    from gpupools.aws.autoscaler import CAPACITY_BUFFER_RBAC
+
+    result = run("aws-dev")
+    [release] = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("name") == "cluster-autoscaler"]
+    assert release.inputs["values"]["rbac"]["additionalRules"] == CAPACITY_BUFFER_RBAC
+    assert CAPACITY_BUFFER_RBAC == [{"apiGroups": [""], "resources": ["resourcequotas"], "verbs": ["get", "list", "watch"]}]
+    plain = run_stack("aws-dev")
+    [release] = [r for r in plain.of_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("name") == "cluster-autoscaler"]
+    assert "additionalRules" not in release.inputs["values"]["rbac"]

@@ -179,6 +179,16 @@ def capacity_buffer_args(image_tag: str) -> dict[str, Any]:
     return args
 
 
+CAPACITY_BUFFER_RBAC = [{"apiGroups": [""], "resources": ["resourcequotas"], "verbs": ["get", "list", "watch"]}]
+"""``rbac.additionalRules`` with CapacityBuffers: the buffer client starts a ResourceQuota informer
+and waits for its cache before the autoscaler goes on (``capacitybuffer/client/client.go``,
+``NewCapacityBufferClientFromConfig``: ``factory.WaitForCacheSync``, at cluster-autoscaler-1.36.1;
+1.35.2's controller registers the same informer, ``capacitybuffer/controller/controller.go``). The
+chart (9.59.0, ``templates/clusterrole.yaml``) grants no ``resourcequotas``, so without this rule the
+autoscaler logs "cannot list resource resourcequotas" and never reaches its first loop (seen in the
+sim: ``tests/sim/test_warm.py``). Read-only, cluster-wide, as the informer lists."""
+
+
 def create_capacity_buffer_crd(image_tag: str, parent: pulumi.Resource) -> k8s.apiextensions.v1.CustomResourceDefinition:
     """The CapacityBuffer CRD of ``image_tag`` from the vendored file (``gpupools.kubernetes.crds``)."""
     manifest = capacity_buffer_crd(image_tag)
@@ -242,6 +252,7 @@ def helm_values(
         "fullnameOverride": RELEASE_NAME,
         "image": {"tag": image_tag},
         "rbac": {
+            **({"additionalRules": CAPACITY_BUFFER_RBAC} if capacity_buffers else {}),
             "create": True,
             "serviceAccount": {
                 "create": True,
