@@ -18,6 +18,11 @@ and priority expander) and, ``--runs`` times:
   on-demand group, so this case runs ``--fallback-runs`` times (default 1: it takes the stack's
   10-15 minutes per run).
 
+* **warm**: the stack again, with ``warm: {nodes: 1}`` on its first GPU pool (under Karpenter the
+  first without sharing; ``gpuPools[].warm``, docs/warm.md): once the warm node exists and is idle, the same one-GPU Job. The pod lands on a
+  node that has booted already, so no boot is added; the seconds are the scheduler's (and, with
+  placeholder pods, a preemption). ``--warm-runs`` times (default ``--runs``; 0 skips it).
+
 Between runs the pool's nodes are removed (Karpenter: its NodeClaims deleted, as ``kubectl delete
 nodeclaim`` would; cluster-autoscaler: its Nodes deleted, as a scale-in to zero would) so each run
 starts from zero nodes. What the sim cannot include is the cloud's boot: an instance or VM launched
@@ -193,6 +198,61 @@ def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def measure_warm(stack: str, runs: int) -> dict[str, Any]:
+    """The warm case (module docstring): ``runs`` launches onto an idle warm node of the first GPU pool."""
+    import copy
+
+    from gpupools.sim import cluster
+    from gpupools.testing import stack_config
+
+    values = stack_config(stack, ROOT)
+    pools = copy.deepcopy(values["gpupools:gpuPools"])
+    # Under Karpenter the first pool without sharing: the KWOK provider's Node shows physical GPUs, not
+    # the NodeOverlay's slots, so a whole-node chunk of a shared pool never fits (tests/sim/test_warm.py).
+    karpenter = values.get("gpupools:provisioner") == Provisioner.KARPENTER.value
+    index = next(i for i, p in enumerate(pools) if not (karpenter and p.get("sharing")))
+    pools[index]["warm"] = {"nodes": 1}
+    result = cluster.up(
+        stack,
+        build=_build(),
+        overrides={"gpupools:gpuPools": pools},
+        progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
+    )
+    try:
+        client = result.state.client()
+        spec = result.objects.spec
+        pool = next(p for p in spec.pools if p.role is Role.GPU and p.warm is not None)
+        samples = []
+        for index in range(runs):
+            _wait(lambda: idle_node(client, pool.name), timeout=300.0)
+            samples.append(one_launch(client, result.objects, pool, f"ttg-warm-{pool.name}-{index}", 120.0))
+        return {
+            "stack": stack,
+            "case": "warm (1 node kept)",
+            "pool": pool.name,
+            "cloud": spec.cloud,
+            "provisioner": "Karpenter" if spec.provisioner is Provisioner.KARPENTER else "cluster-autoscaler",
+            "provision_time": None,
+            "samples": samples,
+            "warm": True,
+        }
+    finally:
+        cluster.down(stack)
+
+
+def idle_node(client: Any, pool: str) -> bool:
+    """A node of ``pool`` with no pod on it but DaemonSet pods and the pool's placeholders."""
+    nodes = {n["metadata"]["name"] for n in client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}")}
+    busy = set()
+    for pod in client.list("v1", "Pod"):
+        owners = pod["metadata"].get("ownerReferences") or []
+        placeholder = pod["metadata"]["namespace"] == "gpupools-warm"
+        done = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        if not placeholder and not done and not any(o["kind"] == "DaemonSet" for o in owners):
+            busy.add(pod["spec"].get("nodeName"))
+    return bool(nodes - busy)
+
+
 def _build() -> Any:
     from gpupools.sim import build
 
@@ -229,7 +289,7 @@ def table(rows: list[dict[str, Any]], header: bool = True) -> str:
     for row in rows:
         samples = row["samples"]
         running = statistics.median(s["running"] for s in samples)
-        boot = boot_seconds(row["cloud"])
+        boot = 0.0 if row.get("warm") else boot_seconds(row["cloud"])
         capacity = ", ".join(sorted({s["capacity"] for s in samples}))
         tried = max(s.get("tried", 0) for s in samples)
         case = row["case"] + (
@@ -237,9 +297,12 @@ def table(rows: list[dict[str, Any]], header: bool = True) -> str:
             if row["provision_time"] and "fallback" in row["case"]
             else ""
         )
+        # Warm: the node existed before the pod; there is no decision or new Node to time.
+        decision = "none (node kept)" if row.get("warm") else median([s["claim"] for s in samples])
+        node = "none (node kept)" if row.get("warm") else median([s["node"] for s in samples])
         lines.append(
-            f"| {row['stack']} | {row['provisioner']} | {case}, pool {row['pool']} | {median([s['claim'] for s in samples])} "
-            f"| {median([s['node'] for s in samples])} | {running:.1f} s | {capacity} | {boot:.0f} s | {running + boot:.0f} s |"
+            f"| {row['stack']} | {row['provisioner']} | {case}, pool {row['pool']} | {decision} "
+            f"| {node} | {running:.1f} s | {capacity} | {boot:.0f} s | {running + boot:.0f} s |"
         )
     return "\n".join(lines)
 
@@ -257,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         "fallback waits out the stack's maxNodeProvisionTime); 0 skips it",
     )
     parser.add_argument("--stack", action="append", help="only these stacks (default: every example stack)")
+    parser.add_argument("--warm-runs", type=int, help="launches onto a warm node (default: --runs); 0 skips the warm case")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
@@ -271,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             fallback_runs = args.fallback_runs if args.fallback_runs is not None else (args.runs if karpenter else 1)
             print(f"measuring {stack} ({args.runs} runs, {fallback_runs} of the fallback)", file=sys.stderr, flush=True)
             rows += measure(stack, args.runs, fallback_runs)
+            warm_runs = args.runs if args.warm_runs is None else args.warm_runs
+            if warm_runs:
+                rows.append(measure_warm(stack, warm_runs))
     print(table(rows))
     timers = Timers()
     print(

@@ -46,11 +46,15 @@ from gpupools.conventions import CapacityType, Role
 from gpupools.kubernetes import EfaDevicePlugin, GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
 from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.kubernetes.karpenter import overlay
+from gpupools.kubernetes.warm import WarmCapacity
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.pricing.warm import with_warm_costs
 from gpupools.queueing import install as install_queueing
 from gpupools.queueing.check import atomic_scale_up
-from gpupools.specs import GpuDriver, Provisioner, StackSpec
+from gpupools.specs import Cloud, GpuDriver, Provisioner, StackSpec
+from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS
+from gpupools.warm import mechanism as warm_mechanism
 
 
 def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
@@ -115,6 +119,8 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # gpupools:nodeRepair (off by default here: the gate is alpha); the agent add-on below reports GPU health.
         node_repair=spec.node_repair.enabled,
         permissions_boundary=spec.cluster.permissions_boundary,
+        # Warm pools are CapacityBuffers, which Karpenter serves behind its alpha gate (gpupools.warm).
+        capacity_buffer=any(pool.warm for pool in spec.gpu_pools),
         # The controller's pods need the system node group to schedule on, and egress (EC2, IAM, SQS)
         # until its NodeClaims and EC2NodeClasses are gone: destroy deletes the NAT gateway and the
         # private routes only after the release and everything that depends on it (network module).
@@ -139,6 +145,17 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     if spec.node_repair.enabled:
         node_monitoring_agent(cluster, node_pools.pools)
+    if any(pool.warm for pool in spec.gpu_pools):
+        WarmCapacity(
+            "warm",
+            spec.gpu_pools,
+            node_pools.pools,
+            warm_mechanism(Cloud.AWS, Provisioner.KARPENTER),
+            cluster.system_pool,
+            # The CRD comes with the karpenter-crd release; the buffers name the pools' NodePools' labels.
+            after=[karpenter.crd_release, node_pools],
+            opts=pulumi.ResourceOptions(provider=cluster.provider),
+        )
     served = list(served_pools(node_pools.pools))
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
     plugin = (
@@ -171,7 +188,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         [cluster.system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost, karpenter=True
     )
     pulumi.export("nodePools", outputs)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, region))
 
 
 def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
@@ -207,6 +224,10 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         node_monitoring_agent(cluster, gpu_groups)
 
     on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
+    warm = warm_mechanism(
+        Cloud.AWS, Provisioner.CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGE_TAGS.get(spec.cluster.kubernetes_version)
+    )
+    any_warm = any(pool.warm for pool in spec.gpu_pools)
     autoscaler = ClusterAutoscaler(
         "cluster-autoscaler",
         cluster_name=cluster.cluster_name,
@@ -218,6 +239,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # Kueue's all-or-nothing scale-up: the flags and the ProvisioningRequest CRD.
         provisioning_requests=spec.queueing.enabled and atomic_scale_up(spec),
         permissions_boundary=spec.cluster.permissions_boundary,
+        # Warm pools as CapacityBuffers where the pinned image serves them (gpupools.warm.mechanism).
+        capacity_buffers=any_warm and warm.value == "CapacityBuffer",
         # The release waits for its pod, which needs the system node group.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
     )
@@ -233,6 +256,8 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster, remote_hostengine=spec.node_repair.enabled)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
+    if any_warm:
+        WarmCapacity("warm", spec.gpu_pools, gpu_groups, warm, cluster.system_pool, after=[autoscaler], opts=on_cluster)
     # Kueue starts after the ProvisioningRequest CRD (the autoscaler component) and orders its
     # flavours with the expander's prices.
     install_queueing(
@@ -257,4 +282,4 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", node_pools)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, region))

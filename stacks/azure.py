@@ -34,11 +34,14 @@ from gpupools.conventions import CapacityType
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import GpuSmokeTest, NvidiaDevicePlugin, PriorityExpander, dcgm_exporter
 from gpupools.kubernetes.device_plugin import served_pools
+from gpupools.kubernetes.warm import WarmCapacity
 from gpupools.pools import NodePoolInfo
 from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.pricing.warm import with_warm_costs
 from gpupools.queueing import install as install_queueing
 from gpupools.queueing.check import atomic_scale_up
-from gpupools.specs import GpuDriver, StackSpec
+from gpupools.specs import Cloud, GpuDriver, StackSpec
+from gpupools.warm import Mechanism
 
 
 def load_location() -> str:
@@ -90,6 +93,23 @@ def main() -> None:
         autoscaler_mode(spec, cluster, location)
 
 
+def warm_pools(spec: StackSpec, infos: list[NodePoolInfo], cluster: AksCluster, after: list[pulumi.Resource]) -> None:
+    """Placeholder pods for the warm pools (``gpupools.warm``): AKS's managed autoscaler and NAP
+    expose no CapacityBuffer switch. After the pools they select."""
+    if not any(pool.warm for pool in spec.gpu_pools):
+        return
+    assert spec.cloud is Cloud.AZURE
+    WarmCapacity(
+        "warm",
+        spec.gpu_pools,
+        infos,
+        Mechanism.PLACEHOLDER_PODS,
+        cluster.system_pool,
+        after=after,
+        opts=pulumi.ResourceOptions(provider=cluster.provider),
+    )
+
+
 def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     """The node-image maintenance window, an AKSNodeClass and a NodePool per pool; the device plugin
     and smoke tests on them."""
@@ -113,6 +133,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         if served
         else None
     )
+    warm_pools(spec, node_pools.pools, cluster, [node_pools])
     dcgm_exporter.for_stack(spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster)
     if spec.smoke_test.enabled:
         after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, *([plugin] if plugin else [])])
@@ -132,7 +153,7 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", outputs)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, location))
     # The up moves the control plane and the System pool; NAP nodes follow by drift in the maintenance window.
     pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, [], {}))
 
@@ -180,6 +201,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     dcgm_exporter.for_stack(spec.gpu_metrics, all_pools, k8s_opts)
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
+    warm_pools(spec, gpu_infos, cluster, [after] if after is not None else [])
     # After every agent pool: AKS's managed autoscaler serves ProvisioningRequests for them, and
     # Kueue sets its ProvisioningRequest controller up only if the API is there when it starts.
     install_queueing(
@@ -202,7 +224,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", node_pools)
-    pulumi.export("cost", cost)
+    pulumi.export("cost", with_warm_costs(cost, spec, location))
     # How long a Kubernetes minor upgrade can take at worst, against the deploy job's limit (docs/aks.md).
     pools = [*gpu_infos, *cpu_infos]
     pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, pools, {p.name: p.upgrade for p in spec.pools}))

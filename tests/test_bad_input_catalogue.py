@@ -40,6 +40,7 @@ from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
 from tests.test_node_repair import NODE_REPAIR_INVALID
 from tests.upgrade_cases import UPGRADE_INVALID
+from tests.warm_cases import WARM_INVALID
 
 MAIN = str(Path(PROJECT_ROOT) / "__main__.py")
 
@@ -200,6 +201,7 @@ STACK_CASES = (
     + CATALOG_INVALID
     + QUEUEING_INVALID
     + UPGRADE_INVALID
+    + WARM_INVALID
 )
 
 

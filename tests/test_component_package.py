@@ -16,6 +16,7 @@ Adding a component: one line in ``gpupools.xlang.COMPONENTS`` and one ``Case`` i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -29,6 +30,7 @@ import pytest
 import yaml
 from google.protobuf import json_format
 from gpupools import config, xlang
+from gpupools import warm as warm_rules
 from gpupools.aws.autoscaler import ClusterAutoscaler
 from gpupools.aws.cluster import EksCluster
 from gpupools.aws.karpenter import Karpenter
@@ -44,6 +46,7 @@ from gpupools.kubernetes.device_plugin import NvidiaDevicePlugin
 from gpupools.kubernetes.efa_device_plugin import EfaDevicePlugin
 from gpupools.kubernetes.priority_expander import PriorityExpander
 from gpupools.kubernetes.smoke_test import GpuSmokeTest
+from gpupools.kubernetes.warm import WarmCapacity
 from gpupools.pools import NodePoolInfo
 from gpupools.queueing import Kueue, KueueQueues, flavours
 from gpupools.specs import ClusterSpec, MaintenanceSpec, SystemPoolSpec, TeamQueueSpec, WeekDay
@@ -68,6 +71,7 @@ PUBLIC = {
     "gpupools.azure": ["AksCluster", "GpuNodePool", "CpuNodePool", "NapNodePools", "NodeImageMaintenance"],
     "gpupools.aws": ["EksCluster", "GpuNodeGroup", "CpuNodeGroup", "KarpenterNodePools", "Karpenter", "ClusterAutoscaler"],
     "gpupools.kubernetes": ["NvidiaDevicePlugin", "DcgmExporter", "EfaDevicePlugin", "PriorityExpander", "GpuSmokeTest"],
+    "gpupools.kubernetes.warm": ["WarmCapacity"],
     "gpupools.queueing": ["Kueue", "KueueQueues"],
 }
 
@@ -356,6 +360,39 @@ CASES = [
         {"pool": snake_info(aks_infos()[0])},
         lambda: GpuSmokeTest("ml-dev", aks_infos()[0]),
         ("jobName",),
+    ),
+    Case(
+        "WarmCapacity",
+        {
+            "pools": [snake_info(i) for i in aks_infos()],
+            "warm": {
+                "t4": {
+                    "nodes": 1,
+                    "schedule": {"days": ["Monday"], "start": "08:00", "end": "18:00", "timeZone": "Europe/Berlin"},
+                }
+            },
+            "mechanism": "placeholder pods",
+            "systemPool": snake_info(aks_system_pool()),
+        },
+        lambda: WarmCapacity(
+            "ml-dev",
+            [
+                dataclasses.replace(
+                    config.parse_gpu_pool(T4, config.Cloud.AZURE, "t"),
+                    warm=config.parse_warm(
+                        {
+                            "nodes": 1,
+                            "schedule": {"days": ["Monday"], "start": "08:00", "end": "18:00", "timeZone": "Europe/Berlin"},
+                        },
+                        "w",
+                    ),
+                )
+            ],
+            aks_infos(),
+            warm_rules.Mechanism.PLACEHOLDER_PODS,
+            aks_system_pool(),
+        ),
+        (),
     ),
     Case(
         "Kueue",

@@ -54,6 +54,8 @@ from gpupools.specs import (
     SystemPoolSpec,
     TeamQueueSpec,
     UpgradeSpec,
+    WarmScheduleSpec,
+    WarmSpec,
     WeekDay,
     frozen_map,
 )
@@ -82,6 +84,8 @@ UPGRADE_KEYS = keys_of("gpuPools.upgrade")
 UPGRADE_VALUE_TYPE = 'a node count or a percentage ("33%")'
 """What ``upgrade.maxSurge`` and ``upgrade.maxUnavailable`` take (ranges in ``rules.check_upgrade``)."""
 MIG_KEYS = keys_of("gpuPools.sharing.mig")
+WARM_KEYS = keys_of("gpuPools.warm")
+WARM_SCHEDULE_KEYS = keys_of("gpuPools.warm.schedule")
 TAINT_KEYS = keys_of("gpuPools.taints")
 DEVICE_PLUGIN_KEYS = keys_of("devicePlugin")
 AUTOSCALER_KEYS = keys_of("autoscaler")
@@ -468,6 +472,38 @@ def parse_upgrade(raw: Any, path: str) -> UpgradeSpec:
     )
 
 
+def parse_warm(raw: Any, path: str) -> WarmSpec | None:
+    """``gpuPools[].warm``: ``{nodes, schedule: {days, start, end, timeZone}}``; None when left out.
+    ``nodes`` is required; ``days`` defaults to every day and ``timeZone`` to ``UTC``. Ranges, the
+    time forms and the time zone are ``rules.check_warm``'s."""
+    if raw is None:
+        return None
+    raw = _mapping(raw, path)
+    check_keys(raw, WARM_KEYS, path)
+    schedule = None
+    if raw.get("schedule") is not None:
+        at = f"{path}.schedule"
+        body = _mapping(raw["schedule"], at)
+        check_keys(body, WARM_SCHEDULE_KEYS, at)
+        for key in ("start", "end"):
+            if isinstance(body.get(key), int) and not isinstance(body.get(key), bool):
+                raise ConfigError(
+                    f"{at}.{key}", 'must be a quoted "HH:MM" string (YAML reads an unquoted 08:00 as a number)', body[key]
+                )
+        days = _get(body, "days", at, list, [d.value for d in WeekDay], "a list of week days (Monday ... Sunday)")
+        choices = [d.value for d in WeekDay]
+        for index, day in enumerate(days):
+            if day not in choices:
+                raise ConfigError(f"{at}.days[{index}]", "must be one of " + ", ".join(choices), day)
+        schedule = WarmScheduleSpec(
+            start=_str(body, "start", at, required=True),
+            end=_str(body, "end", at, required=True),
+            days=tuple(WeekDay(day) for day in days),
+            time_zone=_str(body, "timeZone", at, "UTC"),
+        )
+    return WarmSpec(nodes=_int(raw, "nodes", path, required=True), schedule=schedule)
+
+
 def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
     """One ``gpuPools`` entry (also what components accept as a plain mapping)."""
     return parse_pool(raw, cloud, path, Role.GPU)
@@ -524,6 +560,7 @@ def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
         infiniband=_bool(raw, "infiniband", path, False),
         gpu_driver=_enum(raw, "gpuDriver", path, GpuDriver, [d.value for d in GpuDriver], GpuDriver.INSTALL),
         upgrade=parse_upgrade(raw.get("upgrade"), f"{path}.upgrade"),
+        warm=parse_warm(raw.get("warm"), f"{path}.warm"),
     )
 
 

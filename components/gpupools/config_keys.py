@@ -102,6 +102,21 @@ def _values(enum: Any) -> tuple[str, ...]:
     return tuple(member.value for member in enum)
 
 
+WARM = (
+    Key("nodes", "integer", required=True, minimum=1, rules=("warm.check_warm",)),
+    Key(
+        "schedule",
+        "section",
+        keys=(
+            Key("days", "strings", choices=_values(WeekDay)),
+            Key("start", "string", required=True, rules=("warm.check_warm",)),
+            Key("end", "string", required=True, rules=("warm.check_warm",)),
+            Key("timeZone", "string", default="UTC", rules=("warm.check_warm",)),
+        ),
+    ),
+)
+"""``gpuPools[].warm`` (``gpupools.warm``): spare nodes, and the hours they are kept."""
+
 TAINT = (
     Key("key", "string", required=True, rules=("rules.check_taints",)),
     Key("value", "string", required=True),
@@ -150,6 +165,7 @@ POOL = (
     Key("infiniband", "boolean", default=False, gpu_only=True, clouds=AZURE, rules=("rules.check_infiniband",)),
     Key("gpuDriver", "string", choices=_values(GpuDriver), default=GpuDriver.INSTALL.value, gpu_only=True),
     Key("upgrade", "section", clouds=AZURE, keys=UPGRADE),
+    Key("warm", "section", gpu_only=True, keys=WARM, rules=("warm.check_warm",)),
 )
 """A ``gpuPools`` entry; a ``cpuPools`` entry takes the same keys but the ``gpu_only`` ones."""
 

@@ -389,6 +389,17 @@ def _gpu_pool(d: Defaults) -> dict[str, Entry]:
             "pool). The synth summary states the stack's worst-case upgrade time from these "
             "([AKS: Upgrades](aks.md#upgrades))",
         ),
+        "warm": lambda d: Row(
+            "…warm",
+            "`{nodes, schedule: {days, start, end, timeZone}}`",
+            "none",
+            "Spare GPU nodes kept ready, taken at once by the next pod and bought again behind it "
+            "([Warm GPU capacity](warm.md)). `nodes`: 1 to the pool's `maxSize`. `schedule` (optional, default "
+            'always): `days` (default every day, `Monday`...`Sunday`), `start` and `end` (quoted `"HH:MM"`, '
+            "`end` after `start` on the same day), `timeZone` (IANA, default `UTC`); outside it the buffer is "
+            "zero. A CapacityBuffer on EKS (cluster-autoscaler on 1.35+, Karpenter), placeholder pods on AKS "
+            "and NAP. `spot: false` is allowed (an on-demand warm node is never evicted). GPU pools only",
+        ),
         "proximityPlacement": lambda d: Row(
             "…proximityPlacement",
             "bool",

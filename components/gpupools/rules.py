@@ -1059,6 +1059,9 @@ def check_gpu_pool(
     check_efa(pool, cloud, path, cluster_zones, provisioner)
     check_proximity_placement(pool, cloud, path, cluster_zones)
     check_upgrade(pool, path)
+    from gpupools.warm import check_warm
+
+    check_warm(pool, path)
 
     if cloud is Cloud.AWS:
         check_eks_labels_and_taints(pool, path)
@@ -1158,6 +1161,10 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
     check_cost(spec.cost, "gpupools:cost")
     check_maintenance(spec.maintenance, "gpupools:maintenance")
+    from gpupools.warm import check_warm_namespace
+
+    queue_namespaces = [*spec.queueing.namespaces, *(ns for team in spec.queueing.teams for ns in team.namespaces)]
+    check_warm_namespace(queue_namespaces, any(p.warm for p in spec.gpu_pools), "gpupools:queueing.namespaces")
     check_offered(spec, region)
 
 

@@ -289,6 +289,38 @@ class UpgradeSpec:
 
 
 @dataclass(frozen=True)
+class WarmScheduleSpec:
+    """``gpuPools[].warm.schedule``: when the warm buffer is kept (outside it the buffer is zero).
+
+    Attributes:
+        days: the week days it opens on (AKS spelling, ``WeekDay``); default every day.
+        start: ``HH:MM`` in ``time_zone`` at which the buffer is set to ``WarmSpec.nodes``.
+        end: ``HH:MM`` in ``time_zone`` at which it is set to zero; after ``start`` on the same day
+            (a window that crosses midnight is two pools' worth of cron edges and is refused).
+        time_zone: an IANA time zone (``Europe/Berlin``); default ``UTC``. The CronJobs carry it as
+            ``spec.timeZone``, so daylight-saving changes are the controller's, not ours.
+    """
+
+    start: str
+    end: str
+    days: tuple[WeekDay, ...] = ()
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True)
+class WarmSpec:
+    """``gpuPools[].warm``: spare GPU nodes of the pool kept ready for the next pod (``gpupools.warm``).
+
+    Attributes:
+        nodes: spare nodes kept (1 to the pool's ``maxSize``).
+        schedule: when they are kept; default None: always.
+    """
+
+    nodes: int
+    schedule: WarmScheduleSpec | None = None
+
+
+@dataclass(frozen=True)
 class PoolSpec:
     """One ``gpupools:gpuPools`` or ``gpupools:cpuPools`` entry: a Spot pool and, unless disabled,
     its on-demand fallback. ``role`` says which list it came from; everything else is shared, so
@@ -329,6 +361,8 @@ class PoolSpec:
         upgrade: Azure only: the ``upgradeSettings`` of the pool's Regular agent pools (``UpgradeSpec``);
             default ``UpgradeSpec()`` (no surge, one node at a time, 60 minutes to drain). Spot pools
             take none (AKS refuses surge settings on Spot).
+        warm: spare nodes kept ready (``WarmSpec``); default None: none, the pool scales from zero.
+            GPU pools only.
     """
 
     name: str
@@ -353,6 +387,7 @@ class PoolSpec:
     infiniband: bool = False
     gpu_driver: GpuDriver = GpuDriver.INSTALL
     upgrade: UpgradeSpec = UpgradeSpec()
+    warm: WarmSpec | None = None
 
     def __hash__(self) -> int:
         return hash((self.name, self.role, self.instance_types, self.max_size, tuple(self.labels.items())))

@@ -77,7 +77,7 @@ from gpupools.aws.iam import AUTOSCALER_SERVICE_ACCOUNT, autoscaler_policy, crea
 from gpupools.aws.node_group import check_cluster_name, depends_on_of
 from gpupools.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from gpupools.errors import ConfigError
-from gpupools.kubernetes.crds import provisioning_request_crd
+from gpupools.kubernetes.crds import CAPACITY_BUFFER_CRDS, capacity_buffer_crd, provisioning_request_crd
 from gpupools.specs import AutoscalerSpec
 from gpupools.versions import (
     CLUSTER_AUTOSCALER_CHART,
@@ -152,7 +152,54 @@ def create_provisioning_request_crd(
     )
 
 
-def extra_args(autoscaler: AutoscalerSpec, provisioning_requests: bool = False) -> dict[str, Any]:
+CAPACITY_BUFFER_CRD_NAME = "capacitybuffers.autoscaling.x-k8s.io"
+
+
+def capacity_buffer_args(image_tag: str) -> dict[str, Any]:
+    """The flags that serve warm pools' CapacityBuffers (``gpupools.warm``) on ``image_tag``.
+
+    * ``--capacity-buffer-controller-enabled`` and ``--capacity-buffer-pod-injection-enabled``: both
+      off by default (``config/flags/flags.go`` at cluster-autoscaler-1.35.2 and 1.36.1).
+    * ``--kube-api-content-type=application/json``: at 1.35.2 the buffer client takes the caller's
+      content type (``capacitybuffer/client/client.go``, ``NewCapacityBufferClientFromConfig``), and
+      a CRD is not served as protobuf; 1.36.1 forces JSON for its buffer client itself, so the flag
+      changes nothing there (the ProvisioningRequest path sets the same).
+    * 1.36.1 only: ``--capacity-buffer-pod-dry-run-enabled=false``. Its default, a server dry run
+      of each buffer's pod, "requires create permission on pods" (``flags.go``), which the chart does
+      not grant; the defaulting resolver needs none. 1.35.2 has no such flag (an unknown flag would
+      stop the autoscaler at start).
+    """
+    args: dict[str, Any] = {
+        "capacity-buffer-controller-enabled": True,
+        "capacity-buffer-pod-injection-enabled": True,
+        "kube-api-content-type": "application/json",
+    }
+    if image_tag != "v1.35.2":
+        args["capacity-buffer-pod-dry-run-enabled"] = False
+    return args
+
+
+CAPACITY_BUFFER_RBAC = [{"apiGroups": [""], "resources": ["resourcequotas"], "verbs": ["get", "list", "watch"]}]
+"""``rbac.additionalRules`` with CapacityBuffers: the buffer client starts a ResourceQuota informer
+and waits for its cache before the autoscaler goes on (``capacitybuffer/client/client.go``,
+``NewCapacityBufferClientFromConfig``: ``factory.WaitForCacheSync``, at cluster-autoscaler-1.36.1;
+1.35.2's controller registers the same informer, ``capacitybuffer/controller/controller.go``). The
+chart (9.59.0, ``templates/clusterrole.yaml``) grants no ``resourcequotas``, so without this rule the
+autoscaler logs "cannot list resource resourcequotas" and never reaches its first loop (seen in the
+sim: ``tests/sim/test_warm.py``). Read-only, cluster-wide, as the informer lists."""
+
+
+def create_capacity_buffer_crd(image_tag: str, parent: pulumi.Resource) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    """The CapacityBuffer CRD of ``image_tag`` from the vendored file (``gpupools.kubernetes.crds``)."""
+    manifest = capacity_buffer_crd(image_tag)
+    return k8s.apiextensions.v1.CustomResourceDefinition(
+        CAPACITY_BUFFER_CRD_NAME, metadata=manifest["metadata"], spec=manifest["spec"], opts=pulumi.ResourceOptions(parent=parent)
+    )
+
+
+def extra_args(
+    autoscaler: AutoscalerSpec, provisioning_requests: bool = False, capacity_buffers: str | None = None
+) -> dict[str, Any]:
     """The chart's ``extraArgs`` (merged by Helm over the chart's defaults: logtostderr, v=4, ...)."""
     args: dict[str, Any] = {
         "expander": EXPANDER,
@@ -166,6 +213,8 @@ def extra_args(autoscaler: AutoscalerSpec, provisioning_requests: bool = False) 
     if provisioning_requests:
         args["enable-provisioning-requests"] = True
         args["kube-api-content-type"] = "application/json"
+    if capacity_buffers:
+        args.update(capacity_buffer_args(capacity_buffers))
     return args
 
 
@@ -192,8 +241,10 @@ def helm_values(
     role_arn: pulumi.Input[str],
     autoscaler: AutoscalerSpec,
     provisioning_requests: bool = False,
+    capacity_buffers: bool = False,
 ) -> dict[str, Any]:
-    """The chart values (see the module docstring for each choice)."""
+    """The chart values (see the module docstring for each choice); ``capacity_buffers`` adds
+    ``capacity_buffer_args`` of ``image_tag``."""
     return {
         "cloudProvider": "aws",
         "awsRegion": region,
@@ -201,6 +252,7 @@ def helm_values(
         "fullnameOverride": RELEASE_NAME,
         "image": {"tag": image_tag},
         "rbac": {
+            **({"additionalRules": CAPACITY_BUFFER_RBAC} if capacity_buffers else {}),
             "create": True,
             "serviceAccount": {
                 "create": True,
@@ -208,7 +260,7 @@ def helm_values(
                 "annotations": {"eks.amazonaws.com/role-arn": role_arn},
             },
         },
-        "extraArgs": extra_args(autoscaler, provisioning_requests),
+        "extraArgs": extra_args(autoscaler, provisioning_requests, image_tag if capacity_buffers else None),
         "priorityClassName": PRIORITY_CLASS,
         "nodeSelector": {ROLE_LABEL: Role.SYSTEM.value},
         "resources": RESOURCES,
@@ -241,6 +293,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             passed to the release (it needs the system node group to schedule on).
         permissions_boundary: the IRSA role's permissions boundary (``gpupools:cluster.permissionsBoundary``);
             default none.
+        capacity_buffers: serve CapacityBuffers (``gpuPools[].warm``, ``gpupools.warm``): the flags
+            ``capacity_buffer_args`` and the vendored CRD before the release; default off. Only for
+            images in ``gpupools.kubernetes.crds.CAPACITY_BUFFER_CRDS``.
 
     Attributes:
         role: the IRSA role, ``<cluster>-<name>-role-<suffix>`` (the cluster's name first, so the
@@ -258,6 +313,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     image_tag: str
     release: k8s.helm.v3.Release
     provisioning_request_crd: k8s.apiextensions.v1.CustomResourceDefinition | None
+    capacity_buffer_crd: k8s.apiextensions.v1.CustomResourceDefinition | None
 
     def __init__(
         self,
@@ -272,6 +328,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         provisioning_requests: bool = False,
         permissions_boundary: str | None = None,
+        capacity_buffers: bool = False,
     ) -> None:
         path = f"ClusterAutoscaler({name})"
         spec = autoscaler or AutoscalerSpec()
@@ -301,11 +358,20 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             parent=self,
             permissions_boundary=permissions_boundary,
         )
-        self.values = helm_values(cluster_name, region, self.image_tag, self.role.arn, spec, provisioning_requests)
+        if capacity_buffers and self.image_tag not in CAPACITY_BUFFER_CRDS:
+            raise ConfigError(
+                f"{path}.capacity_buffers",
+                "needs a cluster-autoscaler image with vendored CapacityBuffer support (" + ", ".join(CAPACITY_BUFFER_CRDS) + ")",
+                self.image_tag,
+            )
+        self.values = helm_values(
+            cluster_name, region, self.image_tag, self.role.arn, spec, provisioning_requests, capacity_buffers
+        )
         self.provisioning_request_crd = (
             create_provisioning_request_crd(name, self.image_tag, parent=self) if provisioning_requests else None
         )
-        crd = [self.provisioning_request_crd] if self.provisioning_request_crd else []
+        self.capacity_buffer_crd = create_capacity_buffer_crd(self.image_tag, parent=self) if capacity_buffers else None
+        crd = [c for c in (self.provisioning_request_crd, self.capacity_buffer_crd) if c is not None]
         self.release = k8s.helm.v3.Release(
             name,
             name=RELEASE_NAME,

@@ -53,6 +53,9 @@ What it creates, following that release's getting-started guide and CloudFormati
   With ``node_repair=True`` (``gpupools:nodeRepair.enabled: true``), ``nodeRepair: true``: alpha
   and off by default in 1.14.1 (``values.yaml``: "nodeRepair is ALPHA and is disabled by default");
   what it acts on and what it needs (the node monitoring agent add-on) is in ``gpupools.aws.node_repair``.
+  With ``capacity_buffer=True`` (a ``gpuPools[].warm`` pool), ``capacityBuffer: true``: alpha and off
+  by default in 1.14.1 (``values.yaml``: "capacityBuffer is ALPHA and is disabled by default"); its
+  CRD, ``autoscaling.x-k8s.io_capacitybuffers.yaml``, is a template of the ``karpenter-crd`` chart.
 """
 
 from __future__ import annotations
@@ -140,6 +143,7 @@ def helm_values(
     node_overlay: bool = False,
     reserved_capacity: bool = False,
     node_repair: bool = False,
+    capacity_buffer: bool = False,
 ) -> dict[str, Any]:
     """The ``karpenter`` chart values (module docstring); every key exists in the chart's
     ``values.yaml`` at 1.14.1 (a test checks)."""
@@ -148,6 +152,8 @@ def helm_values(
         **({"nodeOverlay": True} if node_overlay else {}),
         **({"reservedCapacity": True} if reserved_capacity else {}),
         **({"nodeRepair": True} if node_repair else {}),
+        # Warm pools (gpupools.warm): alpha and off by default in 1.14.1 (values.yaml: "capacityBuffer is ALPHA").
+        **({"capacityBuffer": True} if capacity_buffer else {}),
     }
     if gates:
         settings["featureGates"] = gates
@@ -186,6 +192,8 @@ class Karpenter(pulumi.ComponentResource):
             warnings to the queue; default False.
         node_repair: turn on the alpha ``NodeRepair`` feature gate; default False. Pair it with the
             node monitoring agent add-on (``gpupools.aws.node_repair``), which reports GPU health.
+        capacity_buffer: turn on the alpha ``CapacityBuffer`` feature gate (warm pools,
+            ``gpupools.warm``); default False. Its CRD is in the ``karpenter-crd`` chart.
         permissions_boundary: the controller role's permissions boundary
             (``gpupools:cluster.permissionsBoundary``); default none.
         opts: resource options.
@@ -222,6 +230,7 @@ class Karpenter(pulumi.ComponentResource):
         reserved_capacity: bool = False,
         node_repair: bool = False,
         permissions_boundary: str | None = None,
+        capacity_buffer: bool = False,
     ) -> None:
         path = f"Karpenter({name})"
         check_cluster_name(cluster_name, f"{path}.cluster_name")
@@ -307,7 +316,7 @@ class Karpenter(pulumi.ComponentResource):
 
         # The queue's name as the provider made it (an output): Karpenter polls this queue.
         self.values = helm_values(
-            cluster_name, region, self.queue.name, self.role.arn, node_overlay, reserved_capacity, node_repair
+            cluster_name, region, self.queue.name, self.role.arn, node_overlay, reserved_capacity, node_repair, capacity_buffer
         )
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",

@@ -296,6 +296,10 @@ def plan(stack_objects: StackObjects, helm: Path, chart: Path, kube_version: str
     release = found[0]
     rendered = charts.render(helm, chart, release, kube_version=kube_version)
     flags, notes = chart_flags(rendered)
+    from gpupools.sim import warm
+
+    flags, warm_notes = warm.autoscaler_flags(flags)
+    notes += warm_notes
     container = rendered.container()
     for name, source in sorted(container.env_from.items()):
         notes.append(f"env {name} from {source} not set (no pod to resolve it for)")

@@ -157,7 +157,7 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
     families: set[str] = set()
     for manifest in objects.manifests:
         group = str(manifest["apiVersion"]).rpartition("/")[0]
-        if group in builtin_groups:
+        if group in builtin_groups or manifest["kind"] == "CapacityBuffer":  # CapacityBuffer: gpupools.sim.warm
             continue
         candidates = [c for c in index if c.group == group and c.kind == manifest["kind"]]
         preferred = [c for c in candidates if c.family == karpenter_family] or [
@@ -166,7 +166,9 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         if not preferred:
             raise KeyError(f"no CRD for {manifest['apiVersion']} {manifest['kind']} among the extracted ones ({crd_dir})")
         families.add(preferred[0].family)
-    return [c for c in index if c.family in families] + managed_provisioning_request_crd(objects)
+    from gpupools.sim import warm
+
+    return [c for c in index if c.family in families] + managed_provisioning_request_crd(objects) + warm.crds(objects)
 
 
 def managed_provisioning_request_crd(objects: StackObjects) -> list[Crd]:

@@ -420,6 +420,10 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
     lines = state_lines(cost)
     lines += unknown_lines(cost)
+    if isinstance(cost.get("warm"), Mapping):
+        from gpupools.pricing.warm import warm_lines
+
+        lines += warm_lines(dict(cost["warm"]))
     if cost.get("budgetPerHour") is not None:
         exact = (cost.get("exact") or {}).get("ceiling", True)
         against = "the ceiling" if exact else "the ceiling's upper bound (unknown Spot prices at on-demand)"

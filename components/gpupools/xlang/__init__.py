@@ -37,6 +37,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     c.EfaDevicePlugin,
     c.PriorityExpander,
     c.GpuSmokeTest,
+    c.WarmCapacity,
     c.Kueue,
     c.KueueQueues,
 ]

@@ -84,6 +84,29 @@ class UpgradeArgs(TypedDict):
     """Per node, how long AKS waits for evictions before the upgrade fails; default 60."""
 
 
+class WarmScheduleArgs(TypedDict):
+    """When a warm pool's spare nodes are kept (``gpuPools[].warm.schedule``); outside it, none."""
+
+    start: str
+    """Quoted ``"HH:MM"`` in ``timeZone``: the buffer is set to ``nodes``."""
+    end: str
+    """Quoted ``"HH:MM"``, after ``start`` on the same day: the buffer is set to 0."""
+    days: NotRequired[list[str]]
+    """Week days (``Monday`` ... ``Sunday``); default every day."""
+    time_zone: NotRequired[str]
+    """An IANA time zone; default ``UTC``."""
+
+
+class WarmArgs(TypedDict):
+    """Spare GPU nodes kept ready (``gpuPools[].warm``, docs/warm.md). The stack program creates the
+    buffer objects (``gpupools.kubernetes.warm.WarmCapacity``); a pool component only validates this."""
+
+    nodes: int
+    """Spare nodes kept, 1 to the pool's ``maxSize``."""
+    schedule: NotRequired[WarmScheduleArgs]
+    """When they are kept; default always."""
+
+
 class PoolArgs(TypedDict):
     """One ``gpuPools`` or ``cpuPools`` entry, the same keys as the stack config (camelCase in other languages).
 
@@ -132,6 +155,8 @@ class PoolArgs(TypedDict):
     """GPU pools only: ``install`` (default: the image or AKS installs the driver, gpupools runs the device plugin), ``none`` (bring your own, e.g. the NVIDIA GPU Operator) or ``managed`` (refused today; see docs/gpu-driver.md)."""
     upgrade: NotRequired[UpgradeArgs]
     """Azure only: the on-demand and reserved agent pools' upgrade settings; default no surge, one node at a time, 60 minutes to drain."""
+    warm: NotRequired[WarmArgs]
+    """GPU pools only: spare nodes kept ready on a schedule; default none. Validated here; the buffer objects are the stack program's (``WarmCapacity``)."""
 
 
 # -- cluster-level types ----------------------------------------------------------------------
@@ -568,6 +593,19 @@ class PriorityExpanderArgs(TypedDict):
     """cluster-autoscaler's namespace; default ``kube-system``."""
     prices: NotRequired[dict[str, float | None]]
     """USD per node-hour per pool name; default none (order by size facts)."""
+
+
+class WarmCapacityArgs(TypedDict):
+    """Arguments of ``WarmCapacity`` (docs/warm.md)."""
+
+    pools: pulumi.Input[list[NodePoolInfo]]
+    """The groups or NodePools of the warm pools (the pool components' ``nodePools``). Must be known when the component is constructed."""
+    warm: dict[str, WarmArgs]
+    """Per pool name, its ``warm`` setting (validated as ``gpuPools[].warm``)."""
+    mechanism: str
+    """``CapacityBuffer`` (EKS cluster-autoscaler 1.35+ with the buffer flags, EKS Karpenter with its gate) or ``placeholder pods`` (AKS, NAP)."""
+    system_pool: pulumi.Input[NodePoolInfo]
+    """The cluster's ``systemNodePool``: where the schedule's CronJobs run."""
 
 
 class GpuSmokeTestArgs(TypedDict):

@@ -29,6 +29,7 @@ from typing import Any
 import pulumi
 
 from gpupools import config
+from gpupools import warm as warm_rules
 from gpupools.aws import autoscaler as aws_autoscaler
 from gpupools.aws import cluster as aws_cluster
 from gpupools.aws import karpenter as aws_karpenter
@@ -42,6 +43,7 @@ from gpupools.azure import node_pool as azure_node_pool
 from gpupools.config import Cloud
 from gpupools.errors import ConfigError
 from gpupools.kubernetes import dcgm_exporter, device_plugin, efa_device_plugin, priority_expander, smoke_test
+from gpupools.kubernetes import warm as kubernetes_warm
 from gpupools.queueing import flavors as queue_flavors
 from gpupools.queueing import kueue as queue_kueue
 from gpupools.xlang import convert
@@ -65,6 +67,7 @@ from gpupools.xlang.args import (
     NodePoolInfo,
     NvidiaDevicePluginArgs,
     PriorityExpanderArgs,
+    WarmCapacityArgs,
 )
 
 Opts = pulumi.ResourceOptions | None
@@ -527,6 +530,39 @@ class PriorityExpander(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PriorityExpanderArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.kubernetes.PriorityExpander``."""
+
+
+class WarmCapacity(pulumi.ComponentResource):
+    """Warm pools' spare GPU nodes: a CapacityBuffer or placeholder pods per pool, and its schedule."""
+
+    def __new__(cls, name: str, args: WarmCapacityArgs, opts: Opts = None) -> Any:
+        a = _args(name, "WarmCapacity", args)
+        pools, opts = _infos(name, "WarmCapacity", a.get("pools"), opts)
+        raw_system, deps = convert.settled(a.get("system_pool"), f"WarmCapacity({name}).system_pool")
+        if deps:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=deps))
+        system = convert.info_from_dict(raw_system, f"WarmCapacity({name}).system_pool")
+        choices = [m.value for m in warm_rules.Mechanism]
+        if a.get("mechanism") not in choices:
+            raise ConfigError(f"WarmCapacity({name}).mechanism", "must be one of " + ", ".join(choices), a.get("mechanism"))
+        specs = []
+        for pool, raw in (a.get("warm") or {}).items():
+            path = f"WarmCapacity({name}).warm.{pool}"
+            groups = [i for i in pools if i.pool == pool]
+            if not groups:
+                raise ConfigError(path, "names no pool of pools", pool)
+            spec = config.PoolSpec(
+                name=pool,
+                instance_types=groups[0].instance_types,
+                max_size=max(i.max_size for i in groups),
+                warm=config.parse_warm(convert.to_config(dict(raw)), path),
+            )
+            warm_rules.check_warm(spec, path.removesuffix(".warm"))
+            specs.append(spec)
+        return kubernetes_warm.WarmCapacity(name, specs, pools, warm_rules.Mechanism(a["mechanism"]), system, opts=opts)
+
+    def __init__(self, name: str, args: WarmCapacityArgs, opts: Opts = None) -> None:  # pragma: no cover
+        """Not called: ``__new__`` returns the ``gpupools.kubernetes.warm.WarmCapacity``."""
 
 
 class GpuSmokeTest(pulumi.ComponentResource):

@@ -61,6 +61,7 @@ PYTHON_ONLY: dict[str, tuple[str, ...]] = {
     "EfaDevicePlugin": (),
     "PriorityExpander": (),
     "GpuSmokeTest": (),
+    "WarmCapacity": ("after",),
     "Kueue": (),
     "KueueQueues": (),
 }

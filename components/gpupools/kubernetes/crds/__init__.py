@@ -76,3 +76,42 @@ def provisioning_request_crd(image_tag: str) -> dict[str, Any]:
     if len(documents) != 1:
         raise ValueError(f"{provisioning_request_crd_path(image_tag).name}: expected one CRD, found {len(documents)}")
     return dict(documents[0])
+
+
+CAPACITY_BUFFER_UPSTREAM_PATH = "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_capacitybuffers.yaml"
+
+CAPACITY_BUFFER_CRDS: dict[str, VendoredCrd] = {
+    "v1.35.2": VendoredCrd(
+        "cluster-autoscaler-1.35.2",
+        "2d42588803c71fe9b35dcd9e3669ac6bb550ca22",
+        "cb5f5b1daa39355d5a57035cafe381e6ea50728e962a5e76d5fa1b3035f2a61d",
+    ),
+    "v1.36.1": VendoredCrd(
+        "cluster-autoscaler-1.36.1",
+        "35e8a280425c76a4040f57ae0fa232a952c02024",
+        "3a35aeeca65ac8ee36ec804ad9d8a7a7271088866de1b5f88ab6af16b46149da",
+    ),
+}
+"""``capacitybuffers/cluster-autoscaler-<version>.yaml``: the CapacityBuffer CRD (``v1alpha1`` served,
+``v1beta1`` served and stored), byte for byte ``CAPACITY_BUFFER_UPSTREAM_PATH`` at the tag, for the
+autoscaler images gpupools uses CapacityBuffers with (``gpupools.warm.CAPACITY_BUFFER_AUTOSCALER_TAGS``).
+The chart (9.59.0) grants the autoscaler access to ``capacitybuffers`` but does not install the CRD."""
+
+
+def capacity_buffer_crd(image_tag: str) -> dict[str, Any]:
+    """The CapacityBuffer CRD object for the autoscaler ``image_tag`` (one YAML document).
+
+    Raises:
+        KeyError: no file is vendored for that tag.
+    """
+    crd = CAPACITY_BUFFER_CRDS[image_tag]
+    path = CRD_DIR / "capacitybuffers" / f"{crd.tag}.yaml"
+    documents = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    if len(documents) != 1:
+        raise ValueError(f"{path.name}: expected one CRD, found {len(documents)}")
+    return dict(documents[0])
+
+
+def capacity_buffer_crd_path(image_tag: str) -> Path:
+    """The vendored CapacityBuffer CRD file for ``image_tag`` (the sim installs the same file)."""
+    return CRD_DIR / "capacitybuffers" / f"{CAPACITY_BUFFER_CRDS[image_tag].tag}.yaml"
