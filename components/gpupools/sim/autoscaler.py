@@ -339,11 +339,8 @@ def kwok_provider_rbac(service_account: str) -> list[dict[str, Any]]:
 
 def prepare(client: Client, autoscaler_plan: Plan) -> None:
     """Apply the chart's objects (EKS) and the sim's KWOK-provider RBAC before the stack's objects."""
-    for manifest in autoscaler_plan.objects:
-        client.apply(manifest)
-    if autoscaler_plan.service_account:
-        for manifest in kwok_provider_rbac(autoscaler_plan.service_account):
-            client.apply(manifest)
+    rbac = kwok_provider_rbac(autoscaler_plan.service_account) if autoscaler_plan.service_account else []
+    charts.apply_release(client, autoscaler_plan.objects, rbac)
 
 
 def start(

@@ -382,3 +382,10 @@ def sim_cluster_role(name: str, rules: list[dict[str, Any]], service_account: st
             "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
         },
     ]
+
+
+def apply_release(client: Any, objects: Sequence[Mapping[str, Any]], sim_rbac: Sequence[Mapping[str, Any]]) -> None:
+    """Apply a rendered release's objects, then the RBAC the sim adds for its KWOK provider
+    (``sim_cluster_role``), before the stack's objects."""
+    for manifest in [*objects, *sim_rbac]:
+        client.apply(manifest)

@@ -437,11 +437,8 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
 
 def prepare(client: Client, karpenter_plan: Plan) -> None:
     """Apply the chart's objects and the sim's KWOK-provider RBAC (before the stack's objects)."""
-    for manifest in karpenter_plan.objects:
-        client.apply(manifest)
-    if karpenter_plan.service_account:
-        for manifest in kwok_provider_rbac(karpenter_plan.service_account):
-            client.apply(manifest)
+    rbac = kwok_provider_rbac(karpenter_plan.service_account) if karpenter_plan.service_account else []
+    charts.apply_release(client, karpenter_plan.objects, rbac)
 
 
 def price_notes(stack_objects: StackObjects) -> list[str]:
