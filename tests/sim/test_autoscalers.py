@@ -321,6 +321,52 @@ def kueue_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Run
         yield run
 
 
+def _conditions(obj: dict[str, Any]) -> str:
+    return "; ".join(
+        f"{c.get('type')}={c.get('status')} ({c.get('reason')}: {c.get('message', '')[:160]})"
+        for c in (obj.get("status") or {}).get("conditions") or []
+    )
+
+
+def kueue_state(run: Running, namespace: str) -> str:
+    """What Kueue shows for the queue objects and ``namespace``'s Workloads and ProvisioningRequests,
+    and the end of Kueue's log: the text a timeout in a Kueue test carries, so a failure in CI says
+    which step Kueue did not take."""
+    lines = []
+    for api_version, kind, ns in (
+        ("kueue.x-k8s.io/v1beta2", "ClusterQueue", None),
+        ("kueue.x-k8s.io/v1beta2", "AdmissionCheck", None),
+        ("kueue.x-k8s.io/v1beta2", "LocalQueue", namespace),
+        ("kueue.x-k8s.io/v1beta2", "Workload", namespace),
+        ("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace),
+    ):
+        try:
+            found = run.client.list(api_version, kind, namespace=ns)
+        except (OSError, KubeError) as error:
+            lines.append(f"{kind}: cannot list ({error})")
+            continue
+        for obj in found:
+            meta = obj["metadata"]
+            deleting = " (deleting)" if meta.get("deletionTimestamp") else ""
+            lines.append(f"{kind} {meta['name']}{deleting}: {_conditions(obj) or 'no conditions'}")
+        if not found:
+            lines.append(f"{kind}: none")
+    log = processes.records(run.state).get(kueue.NAME)
+    logs = run.state.path / "logs" / f"{kueue.NAME}.log"
+    if log is not None and logs.exists():
+        lines += ["end of Kueue's log:", *logs.read_text(errors="replace").splitlines()[-25:]]
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def explained(run: Running, namespace: str) -> Iterator[None]:
+    """Re-raise a TimeoutError with ``kueue_state``."""
+    try:
+        yield
+    except TimeoutError as error:
+        raise TimeoutError(f"{error}\n{kueue_state(run, namespace)}") from error
+
+
 def workload_of(run: Running, namespace: str, job: str) -> dict[str, Any] | None:
     for workload in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace):
         if any(o.get("name") == job for o in workload["metadata"].get("ownerReferences") or []):
@@ -334,12 +380,30 @@ def test_kueue_runs_as_its_charts_service_account_with_its_webhooks(kueue_stack:
     assert whoami(kueue_stack.state, record.env["KUBECONFIG"]) == "system:serviceaccount:kueue-system:kueue-controller-manager"
     # The chart's webhook configurations, scoped to the stack's queue namespaces as the chart scopes them.
     live = kueue_stack.client.get(
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration", "metadata": {"name": "kueue-mutating-webhook-configuration"}}
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "kueue-mutating-webhook-configuration"},
+        }
     )
     assert live is not None
     job = next(w for w in live["webhooks"] if w["name"] == "mjob.kb.io")
     assert job["namespaceSelector"]["matchExpressions"][0]["values"] == list(kueue_stack.objects.spec.queueing.namespaces)
     assert job["clientConfig"]["url"].startswith("https://127.0.0.1:")
+
+
+def _reserved_and_requested(run: Running, namespace: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    reserved = wait_for(
+        lambda: (w := workload_of(run, namespace, "within")) and kueue.quota_reserved([w]) and w,
+        timeout=60,
+        what="Kueue to reserve quota for the job within quota",
+    )
+    requests = wait_for(
+        lambda: run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace),
+        timeout=60,
+        what="Kueue's admission check to create a ProvisioningRequest",
+    )
+    return reserved, requests
 
 
 def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: Running) -> None:
@@ -376,16 +440,8 @@ def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: R
     try:
         for manifest in [*within, *beyond]:
             run.client.apply(manifest)
-        reserved = wait_for(
-            lambda: (w := workload_of(run, namespace, "within")) and kueue.quota_reserved([w]) and w,
-            timeout=60,
-            what="Kueue to reserve quota for the job within quota",
-        )
-        requests = wait_for(
-            lambda: run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace),
-            timeout=60,
-            what="Kueue's admission check to create a ProvisioningRequest",
-        )
+        with explained(run, namespace):
+            reserved, requests = _reserved_and_requested(run, namespace)
         assert {r["spec"]["provisioningClassName"] for r in requests} == {"best-effort-atomic-scale-up.autoscaling.x-k8s.io"}
         assert reserved
         held = wait_for(lambda: workload_of(run, namespace, "beyond"), timeout=60, what="the Workload of the job beyond quota")

@@ -81,8 +81,15 @@ def test_up_nodes_status_down(sim_build: Build, tmp_path: Path) -> None:
         assert status.returncode == 0, status.stderr
         rows = {row["pool"]: row for row in json.loads(status.stdout)["pools"]}
         assert rows["t4"]["nodes"] == {"spot": 2}
-        # Per T4 node: the device plugin and the T4 pool's DCGM exporter, both Running.
-        assert rows["t4"]["pods"] == {"running": 4}
+        # Each T4 node runs the device plugin and the T4 pool's DCGM exporter (DaemonSet pods, present in
+        # the API), which `status` does not count as the pool's workload: no workload pods, so none counted.
+        on_t4 = [
+            pod
+            for pod in client.list("v1", "Pod")
+            if pod["spec"].get("nodeName") in names and pod["status"].get("phase") == "Running"
+        ]
+        assert len(on_t4) == 4 and all(pod["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet" for pod in on_t4)
+        assert rows["t4"]["pods"] == {}
         assert rows["system"]["nodes"] == {"on-demand": 2}
     finally:
         down = sim("down", STACK, env=env)

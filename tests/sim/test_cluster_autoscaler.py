@@ -30,7 +30,7 @@ from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import KubeError, wait_for
 from gpupools.specs import PoolSpec, Role
 
-from tests.sim.test_autoscalers import IMAGE, WORKLOADS, Running, delete_job, gpu_pools, pod_of, running, submit
+from tests.sim.test_autoscalers import IMAGE, WORKLOADS, Running, delete_job, explained, gpu_pools, pod_of, running, submit
 
 pytestmark = pytest.mark.sim
 
@@ -261,56 +261,58 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
     try:
         for manifest in job:
             run.client.apply(manifest)
-        # This job's request only: the namespace is retained between modules (retain_on_delete), and
-        # Kueue names a request after its Workload (job-<job name>-<hash>-<check>-<attempt>).
-        request = wait_for(
-            lambda: next(
-                (
-                    r
-                    for r in run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace)
-                    if "ca-gang" in r["metadata"]["name"]
+        with explained(run, namespace):
+            # This job's request only: the namespace is retained between modules (retain_on_delete), and
+            # Kueue names a request after its Workload (job-<job name>-<hash>-<check>-<attempt>).
+            request = wait_for(
+                lambda: next(
+                    (
+                        r
+                        for r in run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace)
+                        if "ca-gang" in r["metadata"]["name"]
+                    ),
+                    None,
                 ),
-                None,
-            ),
-            timeout=180,
-            what="Kueue's ProvisioningRequest",
-        )
-        provisioned = wait_for(
-            lambda: (r := run.client.get(request)) and kueue._condition(r, "Provisioned") and r,
-            timeout=SCALE_UP_TIMEOUT,
-            interval=1,
-            what="cluster-autoscaler to mark the ProvisioningRequest Provisioned",
-        )
-        assert provisioned
-        workload = wait_for(
-            lambda: next(
-                (
-                    w
-                    for w in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
-                    if kueue.admitted([w]) and any(o.get("name") == "ca-gang" for o in w["metadata"].get("ownerReferences") or [])
+                timeout=180,
+                what="Kueue's ProvisioningRequest",
+            )
+            provisioned = wait_for(
+                lambda: (r := run.client.get(request)) and kueue._condition(r, "Provisioned") and r,
+                timeout=SCALE_UP_TIMEOUT,
+                interval=1,
+                what="cluster-autoscaler to mark the ProvisioningRequest Provisioned",
+            )
+            assert provisioned
+            workload = wait_for(
+                lambda: next(
+                    (
+                        w
+                        for w in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
+                        if kueue.admitted([w])
+                        and any(o.get("name") == "ca-gang" for o in w["metadata"].get("ownerReferences") or [])
+                    ),
+                    None,
                 ),
-                None,
-            ),
-            timeout=60,
-            what="Kueue to admit the job",
-        )
-        assert workload
-        wait_for(
-            lambda: (
-                (
-                    pods := [
-                        p
-                        for p in run.client.list("v1", "Pod", namespace=namespace)
-                        if p["metadata"]["name"].startswith("ca-gang")
-                    ]
-                )
-                and len(pods) == 2
-                and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods)
-            ),
-            timeout=SCALE_UP_TIMEOUT,
-            interval=1,
-            what="both pods of the gang job to run",
-        )
+                timeout=60,
+                what="Kueue to admit the job",
+            )
+            assert workload
+            wait_for(
+                lambda: (
+                    (
+                        pods := [
+                            p
+                            for p in run.client.list("v1", "Pod", namespace=namespace)
+                            if p["metadata"]["name"].startswith("ca-gang")
+                        ]
+                    )
+                    and len(pods) == 2
+                    and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods)
+                ),
+                timeout=SCALE_UP_TIMEOUT,
+                interval=1,
+                what="both pods of the gang job to run",
+            )
     finally:
         for manifest in job:
             with contextlib.suppress(KubeError):
@@ -356,9 +358,12 @@ def test_a_gang_job_larger_than_the_pool_gets_no_node_and_no_pod(kueue_ca_stack:
     try:
         for manifest in job:
             run.client.apply(manifest)
-        reason = wait_for(held, timeout=180, what="Kueue or cluster-autoscaler to hold the oversized gang")
+        with explained(run, namespace):
+            reason = wait_for(held, timeout=180, what="Kueue or cluster-autoscaler to hold the oversized gang")
         time.sleep(20)  # two autoscaler loops: a partial scale-up would show by now
-        pods = [p for p in run.client.list("v1", "Pod", namespace=namespace) if p["metadata"]["name"].startswith("ca-gang-too-big")]
+        pods = [
+            p for p in run.client.list("v1", "Pod", namespace=namespace) if p["metadata"]["name"].startswith("ca-gang-too-big")
+        ]
         assert not [p for p in pods if (p.get("spec") or {}).get("nodeName")], f"held by {reason}, yet a pod was bound"
         after = {n["metadata"]["name"] for n in run.client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool.name}")}
         assert after == before, f"held by {reason}, yet nodes were bought: {sorted(after - before)}"

@@ -166,9 +166,7 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         if not preferred:
             raise KeyError(f"no CRD for {manifest['apiVersion']} {manifest['kind']} among the extracted ones ({crd_dir})")
         families.add(preferred[0].family)
-    from gpupools.sim import warm
-
-    return [c for c in index if c.family in families] + managed_provisioning_request_crd(objects) + warm.crds(objects)
+    return [c for c in index if c.family in families] + managed_provisioning_request_crd(objects) + capacity_buffer_crds(objects)
 
 
 def managed_provisioning_request_crd(objects: StackObjects) -> list[Crd]:
@@ -264,3 +262,36 @@ def delete(client: Client, manifests: Sequence[Mapping[str, Any]], *, timeout: f
         wait_for(gone, timeout=timeout, interval=1.0, what="the stack's objects to be deleted")
     except TimeoutError as error:
         raise TimeoutError(f"{error}; still there: {', '.join(getattr(gone, 'left', []))}") from None
+
+
+CAPACITY_BUFFER_CRD_NAME = "capacitybuffers.autoscaling.x-k8s.io"
+KARPENTER_CRD_MODULE = "github.com/aws/karpenter-provider-aws"
+CAPACITY_BUFFER_CRD_FILE = "pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml"
+
+
+def capacity_buffers(stack_objects: StackObjects) -> list[dict[str, Any]]:
+    return [m for m in stack_objects.manifests if m["kind"] == "CapacityBuffer"]
+
+
+def capacity_buffer_crds(stack_objects: StackObjects) -> list[Crd]:
+    """The CapacityBuffer CRD when the stack has warm buffers (``gpupools.warm``); empty otherwise.
+    Under cluster-autoscaler it is the one the stack registers itself (vendored per image tag,
+    ``gpupools.kubernetes.crds``); under Karpenter the one the ``karpenter-crd`` chart installs, read
+    from karpenter-provider-aws v1.14.1's module (``pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml``,
+    the same file as the chart's template), which the sim's CRD module pins."""
+    if not capacity_buffers(stack_objects):
+        return []
+    own = [
+        m
+        for m in stack_objects.manifests
+        if m["kind"] == "CustomResourceDefinition" and m["metadata"]["name"] == CAPACITY_BUFFER_CRD_NAME
+    ]
+    if own:
+        document, path = dict(own[0]), Path("stack")
+    else:
+        from gpupools.sim import build, layout
+
+        source = build.module_dir(layout.module_root() / build.CRD_MODULE_DIR, KARPENTER_CRD_MODULE) / CAPACITY_BUFFER_CRD_FILE
+        document, path = yaml.safe_load(source.read_text()), source
+    spec = document["spec"]
+    return [Crd(path, "capacitybuffers", spec["group"], spec["names"]["kind"], document["metadata"]["name"], document)]

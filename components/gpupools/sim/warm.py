@@ -1,11 +1,8 @@
 """Warm pools (``gpuPools[].warm``, ``gpupools.warm``) in the sim: what the sim adds so that the
 stack's own buffer objects are served and acted on by the real autoscaler.
 
-* **The CapacityBuffer CRD** (``crds``), installed and Established before the stack's objects:
-  under cluster-autoscaler the one the stack registers itself (vendored per image tag,
-  ``gpupools.kubernetes.crds``); under Karpenter the one the ``karpenter-crd`` chart installs, read
-  from karpenter-provider-aws v1.14.1's module (``pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml``,
-  the same file as the chart's template), which the sim's CRD module pins.
+* **The CapacityBuffer CRD** is installed with the stack's other definitions
+  (``gpupools.sim.objects.capacity_buffer_crds``).
 * **One flag for the sim's autoscaler** (``autoscaler_flags``): the sim runs cluster-autoscaler
   1.36.1 whatever the stack's minor; its CapacityBuffer controller resolves a buffer's pod by a
   server dry run unless ``--capacity-buffer-pod-dry-run-enabled=false`` (1.36.1
@@ -21,39 +18,13 @@ stack's own buffer objects are served and acted on by the real autoscaler.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Sequence
-
-import yaml
 
 from gpupools import warm
 from gpupools.sim.kube import Client
-from gpupools.sim.objects import Crd, StackObjects
+from gpupools.sim.objects import StackObjects
 
-CRD_NAME = "capacitybuffers.autoscaling.x-k8s.io"
-KARPENTER_MODULE = "github.com/aws/karpenter-provider-aws"
-KARPENTER_CRD_FILE = "pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml"
 DRY_RUN_FLAG = "--capacity-buffer-pod-dry-run-enabled"
-
-
-def buffers(stack_objects: StackObjects) -> list[dict[str, Any]]:
-    return [m for m in stack_objects.manifests if m["kind"] == "CapacityBuffer"]
-
-
-def crds(stack_objects: StackObjects) -> list[Crd]:
-    """The CapacityBuffer CRD when the stack has buffers (module docstring); empty otherwise."""
-    if not buffers(stack_objects):
-        return []
-    own = [m for m in stack_objects.manifests if m["kind"] == "CustomResourceDefinition" and m["metadata"]["name"] == CRD_NAME]
-    if own:
-        document, path = dict(own[0]), Path("stack")
-    else:
-        from gpupools.sim import build, layout
-
-        source = build.module_dir(layout.module_root() / build.CRD_MODULE_DIR, KARPENTER_MODULE) / KARPENTER_CRD_FILE
-        document, path = yaml.safe_load(source.read_text()), source
-    spec = document["spec"]
-    return [Crd(path, "capacitybuffers", spec["group"], spec["names"]["kind"], document["metadata"]["name"], document)]
 
 
 def autoscaler_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -216,10 +216,6 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``python -m gpupools.synth`` command line; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] == ["diff"]:
-        from gpupools.synth.diff import main as diff_main
-
-        return diff_main(args_list[1:])
     parser = _parser()
     args = parser.parse_args(args_list)
     root = (args.root or default_root()).resolve()

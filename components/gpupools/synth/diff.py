@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpupools.capacity import SCENARIO_NAMES, Scenario
+from gpupools.synth import EXIT_CONFIG_ERROR, committed_stacks, config_error_in, default_root, synthesize
+from gpupools.synth.summary import fleet_total
 
 
 @dataclass(frozen=True, order=True)
@@ -636,8 +638,6 @@ def fleet_totals(document: Mapping[str, Any] | None) -> dict[str, int]:
     """The fleet's ceiling (nodes, GPUs, GPU slots) and idle GPUs of a document, as the synth
     table's TOTAL row has them (``summary.fleet_total``, from the ``cost`` output's ``capacity``
     block): one model, so the diff and the table never disagree."""
-    from gpupools.synth.summary import fleet_total
-
     outputs = (document or {}).get("outputs") or {}
     pools = outputs.get("nodePools") or []
     cost = outputs.get("cost")
@@ -817,8 +817,6 @@ def render_markdown(diffs: Sequence[StackDiff], *, title: str = "Synth diff", ba
 
 def synthesize_document(stack: str, root: Path) -> dict[str, Any] | None:
     """The document of ``stack`` in ``root`` (this process), or None if the stack file does not exist there."""
-    from gpupools.synth import synthesize
-
     if not (root / f"Pulumi.{stack}.yaml").exists():
         return None
     return synthesize(stack, root).document
@@ -887,8 +885,6 @@ def _subprocess_env(path: Sequence[Path]) -> dict[str, str]:
 
 def diff_against_ref(ref: str, stacks: Sequence[str] | None, root: Path) -> list[StackDiff]:
     """Diff every stack (default: committed in ``root`` or at ``ref``) between git ``ref`` and the tree at ``root``."""
-    from gpupools.synth import committed_stacks
-
     if stacks:
         names = list(stacks)
     else:
@@ -932,8 +928,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m gpupools.synth diff`` / ``python -m gpupools.synth.diff``; returns the exit status."""
-    from gpupools.synth import EXIT_CONFIG_ERROR, config_error_in, default_root
-
     parser = _parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
