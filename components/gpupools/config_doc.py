@@ -62,9 +62,11 @@ class Doc:
             key gets no row of its own, and the reference fails if that row does not name it.
         includes_keys: the notes document the key's own keys too (``{key, value, effect}``), so
             they need no ``Doc`` (default: each of them needs one, or is a section of documented keys).
-        rows: further rows after this key's row, as ``(key column, Doc)``, for what is not a key
-            of the declaration or is documented differently here (the provider region keys after
-            ``cloud``, the ``cpuPools`` differences).
+        rows: further rows after this key's row, as ``(key column, Doc)``, in place of its keys'
+            own rows: for what is not a key of the declaration (the provider region keys after
+            ``cloud``) or is documented differently there (``cpuPools``: only where a CPU pool
+            differs from the ``gpuPools`` rows of the same keys). Their ``type`` and ``default``
+            are given (``None`` is empty).
     """
 
     notes: Text = ""

@@ -11,16 +11,16 @@ From this table come:
 * the key lists ``gpupools.config`` checks every mapping against (unknown keys, with the "did you
   mean"), and its cloud-only and GPU-only refusals (``keys_of``, ``cloud_only``, ``gpu_only``);
 * the JSON Schema of a stack file (``gpupools.config_schema``; ``python -m gpupools.config schema``);
-* the key set of the reference table in ``docs/configuration.md`` (``gpupools.config_reference``
-  documents exactly these keys and fails on a missing or extra one), whose notes are the schema's
-  descriptions;
+* the reference table in ``docs/configuration.md``: each key's ``doc`` (a ``gpupools.config_doc.Doc``:
+  its type, default and notes, fixed or computed from the parsed defaults and the rules' constants)
+  is its row, rendered by ``gpupools.config_reference``, which fails on a key without one; the notes
+  are also the key's description in the JSON Schema;
 * the key sets of the component package's input types (``gpupools.xlang.args``; a test compares them).
 
 Rules that need more than one key or a catalog (a size in a region, zones, quotas, ``maxSize >=
 minSize``) stay in ``gpupools.rules``; ``Key.rules`` names them, so every rule of a key can be
-found from the key. Adding a key is one ``Key`` here plus the code that reads it
-(``gpupools.config``) and its reference entry (``gpupools.config_reference``); the key lists, the
-schema and the checks follow.
+found from the key. Adding a key is one ``Key`` here, with its ``doc``, plus the code that reads it
+(``gpupools.config``); the key lists, the reference row, the schema and the checks follow.
 
 Why a table of our own and not pydantic or msgspec: the errors must keep their exact form
 (``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``, the unknown key refused first with
@@ -76,8 +76,10 @@ class Key:
         rules: the ``gpupools.rules`` (or other) checks that read this key beyond its shape.
         doc: the key's row of the reference table and its description in the JSON Schema
             (``gpupools.config_doc.Doc``: notes, type and default text, each fixed or computed from
-            the parsed defaults and the rules' constants). Every key has one, but a section whose
-            keys all have one, or a key inside a key whose notes document it (``includes_keys``).
+            the parsed defaults and the rules' constants). Every key needs one except a section or
+            list whose keys all have one (``cluster``) and a key inside a key whose doc covers
+            its keys (``Doc.includes_keys``, ``Doc.rows``); ``gpupools.config_reference`` fails
+            naming a key without one.
     """
 
     name: str
@@ -105,7 +107,10 @@ def _values(enum: Any) -> tuple[str, ...]:
     return tuple(member.value for member in enum)
 
 
-# --- computed parts of the keys' docs: each reads the constant the rules check against ------------
+# --- computed parts of the keys' docs ------------------------------------------------------------
+# Each reads the constant the rules check against when the table is built (a callable, not a value
+# taken at import), so a changed rule changes the page (tests/test_config_reference.py). Only enums'
+# members (clouds, provisioners, taint effects, drivers, weekdays) are read at import.
 
 
 def _declared(path: str) -> Key:
