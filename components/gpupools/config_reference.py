@@ -107,16 +107,16 @@ class UndocumentedKeyError(LookupError):
     """A config key without a doc in its declaration (``Key.doc``), or a ``Doc(on=...)`` the named row does not document."""
 
 
-Path_ = tuple[Key, ...]
+KeyPath = tuple[Key, ...]
 """A key with the keys above it, from the top level down."""
 
 
-def _dotted(path: Path_) -> str:
+def _dotted(path: KeyPath) -> str:
     """``gpupools:queueing.teams[].name``: a key's path as the errors name it, ``[]`` for an entry of a list."""
     return NAMESPACE_PREFIX + ".".join(k.name + ("[]" if k.kind == "list" and k is not path[-1] else "") for k in path)
 
 
-def _key_column(path: Path_, doc: Doc) -> str:
+def _key_column(path: KeyPath, doc: Doc) -> str:
     """The key column of a key's row (without the outer backticks)."""
     key = path[-1]
     mark = "[]" if key.kind == "list" and not doc.includes_keys else ""
@@ -125,7 +125,7 @@ def _key_column(path: Path_, doc: Doc) -> str:
     return _dotted(path) + mark + doc.key_tail
 
 
-def _type(path: Path_, doc: Doc, d: Defaults) -> str:
+def _type(path: KeyPath, doc: Doc, d: Defaults) -> str:
     if doc.type is not None:
         return text(doc.type, d)
     if path[-1].kind not in TYPE_NAMES:
@@ -141,7 +141,7 @@ def _default(key: Key, doc: Doc, d: Defaults) -> str:
     return code(key.default) if key.default is not NO_DEFAULT else ""
 
 
-def _own_rows(path: Path_, d: Defaults) -> list[Row]:
+def _own_rows(path: KeyPath, d: Defaults) -> list[Row]:
     """The key's row and its doc's further rows; none for a key documented on another row (or without a doc)."""
     doc = path[-1].doc
     if doc is None or doc.on:
@@ -153,7 +153,7 @@ def _own_rows(path: Path_, d: Defaults) -> list[Row]:
     return [row, *further]
 
 
-def _rows_below(path: Path_, d: Defaults) -> list[Row]:
+def _rows_below(path: KeyPath, d: Defaults) -> list[Row]:
     """The rows of a key's keys, then of theirs, level by level; none where the key's doc covers them."""
     if _covers_keys(path[-1]):
         return []
@@ -170,18 +170,15 @@ def _table_order(keys: Sequence[Key]) -> list[Key]:
     return placed
 
 
-def _check_documented(path: Path_) -> None:
-    """Every key below ``path`` has a doc, but sections and lists of documented keys and keys a doc covers."""
-    for sub in path[-1].keys:
-        here = (*path, sub)
-        if sub.doc is None and not sub.keys:
+def _check_documented(stack: Key) -> None:
+    """Every key has a doc, but sections and lists of documented keys and keys a doc covers."""
+    for path, key in _walk(stack):
+        if key.doc is None and not key.keys:
             raise UndocumentedKeyError(
-                f"{_dotted(here[1:])} has no doc: add a doc to its Key in gpupools.config_keys "
+                f"{_dotted(path)} has no doc: add a doc to its Key in gpupools.config_keys "
                 "(doc=Doc(notes=...), see gpupools.config_doc), then run "
                 "python -m gpupools.config_reference --write docs/configuration.md"
             )
-        if not _covers_keys(sub):
-            _check_documented(here)
 
 
 def _check_shared(stack: Key, documented: set[tuple[str, ...]]) -> None:
@@ -199,9 +196,9 @@ def _covers_keys(key: Key) -> bool:
     return key.doc is not None and (key.doc.includes_keys or bool(key.doc.rows))
 
 
-def _walk(key: Key, prefix: Path_ = ()) -> list[tuple[Path_, Key]]:
+def _walk(key: Key, prefix: KeyPath = ()) -> list[tuple[KeyPath, Key]]:
     """Every key below ``key`` with its path, but below a key whose doc covers its keys."""
-    out: list[tuple[Path_, Key]] = []
+    out: list[tuple[KeyPath, Key]] = []
     for sub in key.keys:
         out.append(((*prefix, sub), sub))
         if not _covers_keys(sub):
@@ -212,7 +209,7 @@ def _walk(key: Key, prefix: Path_ = ()) -> list[tuple[Path_, Key]]:
 def rows(defaults: Defaults | None = None, stack: Key = STACK) -> list[Row]:
     """Every row of the reference, in the order of the table, from the declaration ``stack``."""
     d = defaults or Defaults.read()
-    _check_documented((stack,))
+    _check_documented(stack)
     out: list[Row] = []
     for key in _table_order(stack.keys):
         out += _own_rows((key,), d) + _rows_below((key,), d)
