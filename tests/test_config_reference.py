@@ -9,11 +9,14 @@ one the rules enforce, so moving a literal in a rule without its constant fails 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
-from gpupools import config, config_reference, rules, sharing
+from gpupools import config, config_keys, config_reference, rules, sharing
+from gpupools.config_doc import Doc
+from gpupools.config_keys import Key
 from gpupools.errors import ConfigError
 from gpupools.specs import AmiType, Cloud
 from gpupools.testing import PROJECT_ROOT
@@ -113,22 +116,58 @@ def test_a_default_the_rules_refuse_fails(monkeypatch: pytest.MonkeyPatch) -> No
         config_reference.table()
 
 
-def test_a_new_key_without_an_entry_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "COST_KEYS", (*config.COST_KEYS, "currency"))
-    with pytest.raises(config_reference.UndocumentedKeyError, match=r"gpupools:cost\.currency has no entry"):
-        config_reference.table()
+def _changed(key: Key, path: tuple[str, ...], change: Callable[[Key], Key]) -> Key:
+    """A copy of the declaration ``key`` with the key at ``path`` (names below ``key``) replaced by ``change(it)``."""
+    if not path:
+        return change(key)
+    return replace(key, keys=tuple(_changed(sub, path[1:], change) if sub.name == path[0] else sub for sub in key.keys))
 
 
-def test_a_removed_key_with_an_entry_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "SMOKE_TEST_KEYS", ())
-    with pytest.raises(config_reference.UndocumentedKeyError, match=r"smokeTest\.enabled, which the config does not take"):
-        config_reference.table()
+def _added(path: tuple[str, ...], new: Key) -> Key:
+    """A copy of the declaration with ``new`` appended to the section at ``path``."""
+    return _changed(config_keys.STACK, path, lambda section: replace(section, keys=(*section.keys, new)))
 
 
-def test_a_new_top_level_key_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "TOP_LEVEL_KEYS", (*config.TOP_LEVEL_KEYS, "telemetry"))
-    with pytest.raises(config_reference.UndocumentedKeyError, match="gpupools:telemetry"):
-        config_reference.table()
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [(("cost",), r"gpupools:cost\.currency"), (("gpuPools",), r"gpupools:gpuPools\[\]\.currency"), ((), "gpupools:currency")],
+)
+def test_a_key_without_a_doc_fails_naming_it(path: tuple[str, ...], shown: str) -> None:
+    """Adding a key to the declaration without its doc makes the reference (and so the page check and
+    the schema's descriptions) fail, naming the key and where its doc goes."""
+    stack = _added(path, Key("currency", "string"))
+    with pytest.raises(
+        config_reference.UndocumentedKeyError, match=rf"{shown} has no doc: add a doc to its Key in gpupools\.config_keys"
+    ):
+        config_reference.rows(stack=stack)
+
+
+def test_a_key_with_a_doc_gets_its_row_from_the_declaration_alone() -> None:
+    """One ``Key`` with its ``Doc`` is the whole reference entry: the row (type from the kind, default
+    from the declaration, notes computed from the parsed defaults) and the schema's description."""
+    doc = Doc(notes=lambda d: f"the currency of the estimate; {d.aws.cloud.value} and {d.azure.cloud.value} alike")
+    stack = _added(("cost",), Key("currency", "string", default="USD", doc=doc))
+    rows = config_reference.rows(stack=stack)
+    assert (
+        config_reference.Row("gpupools:cost.currency", "string", "`USD`", "the currency of the estimate; aws and azure alike")
+        in rows
+    )
+    keys = [row.key for row in rows]
+    assert keys.index("gpupools:cost.currency") == keys.index("gpupools:cost.redoneShare") + 1
+    assert [row for row in rows if row.key != "gpupools:cost.currency"] == config_reference.rows()
+
+
+def test_a_shared_row_must_name_the_keys_it_documents() -> None:
+    """``systemPool.maxSize`` says it is documented on ``minSize``'s row; a row that stopped naming
+    it would leave it undocumented, so the reference fails instead."""
+    doc = config_keys.section("systemPool").key("minSize").doc
+    assert doc is not None and doc.key_tail
+    unnamed = replace(doc, key_tail="")
+    stack = _changed(config_keys.STACK, ("systemPool", "minSize"), lambda key: replace(key, doc=unnamed))
+    with pytest.raises(
+        config_reference.UndocumentedKeyError, match=r"gpupools:systemPool\.maxSize is documented on systemPool\.minSize's row"
+    ):
+        config_reference.rows(stack=stack)
 
 
 # --- the documented bounds are the enforced ones ---------------------------------------------------

@@ -24,7 +24,16 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
 from gpupools.catalog import regions
-from gpupools.config_keys import NO_DEFAULT, cloud_only, gpu_only, keys_of
+from gpupools.config_keys import (
+    KARPENTER_MEANINGLESS_AUTOSCALER_KEYS,
+    KARPENTER_MEANINGLESS_POOL_KEYS,
+    LARGE_GPU_PROVISION_TIME,
+    NAP_MEANINGLESS_POOL_KEYS,
+    NO_DEFAULT,
+    cloud_only,
+    gpu_only,
+    keys_of,
+)
 from gpupools.config_keys import section as declared
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError
@@ -89,19 +98,6 @@ WARM_SCHEDULE_KEYS = keys_of("gpuPools.warm.schedule")
 TAINT_KEYS = keys_of("gpuPools.taints")
 DEVICE_PLUGIN_KEYS = keys_of("devicePlugin")
 AUTOSCALER_KEYS = keys_of("autoscaler")
-
-LARGE_GPU_PROVISION_TIME = "15m"
-"""``gpupools:autoscaler.maxNodeProvisionTime`` default on EKS when a GPU pool has a large GPU type
-(``is_large_gpu_type``): cluster-autoscaler's own default (``--max-node-provision-time``, 15m,
-kubernetes/autoscaler ``cluster-autoscaler/FAQ.md``). The timeout only covers an instance that
-launched and has not registered yet (a failed Spot launch is seen from the group's scaling
-activities within a loop or two, whatever the timeout: ``cloudprovider/aws/auto_scaling_groups.go``),
-and an 8-GPU NVSwitch node with EFA spends longer there than a 1-GPU node: EC2 boot of a metal-sized
-instance ("GPU instance types often take much longer to boot within EC2", awslabs/amazon-eks-ami
-issue 1099, where a c5.xlarge registers in about 40 s), the NVIDIA driver and Fabric Manager start
-(required before any GPU of an NVSwitch system is usable: NVIDIA Fabric Manager user guide), the EFA
-driver, then the device plugins. Giving up at 10m on a node that registers at 11m buys a second
-p5.48xlarge; waiting 5 more minutes on a truly broken one costs only time."""
 
 
 def is_large_gpu_type(instance_type: str) -> bool:
@@ -581,23 +577,6 @@ def parse_cpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cpuPools")
     return tuple(parse_cpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
 
 
-KARPENTER_MEANINGLESS_POOL_KEYS = {
-    "onDemandMaxSize": "one NodePool serves Spot and on-demand together, and its limits (from maxSize) cap both; "
-    "leave it out, or use cluster-autoscaler for a separate on-demand cap",
-    "minSize": "Karpenter keeps no minimum: it buys nodes for pending pods and removes empty ones; "
-    "leave it out (or 0), or run a placeholder Deployment to keep nodes warm",
-}
-"""Pool keys that cannot mean anything under ``provisioner: karpenter``, with why (set to a
-non-default value, they are an error naming the key)."""
-
-NAP_MEANINGLESS_POOL_KEYS = {
-    "upgrade": "NAP nodes are not in agent pools; Karpenter replaces them by drift inside gpupools:maintenance's window, "
-    "one node per NodePool at a time (docs/karpenter-nap.md); leave it out",
-    "spotMaxPrice": "Node Auto Provisioning buys Spot VMs with a max price of -1 (up to the on-demand price; "
-    "Azure/karpenter-provider-azure pkg/providers/instance/vminstance.go, setVMPropertiesBillingProfile); leave it out",
-}
-"""Pool keys without a meaning under AKS Node Auto Provisioning only."""
-
 NAP_RESERVATIONS_WHY = (
     "an AKSNodeClass has no capacity reservation field in Azure/karpenter-provider-azure v1.14.2 (karpenter.azure.com/"
     "v1beta1, tests/crds/karpenter-provider-azure; support is proposed in #1834 and #1839, both open), so NAP could not "
@@ -617,14 +596,9 @@ NAP_SHARING_RULE = (
 """Why ``sharing`` (time-slicing, MPS) is refused under AKS Node Auto Provisioning."""
 
 MEANINGFUL_DEFAULTS: dict[str, Any] = {"minSize": 0, "spotMaxPrice": -1}
-"""The values of those keys that say what Karpenter does anyway, so they are accepted."""
-
-KARPENTER_MEANINGLESS_AUTOSCALER_KEYS = {
-    "maxNodeProvisionTime": "Karpenter has no provision timeout to tune: a Spot capacity error marks the offering "
-    "unavailable and it launches the next one (on-demand) at once; leave it out",
-}
-"""``gpupools:autoscaler`` keys without a Karpenter meaning. ``scaleDownUnneededTime`` keeps one: it
-becomes each NodePool's ``disruption.consolidateAfter``."""
+"""The values of the keys in ``KARPENTER_MEANINGLESS_POOL_KEYS`` and ``NAP_MEANINGLESS_POOL_KEYS``
+(declared in ``gpupools.config_keys``, whose reference notes name them) that say what Karpenter
+does anyway, so they are accepted."""
 
 
 def parse_provisioner(value: Any, path: str = f"{NAMESPACE}:provisioner") -> Provisioner:
