@@ -72,12 +72,79 @@ class Running:
     system_nodes: list[str] = field(default_factory=list)
 
 
+def _queue_namespaces(stack_objects: objects.StackObjects) -> tuple[str, ...]:
+    queueing = stack_objects.spec.queueing
+    return tuple(queueing.namespaces) + tuple(n for team in queueing.teams for n in team.namespaces) if queueing.enabled else ()
+
+
+def _workloads(client: Client, stack_objects: objects.StackObjects) -> list[dict[str, Any]]:
+    if not kueue.uses_kueue(stack_objects):
+        return []
+    found = []
+    for namespace in _queue_namespaces(stack_objects):
+        with contextlib.suppress(KubeError):  # the Workload CRD is installed with the stack's CRDs
+            found += client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
+    return found
+
+
+def _delete_workloads(client: Client, stack_objects: objects.StackObjects) -> None:
+    for namespace in _queue_namespaces(stack_objects):
+        for job in client.list("batch/v1", "Job", namespace=namespace):
+            client.delete(job, propagation="Background")
+    for workload in _workloads(client, stack_objects):
+        client.delete(workload)
+    wait_for(lambda: not _workloads(client, stack_objects), timeout=60, what="the queue namespaces' Workloads to go")
+
+
+def _drop_finalizers(client: Client, manifest: dict[str, Any]) -> None:
+    with contextlib.suppress(KubeError):
+        client.request(
+            "PATCH",
+            client.object_path(manifest),
+            {"metadata": {"finalizers": None}},
+            content_type="application/merge-patch+json",
+        )
+
+
+def clear_leftovers(client: Client, stack_objects: objects.StackObjects) -> list[str]:
+    """What an earlier module on the session's cluster left of this stack: its objects still
+    Terminating (their controller stopped before removing its finalizer, e.g. Kueue's
+    ``kueue.x-k8s.io/resource-in-use`` on a ClusterQueue) and Workloads in its queue namespaces (an
+    admitted one would count against this module's ClusterQueue of the same name). Each loses its
+    finalizers and is deleted; returns their names. A fresh ``sim up`` has none: the session's
+    shared cluster is the only place they can come from."""
+    cleared = []
+    for workload in _workloads(client, stack_objects):
+        _drop_finalizers(client, workload)
+        client.delete(workload)
+        cleared.append(objects.describe(workload))
+    for manifest in stack_objects.manifests:
+        live = client.get(manifest) if manifest["kind"] != "Namespace" else None
+        if live and live["metadata"].get("deletionTimestamp"):
+            _drop_finalizers(client, manifest)
+            cleared.append(objects.describe(manifest))
+    wait_for(
+        lambda: (
+            not _workloads(client, stack_objects)
+            and not any(
+                (live := client.get(m)) and live["metadata"].get("deletionTimestamp")
+                for m in stack_objects.manifests
+                if m["kind"] != "Namespace"
+            )
+        ),
+        timeout=60,
+        what="an earlier module's leftovers to go",
+    )
+    return cleared
+
+
 @contextlib.contextmanager
 def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, Any] | None = None) -> Iterator[Running]:
     """``stack``'s objects and controllers on the session cluster, as ``sim up`` starts them; removed after."""
     stack_objects = objects.load(stack, overrides=overrides)
     client = state.client()
     objects.install_crds(client, objects.crds_for(stack_objects, build.crds))
+    clear_leftovers(client, stack_objects)
     system = node_shapes.groups_of(cluster.groups_for(stack_objects), cluster.SYSTEM_POOL)
     names = cluster.add_nodes(state, system, 1, cluster.membership(stack_objects))
     manifests = controllers.prepare(client, build, stack_objects)
@@ -95,6 +162,10 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
                 client.delete(manifest)
         with contextlib.suppress(TimeoutError, KubeError):
             wait_for(lambda: not client.list("karpenter.sh/v1", "NodeClaim"), timeout=120, what="NodeClaims to go")
+        # The queue namespaces' Workloads go first, while Kueue runs: an admitted one left behind would
+        # count against the next module's ClusterQueue of the same name when its Kueue starts.
+        with contextlib.suppress(TimeoutError, KubeError):
+            _delete_workloads(client, stack_objects)
         # The stack's objects go while the controllers still run: Kueue removes its finalizers
         # (kueue.x-k8s.io/resource-in-use) only while it runs, and an object left Terminating would
         # meet the next module's create of the same object.
