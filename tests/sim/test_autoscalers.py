@@ -96,7 +96,7 @@ def _delete_workloads(client: Client, stack_objects: objects.StackObjects) -> No
     wait_for(lambda: not _workloads(client, stack_objects), timeout=60, what="the queue namespaces' Workloads to go")
 
 
-def _drop_finalizers(client: Client, manifest: dict[str, Any]) -> None:
+def drop_finalizers(client: Client, manifest: dict[str, Any]) -> None:
     with contextlib.suppress(KubeError):
         client.request(
             "PATCH",
@@ -115,13 +115,13 @@ def clear_leftovers(client: Client, stack_objects: objects.StackObjects) -> list
     shared cluster is the only place they can come from."""
     cleared = []
     for workload in _workloads(client, stack_objects):
-        _drop_finalizers(client, workload)
+        drop_finalizers(client, workload)
         client.delete(workload)
         cleared.append(objects.describe(workload))
     for manifest in stack_objects.manifests:
         live = client.get(manifest) if manifest["kind"] != "Namespace" else None
         if live and live["metadata"].get("deletionTimestamp"):
-            _drop_finalizers(client, manifest)
+            drop_finalizers(client, manifest)
             cleared.append(objects.describe(manifest))
     wait_for(
         lambda: (

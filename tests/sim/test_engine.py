@@ -35,6 +35,8 @@ from gpupools.sim.kube import Client, KubeError, wait_for
 from gpupools.synth import committed_stacks
 from gpupools.testing import PROJECT_ROOT, stack_config
 
+from tests.sim.test_autoscalers import drop_finalizers
+
 pytestmark = pytest.mark.sim
 
 STACKS = committed_stacks(PROJECT_ROOT)
@@ -87,13 +89,7 @@ def _deployed(
     # kueue.x-k8s.io/resource-in-use): those are cleared, as an operator would, before the delete.
     leftovers = [m for m in loaded.manifests if client.get(m) is not None]
     for manifest in leftovers:
-        with contextlib.suppress(KubeError):
-            client.request(
-                "PATCH",
-                client.object_path(manifest),
-                {"metadata": {"finalizers": None}},
-                content_type="application/merge-patch+json",
-            )
+        drop_finalizers(client, manifest)
     objects.delete(client, leftovers)
     nodes = [name for group in cluster.groups_for(loaded) for name in cluster.add_nodes(session_cluster, [group], 1)]
     kubeconfig = control_plane.write_kubeconfig(
