@@ -52,6 +52,13 @@ AZURE = (Cloud.AZURE,)
 AWS = (Cloud.AWS,)
 BOTH = (Cloud.AZURE, Cloud.AWS)
 
+EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
+"""What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
+EVICTION_RATE_RULE = f"must be {EVICTION_RATE_TYPE}"
+REDONE_SHARE_RULE = "must be a number from 0 to 1 (share of an interrupted run redone)"
+POOLS_RULE = "must be a list of pools"
+NO_GPU_POOL = "is required: list at least one GPU pool"
+
 UPGRADE_NODES_PATTERN = r"^(\d+)(%?)$"
 """``upgrade.maxSurge`` / ``maxUnavailable`` as text: digits, optionally a percent sign (``specs.UPGRADE_VALUE``)."""
 
@@ -75,6 +82,11 @@ class Key:
         notes: what the key does, for the reference table's notes column and the schema's
             description. A key with notes gets its reference row from here (type from ``kind``,
             default from ``default``); one without has an entry in ``gpupools.config_reference``.
+        type_error: the rule a value of the wrong type breaks, where it says more than its kind's
+            (``gpupools.config.KIND_RULES``: ``must be an integer``...), e.g. ``must be a list of
+            {id, zone}``; empty: the kind's.
+        required_error: the rule a required key left out breaks, where it says more than ``is
+            required`` (``is required (at least a name)``); empty: ``is required``.
     """
 
     name: str
@@ -89,6 +101,8 @@ class Key:
     keys: tuple[Key, ...] = ()
     rules: tuple[str, ...] = ()
     notes: str = ""
+    type_error: str = ""
+    required_error: str = ""
 
     def key(self, name: str) -> Key:
         """The sub-key ``name`` of a section or list."""
@@ -108,7 +122,7 @@ WARM = (
         "schedule",
         "section",
         keys=(
-            Key("days", "strings", choices=_values(WeekDay)),
+            Key("days", "strings", choices=_values(WeekDay), type_error="must be a list of week days (Monday ... Sunday)"),
             Key("start", "string", required=True, rules=("warm.check_warm",)),
             Key("end", "string", required=True, rules=("warm.check_warm",)),
             Key("timeZone", "string", default="UTC", rules=("warm.check_warm",)),
@@ -154,12 +168,12 @@ POOL = (
     Key("onDemandMaxSize", "integer", rules=("rules.check_gpu_pool",)),
     Key("zones", "strings", rules=("rules.check_gpu_pool",)),
     Key("labels", "labels", rules=("rules.check_labels",)),
-    Key("taints", "list", keys=TAINT),
+    Key("taints", "list", keys=TAINT, type_error="must be a list of {key, value, effect}"),
     Key("diskSizeGb", "integer", rules=("rules.check_disk",)),
     Key("amiType", "string", choices=_values(AmiType), clouds=AWS, rules=("rules.check_gpu_pool",)),
     Key("sharing", "section", gpu_only=True, keys=SHARING),
-    Key("evictionRate", "number", gpu_only=True, minimum=0, maximum=1),
-    Key("reservations", "list", gpu_only=True, keys=RESERVATION),
+    Key("evictionRate", "number", gpu_only=True, minimum=0, maximum=1, type_error=EVICTION_RATE_RULE),
+    Key("reservations", "list", gpu_only=True, keys=RESERVATION, type_error="must be a list of {id, zone}"),
     Key("efa", "boolean", default=False, clouds=AWS, gpu_only=True, rules=("rules.check_efa",)),
     Key("proximityPlacement", "boolean", default=False, clouds=AZURE, gpu_only=True, rules=("rules.check_proximity_placement",)),
     Key("infiniband", "boolean", default=False, gpu_only=True, clouds=AZURE, rules=("rules.check_infiniband",)),
@@ -173,11 +187,12 @@ STACK = Key(
     "gpupools",
     "section",
     keys=(
-        Key("cloud", "string", required=True, choices=_values(Cloud)),
+        Key("cloud", "string", required=True, choices=_values(Cloud), required_error="is required (azure or aws)"),
         Key(
             "cluster",
             "section",
             required=True,
+            required_error="is required (at least a name)",
             keys=(
                 Key("name", "string", required=True, rules=("rules.check_cluster",)),
                 Key("kubernetesVersion", "string", rules=("rules.check_cluster",)),
@@ -212,8 +227,8 @@ STACK = Key(
                 Key("diskSizeGb", "integer", default=128, rules=("rules.check_disk",)),
             ),
         ),
-        Key("gpuPools", "list", required=True, keys=POOL),
-        Key("cpuPools", "list", keys=POOL),
+        Key("gpuPools", "list", required=True, keys=POOL, type_error=POOLS_RULE, required_error=NO_GPU_POOL),
+        Key("cpuPools", "list", keys=POOL, type_error=POOLS_RULE),
         Key("provisioner", "string", choices=_values(Provisioner), default=Provisioner.CLUSTER_AUTOSCALER.value),
         Key("devicePlugin", "section", keys=(Key("version", "string", rules=("rules.check_device_plugin",)),)),
         Key(
@@ -233,11 +248,11 @@ STACK = Key(
             "cost",
             "section",
             keys=(
-                Key("gpuHoursPerMonth", "number", minimum=0),
-                Key("spotShare", "number", default=1, minimum=0, maximum=1),
-                Key("budgetPerHour", "number", rules=("config.check_budget",)),
-                Key("evictionRate", "number", default=0, minimum=0, maximum=1),
-                Key("redoneShare", "number", default=0.5, minimum=0, maximum=1),
+                Key("gpuHoursPerMonth", "number", minimum=0, type_error="must be a number of hours"),
+                Key("spotShare", "number", default=1, minimum=0, maximum=1, type_error="must be a number from 0 to 1"),
+                Key("budgetPerHour", "number", rules=("config.check_budget",), type_error="must be a number (USD per hour)"),
+                Key("evictionRate", "number", default=0, minimum=0, maximum=1, type_error=EVICTION_RATE_RULE),
+                Key("redoneShare", "number", default=0.5, minimum=0, maximum=1, type_error=REDONE_SHARE_RULE),
             ),
         ),
         Key(
@@ -270,6 +285,7 @@ STACK = Key(
                 Key(
                     "teams",
                     "list",
+                    type_error="must be a list of {name, namespaces, gpus}",
                     keys=(
                         Key("name", "string", required=True, rules=("queueing.check.check_queueing",)),
                         Key("namespaces", "strings"),
