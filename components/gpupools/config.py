@@ -5,6 +5,12 @@ violation raises one ``ConfigError`` naming the config path, the rule and the va
 ``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``. Unknown keys are errors with a
 "did you mean" suggestion: a typo in ``maxSize`` must never silently become the default.
 
+Every value is read through its declaration in ``gpupools.config_keys`` (``read_keys``: its kind,
+whether it is required, its choices, its default and the wording of its errors), so adding a key
+is one ``Key`` there plus the spec field it fills and the code that uses it; a section's
+``parse_*`` here adds only its stack-dependent defaults (cloud, region, the pool's role) and the
+checks between keys, in the order a stack with several mistakes gets them.
+
 Two entry points:
     ``parse(values, region=None)`` takes the stack's ``config:`` mapping (keys like ``gpupools:cloud``),
     as read from ``Pulumi.<stack>.yaml``; tests and tools use it.
@@ -551,27 +557,21 @@ def parse_taint(raw: Any, path: str) -> Taint:
 
 
 def parse_reservation(raw: Any, path: str) -> ReservationSpec:
-    """One ``gpuPools[].reservations`` entry; ``kind`` is read first, ``count`` by its own rule
-    (``_reservation_count``); formats and zones are checked by ``rules.check_reservations``."""
+    """One ``gpuPools[].reservations`` entry; ``kind`` is read first; ``count`` is a whole number >= 1
+    (its declared ``type_error`` says so for a count below 1 too). Formats and zones are checked by
+    ``rules.check_reservations``."""
     section = declared("gpuPools.reservations")
     raw = open_section(raw, section, path)
-    values = read_keys(raw, section, path, first=("kind",), parsers={"count": _reservation_count})
+    values = read_keys(raw, section, path, first=("kind",))
+    count = values.get("count")
+    if count is not None and count < 1:
+        raise ConfigError(f"{path}.count", section.key("count").type_error, count)
     return ReservationSpec(capacity_block=values.pop("kind") == "capacityBlock", **values)
 
 
 def parse_reservations(raw: Any, path: str) -> tuple[ReservationSpec, ...]:
     """``gpuPools[].reservations``: a list of ``{id, zone, kind, count}`` (``parse_reservation``)."""
     return read(declared("gpuPools").key("reservations"), raw, path, (), parser=parse_reservation)  # type: ignore[no-any-return]
-
-
-def _reservation_count(raw: Any, path: str) -> int | None:
-    """``reservations[].count``: instances reserved, a whole number >= 1; absent: ``None`` (the
-    pool's ``maxSize``, ``ReservationSpec.reserved_max``)."""
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise ConfigError(path, rules.RESERVATION_COUNT_RULE, raw)
-    return raw
 
 
 def parse_sharing(raw: Any, path: str) -> SharingSpec:

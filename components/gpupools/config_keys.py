@@ -8,6 +8,10 @@ default holds on every cloud, the clouds it applies to and whether it is for GPU
 
 From this table come:
 
+* the parsing of every value (``gpupools.config.read_keys``): each key is read by its kind, with
+  the kind's message for a wrong type (or the key's ``type_error``), ``is required`` (or its
+  ``required_error``), its choices with the nearest one as a hint, and its default, into the spec
+  field named after it (``maxSize`` -> ``max_size``);
 * the key lists ``gpupools.config`` checks every mapping against (unknown keys, with the "did you
   mean"), and its cloud-only and GPU-only refusals (``keys_of``, ``cloud_only``, ``gpu_only``);
 * the JSON Schema of a stack file (``gpupools.config_schema``; ``python -m gpupools.config schema``);
@@ -18,9 +22,11 @@ From this table come:
 
 Rules that need more than one key or a catalog (a size in a region, zones, quotas, ``maxSize >=
 minSize``) stay in ``gpupools.rules``; ``Key.rules`` names them, so every rule of a key can be
-found from the key. Adding a key is one ``Key`` here plus the code that reads it
-(``gpupools.config``) and its reference entry (``gpupools.config_reference``); the key lists, the
-schema and the checks follow.
+found from the key. Adding a key is one ``Key`` here plus the code that uses it: the spec field it
+fills (named after the key) and what reads that field; no parser line (a default that depends on the
+stack, or a check between keys, is its section's ``parse_*`` in ``gpupools.config``). A key without
+``notes`` also needs its entry in ``gpupools.config_reference``. The key lists, the schema and the
+checks follow.
 
 Why a table of our own and not pydantic or msgspec: the errors must keep their exact form
 (``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``, the unknown key refused first with
@@ -141,7 +147,7 @@ RESERVATION = (
     Key("id", "string", required=True, rules=("rules.check_reservations",)),
     Key("zone", "string"),
     Key("kind", "string", choices=("odcr", "capacityBlock"), default="odcr", rules=("rules.check_reservations",)),
-    Key("count", "integer", minimum=1),
+    Key("count", "integer", minimum=1, type_error=rules.RESERVATION_COUNT_RULE),
 )
 """``reservations[].kind``: ``capacityBlock`` is AWS only (``rules.check_reservations`` refuses it on Azure)."""
 
