@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
 from gpupools.catalog import regions
-from gpupools.config_keys import NO_DEFAULT, STACK, Key, cloud_only, gpu_only, keys_of
+from gpupools.config_keys import NO_DEFAULT, STACK, Key, gpu_only, keys_of
 from gpupools.config_keys import section as declared
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError
@@ -72,12 +72,9 @@ from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_
 
 NAMESPACE = "gpupools"
 
-_CLOUD_SECTIONS = {"cluster": "cluster", "network": "network", "gpuPool": "gpuPools"}
-"""The sections with cloud-only keys, as ``AZURE_ONLY_KEYS`` / ``AWS_ONLY_KEYS`` name them."""
-
-
 TOP_LEVEL_KEYS = keys_of("")
-"""Every key list below comes from the one declaration, ``gpupools.config_keys``."""
+"""Every key list below comes from the one declaration, ``gpupools.config_keys`` (the sections'
+readers take their keys from it directly: ``open_section``)."""
 CLUSTER_KEYS = keys_of("cluster")
 NETWORK_KEYS = keys_of("network")
 SYSTEM_POOL_KEYS = keys_of("systemPool")
@@ -87,14 +84,8 @@ CPU_POOL_KEYS = GPU_POOL_KEYS
 a key in ``GPU_ONLY_POOL_KEYS``."""
 GPU_ONLY_POOL_KEYS = gpu_only()
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
-SHARING_KEYS = keys_of("gpuPools.sharing")
-REPLICATED_KEYS = keys_of("gpuPools.sharing.mps")
-UPGRADE_KEYS = keys_of("gpuPools.upgrade")
 UPGRADE_VALUE_TYPE = 'a node count or a percentage ("33%")'
 """What ``upgrade.maxSurge`` and ``upgrade.maxUnavailable`` take (ranges in ``rules.check_upgrade``)."""
-MIG_KEYS = keys_of("gpuPools.sharing.mig")
-WARM_KEYS = keys_of("gpuPools.warm")
-WARM_SCHEDULE_KEYS = keys_of("gpuPools.warm.schedule")
 TAINT_KEYS = keys_of("gpuPools.taints")
 DEVICE_PLUGIN_KEYS = keys_of("devicePlugin")
 AUTOSCALER_KEYS = keys_of("autoscaler")
@@ -138,14 +129,9 @@ QUEUEING_KEYS = keys_of("queueing")
 TEAM_KEYS = keys_of("queueing.teams")
 MAINTENANCE_KEYS = keys_of("maintenance")
 
-AZURE_ONLY_KEYS = {name: cloud_only(path, Cloud.AZURE) for name, path in _CLOUD_SECTIONS.items()}
-AWS_ONLY_KEYS = {name: cloud_only(path, Cloud.AWS) for name, path in _CLOUD_SECTIONS.items()}
 SUPPORT_TYPES = declared("cluster").key("supportType").choices
 """``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
 ``eks`` ``SupportType``; a test keeps the two equal)."""
-RESERVATION_KEYS = keys_of("gpuPools.reservations")
-RESERVATION_KINDS = declared("gpuPools.reservations").key("kind").choices
-"""``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
 
 DATAPLANES = declared("network").key("dataplane").choices
 """``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
