@@ -225,3 +225,13 @@ def test_a_key_added_to_the_declaration_is_read_without_a_parser_line(monkeypatc
         config.parse({**values, "gpupools:smokeTest": {"timeoutMinutes": "x"}}, region=region)
     with pytest.raises(ConfigError, match=r"^gpupools:smokeTest\.timeoutMinute: is not a known key.*did you mean 'timeoutMinutes'"):
         config.parse({**values, "gpupools:smokeTest": {"timeoutMinute": 5}}, region=region)
+
+
+@pytest.mark.parametrize("pools", ["gpupools:gpuPools", "gpupools:cpuPools"])
+def test_a_null_required_list_of_strings_reaches_its_rule(pools: str) -> None:
+    """``instanceTypes: null`` is in the pool (not "is required") and reads as an empty list, which
+    ``rules.check_gpu_pool`` refuses by name: the pool spec has no default to fall back on."""
+    values = stack_config("aws-dev")
+    pool = {"name": "nulls", "instanceTypes": None, "maxSize": 2}
+    with pytest.raises(ConfigError, match=rf"^{pools}\[0\]\.instanceTypes: must list at least one instance type, got \[\]$"):
+        config.parse({**values, pools: [pool]}, region="us-west-2")

@@ -349,6 +349,8 @@ def read(
         missing = not present if present is not None else True
         if key.required and (key.kind != "strings" or missing):
             raise ConfigError(path, key.required_error or "is required", None)
+        if key.required:  # a required list of strings given as null: empty, for the rule that wants one
+            return ()
         return default if default is not None else _declared_default(key)
     kind = key.kind
     if kind == "string":
