@@ -5,6 +5,12 @@ violation raises one ``ConfigError`` naming the config path, the rule and the va
 ``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``. Unknown keys are errors with a
 "did you mean" suggestion: a typo in ``maxSize`` must never silently become the default.
 
+Every value is read through its declaration in ``gpupools.config_keys`` (``read_keys``: its kind,
+whether it is required, its choices, its default and the wording of its errors), so adding a key
+is one ``Key`` there plus the spec field it fills and the code that uses it; a section's
+``parse_*`` here adds only its stack-dependent defaults (cloud, region, the pool's role) and the
+checks between keys, in the order a stack with several mistakes gets them.
+
 Two entry points:
     ``parse(values, region=None)`` takes the stack's ``config:`` mapping (keys like ``gpupools:cloud``),
     as read from ``Pulumi.<stack>.yaml``; tests and tools use it.
@@ -15,9 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import json
 import os
+import re
 import sys
+import typing
+from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -30,7 +40,8 @@ from gpupools.config_keys import (
     LARGE_GPU_PROVISION_TIME,
     NAP_MEANINGLESS_POOL_KEYS,
     NO_DEFAULT,
-    cloud_only,
+    STACK,
+    Key,
     gpu_only,
     keys_of,
 )
@@ -46,7 +57,6 @@ from gpupools.specs import (
     ClusterSpec,
     CostSpec,
     DevicePluginSpec,
-    GpuDriver,
     GpuMetricsSpec,
     GpuPoolSpec,
     MaintenanceSpec,
@@ -72,12 +82,9 @@ from gpupools.versions import DEFAULT_DEVICE_PLUGIN_VERSION, DEFAULT_KUBERNETES_
 
 NAMESPACE = "gpupools"
 
-_CLOUD_SECTIONS = {"cluster": "cluster", "network": "network", "gpuPool": "gpuPools"}
-"""The sections with cloud-only keys, as ``AZURE_ONLY_KEYS`` / ``AWS_ONLY_KEYS`` name them."""
-
-
 TOP_LEVEL_KEYS = keys_of("")
-"""Every key list below comes from the one declaration, ``gpupools.config_keys``."""
+"""Every key list below comes from the one declaration, ``gpupools.config_keys`` (the sections'
+readers take their keys from it directly: ``open_section``)."""
 CLUSTER_KEYS = keys_of("cluster")
 NETWORK_KEYS = keys_of("network")
 SYSTEM_POOL_KEYS = keys_of("systemPool")
@@ -87,14 +94,8 @@ CPU_POOL_KEYS = GPU_POOL_KEYS
 a key in ``GPU_ONLY_POOL_KEYS``."""
 GPU_ONLY_POOL_KEYS = gpu_only()
 """Keys that only mean something on a GPU pool: in ``cpuPools`` they are an error that says so."""
-SHARING_KEYS = keys_of("gpuPools.sharing")
-REPLICATED_KEYS = keys_of("gpuPools.sharing.mps")
-UPGRADE_KEYS = keys_of("gpuPools.upgrade")
 UPGRADE_VALUE_TYPE = 'a node count or a percentage ("33%")'
 """What ``upgrade.maxSurge`` and ``upgrade.maxUnavailable`` take (ranges in ``rules.check_upgrade``)."""
-MIG_KEYS = keys_of("gpuPools.sharing.mig")
-WARM_KEYS = keys_of("gpuPools.warm")
-WARM_SCHEDULE_KEYS = keys_of("gpuPools.warm.schedule")
 TAINT_KEYS = keys_of("gpuPools.taints")
 DEVICE_PLUGIN_KEYS = keys_of("devicePlugin")
 AUTOSCALER_KEYS = keys_of("autoscaler")
@@ -120,21 +121,14 @@ SMOKE_TEST_KEYS = keys_of("smokeTest")
 GPU_METRICS_KEYS = keys_of("gpuMetrics")
 CATALOG_KEYS = keys_of("catalog")
 COST_KEYS = keys_of("cost")
-EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
-"""What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
 NODE_REPAIR_KEYS = keys_of("nodeRepair")
 QUEUEING_KEYS = keys_of("queueing")
 TEAM_KEYS = keys_of("queueing.teams")
 MAINTENANCE_KEYS = keys_of("maintenance")
 
-AZURE_ONLY_KEYS = {name: cloud_only(path, Cloud.AZURE) for name, path in _CLOUD_SECTIONS.items()}
-AWS_ONLY_KEYS = {name: cloud_only(path, Cloud.AWS) for name, path in _CLOUD_SECTIONS.items()}
 SUPPORT_TYPES = declared("cluster").key("supportType").choices
 """``gpupools:cluster.supportType`` (AWS): the EKS ``UpgradePolicyRequest.supportType`` enum (botocore
 ``eks`` ``SupportType``; a test keeps the two equal)."""
-RESERVATION_KEYS = keys_of("gpuPools.reservations")
-RESERVATION_KINDS = declared("gpuPools.reservations").key("kind").choices
-"""``reservations[].kind`` (AWS): an On-Demand Capacity Reservation (default) or a Capacity Block for ML."""
 
 DATAPLANES = declared("network").key("dataplane").choices
 """``gpupools:network.dataplane`` values: the AKS ``networkProfile.networkDataplane`` values
@@ -160,16 +154,69 @@ DEFAULT_AMI_TYPE = {Role.GPU: AmiType.AL2023_NVIDIA, Role.CPU: AmiType.AL2023_ST
 
 DEFAULT_AZURE_ZONES = ("1", "2", "3")
 
-T = TypeVar("T")
+S = TypeVar("S")
+
+ALL_DAYS = tuple(day.value for day in WeekDay)
+"""``warm.schedule.days`` when left out: every day."""
 
 
-# --- reading typed values ------------------------------------------------------------------------
+# --- reading declared values ---------------------------------------------------------------------
+#
+# Every value is read through its declaration (``gpupools.config_keys``): the kind says how to read
+# it and which rule a wrong type breaks (``KIND_RULES``, or the key's own ``type_error``), the
+# declaration says whether it is required (``required_error``), its choices and its default. The
+# value lands in the spec under the key's name in snake_case (``FIELD_NAMES`` for the exceptions).
+# A default that depends on the cloud, the region, the pool's role or another key is passed in by
+# the section's ``parse_*``; a key left out without any default is left to the spec's own default.
 
+KIND_RULES: Mapping[str, str] = MappingProxyType(
+    {
+        "string": "must be a string",
+        "integer": "must be an integer",
+        "number": "must be a number",
+        "boolean": "must be true or false",
+        "strings": "must be a list of strings",
+        "labels": "must be a mapping of strings to strings",
+        "nodes": f"must be {UPGRADE_VALUE_TYPE}",
+        "section": "must be a mapping",
+        "list": "must be a list",
+    }
+)
+"""The rule a value of the wrong type breaks, by kind; a key's ``type_error`` says more where it has one."""
 
-def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
-        type(value), type(value).__name__
-    )
+FIELD_NAMES: Mapping[str, str] = MappingProxyType({"profile": "mig_profile"})
+"""Spec fields not named after their key in snake_case (``sharing.mig.profile`` -> ``SharingSpec.mig_profile``)."""
+
+CLOUD_ONLY_RULES: Mapping[str, Mapping[Cloud, str]] = MappingProxyType(
+    {
+        "cluster": {
+            Cloud.AZURE: "is Azure only",
+            Cloud.AWS: "is AWS only; on Azure grant cluster-admin with adminGroupObjectIds",
+        },
+        "network": {
+            Cloud.AZURE: "is Azure only; on AWS bring your own vpcId and privateSubnetIds",
+            Cloud.AWS: "is AWS only; on Azure bring your own subnet with subnetId",
+        },
+        "pool": {
+            Cloud.AZURE: "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)",
+            Cloud.AWS: "is AWS only",
+        },
+    }
+)
+"""What a key of another cloud is told, by section and by the cloud the key is for."""
+
+CLOUD_ONLY_KEY_RULES: Mapping[tuple[str, str], str] = MappingProxyType(
+    {
+        ("cluster", "permissionsBoundary"): "is AWS only (a boundary on the IAM roles the EKS stack creates)",
+        ("pool", "upgrade"): "is Azure only (EKS node groups roll with their own update config)",
+    }
+)
+"""Keys of another cloud with a reason of their own; they are refused before the section's others."""
+
+GPU_ONLY_RULE = "is for GPU pools only; move the pool to gpuPools if it has GPUs"
+
+Parser = Callable[[Any, str], Any]
+"""Reads a value (a section's mapping, or one item of a list) at a config path."""
 
 
 def check_keys(raw: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
@@ -187,117 +234,254 @@ def _mapping(value: Any, path: str) -> Mapping[str, Any]:
     return value
 
 
-def _get(raw: Mapping[str, Any], key: str, path: str, kind: type, default: Any, describe: str) -> Any:
-    if key not in raw or raw[key] is None:
-        return default
-    value = raw[key]
-    ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+def field_name(name: str) -> str:
+    """The spec field a key fills: ``FIELD_NAMES``, else the key in snake_case (``maxSize`` -> ``max_size``)."""
+    return FIELD_NAMES.get(name) or re.sub(r"([A-Z])", r"_\1", name).lower()
+
+
+def did_you_mean(value: Any, choices: Sequence[str]) -> str | None:
+    """The hint of a value that is not one of ``choices``: the nearest choice, if one is near."""
+    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def choice(key: Key, value: Any, path: str, suggest: Callable[[Any], str | None] | None = None) -> Any:
+    """``value`` if it is one of ``key.choices``, else an error with ``suggest``'s hint (default ``did_you_mean``)."""
+    if value not in key.choices:
+        hint = suggest(value) if suggest is not None else did_you_mean(value, key.choices)
+        raise ConfigError(path, "must be one of " + ", ".join(key.choices), value, hint)
+    return value
+
+
+def _wrong_type(key: Key, value: Any, path: str) -> ConfigError:
+    return ConfigError(path, key.type_error or KIND_RULES[key.kind], value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _string(key: Key, value: Any, path: str, suggest: Callable[[Any], str | None] | None) -> str:
+    if not isinstance(value, str):
+        raise _wrong_type(key, value, path)
+    if key.required and value == "":
+        raise ConfigError(path, "must not be empty", value)
+    return choice(key, value, path, suggest) if key.choices else value
+
+
+def _integer(key: Key, value: Any, path: str) -> int:
+    if not _is_int(value):
+        raise _wrong_type(key, value, path)
+    return int(value)
+
+
+def _number(key: Key, value: Any, path: str) -> float:
+    if _is_int(value):
         return float(value)
-    if not ok:
-        raise ConfigError(f"{path}.{key}", f"must be {describe}", value)
+    if not isinstance(value, float):
+        raise _wrong_type(key, value, path)
     return value
 
 
-def _str(raw: Mapping[str, Any], key: str, path: str, default: Any = None, *, required: bool = False) -> Any:
-    if required and (key not in raw or raw[key] is None):
-        raise ConfigError(f"{path}.{key}", "is required", None)
-    value = _get(raw, key, path, str, default, "a string")
-    if required and value == "":
-        raise ConfigError(f"{path}.{key}", "must not be empty", value)
+def _boolean(key: Key, value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _wrong_type(key, value, path)
     return value
 
 
-def _int(raw: Mapping[str, Any], key: str, path: str, default: Any = None, *, required: bool = False) -> Any:
-    if required and (key not in raw or raw[key] is None):
-        raise ConfigError(f"{path}.{key}", "is required", None)
-    return _get(raw, key, path, int, default, "an integer")
-
-
-def _bool(raw: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
-    return bool(_get(raw, key, path, bool, default, "true or false"))
-
-
-def _str_list(raw: Mapping[str, Any], key: str, path: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    value = _get(raw, key, path, list, None, "a list of strings")
-    if value is None:
-        return default
+def _strings(key: Key, value: Any, path: str) -> tuple[str, ...]:
+    """A list of strings; with choices, each item is one of them (a non-string is not)."""
+    if not isinstance(value, list):
+        raise _wrong_type(key, value, path)
     for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise ConfigError(f"{path}.{key}[{index}]", "must be a string", item)
+        if key.choices:
+            choice(key, item, f"{path}[{index}]")
+        elif not isinstance(item, str):
+            raise ConfigError(f"{path}[{index}]", "must be a string", item)
     return tuple(value)
 
 
-def _str_map(raw: Mapping[str, Any], key: str, path: str) -> Mapping[str, str]:
-    value = _get(raw, key, path, dict, None, "a mapping of strings to strings")
-    for k, v in (value or {}).items():
-        if not isinstance(v, str):
-            raise ConfigError(f"{path}.{key}.{k}", "must be a string (quote numbers and booleans)", v)
+def _labels(key: Key, value: Any, path: str) -> Mapping[str, str]:
+    if not isinstance(value, dict):
+        raise _wrong_type(key, value, path)
+    for name, item in value.items():
+        if not isinstance(item, str):
+            raise ConfigError(f"{path}.{name}", "must be a string (quote numbers and booleans)", item)
     return frozen_map(value)
 
 
-def _enum(raw: Mapping[str, Any], key: str, path: str, enum: Callable[[str], T], choices: Sequence[str], default: T) -> T:
-    value = _str(raw, key, path)
+def _nodes(key: Key, value: Any, path: str) -> str:
+    """A node count (an integer or digits) or a percentage string, as text (``UpgradeSpec``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not UPGRADE_VALUE.match(str(value)):
+        raise _wrong_type(key, value, path)
+    return str(value)
+
+
+def _items(key: Key, value: Any, path: str, parser: Parser | None) -> tuple[Any, ...]:
+    """A list kind: each item read by ``parser`` (a section's keys by default) at ``path[i]``."""
+    if not isinstance(value, list):
+        raise _wrong_type(key, value, path)
+    read = parser or (lambda item, at: read_keys(open_section(item, key, at), key, at))
+    return tuple(read(item, f"{path}[{index}]") for index, item in enumerate(value))
+
+
+def _declared_default(key: Key) -> Any:
+    if key.default is NO_DEFAULT:
+        return None
+    return float(key.default) if key.kind == "number" else key.default
+
+
+def read(
+    key: Key,
+    value: Any,
+    path: str,
+    default: Any = None,
+    *,
+    parser: Parser | None = None,
+    present: bool | None = None,
+    suggest: Callable[[Any], str | None] | None = None,
+) -> Any:
+    """``value`` (of the key ``key``, at ``path``) read by the key's kind with the kind's messages.
+
+    Left out (``None``): ``default``, else the declared default, else ``None``; a required key is an
+    error (``is required``, or its ``required_error``), a required ``strings`` key only when it is
+    missing (``present``: the key is in its mapping, even as ``null``). ``parser`` reads a section,
+    or each item of a list, in place of the declaration's keys; ``suggest`` gives the hint of a
+    string that is not one of the choices (default: the nearest choice)."""
     if value is None:
-        return default
-    if value not in choices:
-        close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
-        hint = f"did you mean {close[0]!r}?" if close else None
-        raise ConfigError(f"{path}.{key}", "must be one of " + ", ".join(choices), value, hint)
-    return enum(value)
+        missing = not present if present is not None else True
+        if key.required and (key.kind != "strings" or missing):
+            raise ConfigError(path, key.required_error or "is required", None)
+        if key.required:  # a required list of strings given as null: empty, for the rule that wants one
+            return ()
+        return default if default is not None else _declared_default(key)
+    kind = key.kind
+    if kind == "string":
+        return _string(key, value, path, suggest)
+    if kind == "integer":
+        return _integer(key, value, path)
+    if kind == "number":
+        return _number(key, value, path)
+    if kind == "boolean":
+        return _boolean(key, value, path)
+    if kind == "strings":
+        return _strings(key, value, path)
+    if kind == "labels":
+        return _labels(key, value, path)
+    if kind == "nodes":
+        return _nodes(key, value, path)
+    if kind == "list":
+        return _items(key, value, path, parser)
+    return parser(value, path) if parser is not None else read_keys(open_section(value, key, path), key, path)
 
 
-def declared_value(raw: Mapping[str, Any], section: str, name: str, path: str) -> Any:
-    """The value of the key ``name`` of the declared ``section`` (``gpupools.config_keys``) in
-    ``raw``, read by its kind with its declared default and the same messages as the readers above.
-    For the kinds whose type error reads the same for every key; a number or an enum key says more
-    (its range, its choices) and is read by hand."""
-    key = declared(section).key(name)
-    default = None if key.default is NO_DEFAULT else key.default
-    if key.kind == "boolean" and isinstance(key.default, bool):  # else the default depends on the stack
-        return _bool(raw, name, path, key.default)
-    if key.kind == "string" and not key.choices:
-        return _str(raw, name, path, default, required=key.required)
-    if key.kind == "integer":
-        return _int(raw, name, path, default, required=key.required)
-    if key.kind == "strings":
-        return _str_list(raw, name, path, tuple(default or ()))
-    if key.kind == "labels":
-        return _str_map(raw, name, path)
-    raise TypeError(f"{path}.{name}: a {key.kind} key with choices or a stack-dependent default is read by hand")
+def read_value(
+    key: Key, raw: Mapping[str, Any], path: str, default: Any = None, suggest: Callable[[Any], str | None] | None = None
+) -> Any:
+    """The value of ``key`` in the section ``raw`` at ``path`` (``read``)."""
+    return read(key, raw.get(key.name), f"{path}.{key.name}", default, present=key.name in raw, suggest=suggest)
 
 
-def _reject_keys(raw: Mapping[str, Any], keys: Sequence[str], path: str, rule: str) -> None:
+def declared_value(raw: Mapping[str, Any], section: str, name: str, path: str, default: Any = None) -> Any:
+    """The value of the key ``name`` of the declared ``section`` (``gpupools.config_keys``) in ``raw``."""
+    return read_value(declared(section).key(name), raw, path, default)
+
+
+def open_section(
+    raw: Any, section: Key, path: str, *, cloud: Cloud | None = None, refusals: str = "", gpu: bool = True
+) -> Mapping[str, Any]:
+    """The mapping of the declared ``section`` at ``path``, its keys checked in this order: a
+    ``gpu_only`` key in a CPU pool (``gpu=False``), an unknown key (with the nearest known one), a
+    key of another cloud than ``cloud`` (``CLOUD_ONLY_KEY_RULES``, then ``CLOUD_ONLY_RULES[refusals]``).
+    Left out: an empty mapping, or ``required_error`` if the section is required."""
+    if raw is None:
+        if section.required:
+            raise ConfigError(path, section.required_error or "is required", None)
+        raw = {}
+    raw = _mapping(raw, path)
+    if not gpu:
+        for key in section.keys:
+            if key.gpu_only and key.name in raw:
+                raise ConfigError(f"{path}.{key.name}", GPU_ONLY_RULE, raw[key.name])
+    check_keys(raw, [key.name for key in section.keys], path)
+    if cloud is not None:
+        other = [key for key in section.keys if cloud not in key.clouds]
+        own = [key for key in other if (refusals, key.name) in CLOUD_ONLY_KEY_RULES]
+        for key in (*own, *other):
+            if key.name in raw:
+                rule = CLOUD_ONLY_KEY_RULES.get((refusals, key.name)) or CLOUD_ONLY_RULES[refusals][key.clouds[0]]
+                raise ConfigError(f"{path}.{key.name}", rule, raw[key.name])
+    return raw
+
+
+def read_keys(
+    raw: Mapping[str, Any],
+    section: Key,
+    path: str,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    parsers: Mapping[str, Parser] | None = None,
+    first: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Every key of the declared ``section`` read from ``raw`` (``read``), keyed by spec field
+    (``field_name``), in declaration order after the keys named in ``first`` (whose errors come
+    first). ``defaults`` are the stack-dependent defaults by key; ``parsers`` read a section key
+    or a list key's items. A key left out without a default is not in the result."""
+    defaults = defaults or {}
+    parsers = parsers or {}
+    keys = [section.key(name) for name in first] + [key for key in section.keys if key.name not in first]
+    values: dict[str, Any] = {}
     for key in keys:
-        if key in raw:
-            raise ConfigError(f"{path}.{key}", rule, raw[key])
+        name = key.name
+        value = read(key, raw.get(name), f"{path}.{name}", defaults.get(name), parser=parsers.get(name), present=name in raw)
+        if value is not None:
+            values[field_name(name)] = value
+    return values
+
+
+@functools.cache
+def _enum_fields(spec: type) -> dict[str, tuple[type[Enum], bool]]:
+    """The fields of a spec dataclass that hold an enum (``True``: a tuple of them), from its type hints."""
+    hints = typing.get_type_hints(spec)
+    fields: dict[str, tuple[type[Enum], bool]] = {}
+    for field in dataclasses.fields(spec):
+        hint = hints[field.name]
+        args = typing.get_args(hint)
+        if isinstance(hint, type) and issubclass(hint, Enum):
+            fields[field.name] = (hint, False)
+        elif typing.get_origin(hint) is tuple and args and isinstance(args[0], type) and issubclass(args[0], Enum):
+            fields[field.name] = (args[0], True)
+    return fields
+
+
+def build(spec: Callable[..., S], values: Mapping[str, Any]) -> S:
+    """``spec(**values)``, each choice turned into the field's enum (``"install"`` -> ``GpuDriver.INSTALL``)."""
+    converted = dict(values)
+    for name, (enum, many) in _enum_fields(spec).items():
+        if name in converted:
+            value = converted[name]
+            converted[name] = tuple(enum(item) for item in value) if many else enum(value)
+    return spec(**converted)
 
 
 # --- sections ------------------------------------------------------------------------------------
 
 
 def parse_cloud(value: Any) -> Cloud:
+    """``gpupools:cloud``: required, ``azure`` or ``aws`` (any value that is not one of them says so)."""
+    key = STACK.key("cloud")
     path = f"{NAMESPACE}:cloud"
     if value is None:
-        raise ConfigError(path, "is required (azure or aws)", None)
-    if value not in [c.value for c in Cloud]:
-        raise ConfigError(path, "must be one of azure, aws", value)
-    return Cloud(value)
+        raise ConfigError(path, key.required_error, None)
+    return Cloud(choice(key, value, path))
 
 
 def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster", region: str | None = None) -> ClusterSpec:
     """``gpupools:cluster``. ``zones`` default: Azure ``DEFAULT_AZURE_ZONES``, or none (a regional
     cluster) in a ``region`` Azure's regions list names without availability zones (``westus``);
     AWS none here, the region's first three at deploy time."""
-    if raw is None:
-        raise ConfigError(path, "is required (at least a name)", None)
-    raw = _mapping(raw, path)
-    check_keys(raw, CLUSTER_KEYS, path)
-    if cloud is Cloud.AWS:
-        _reject_keys(raw, AZURE_ONLY_KEYS["cluster"], path, "is Azure only")
-    else:
-        _reject_keys(raw, ("permissionsBoundary",), path, "is AWS only (a boundary on the IAM roles the EKS stack creates)")
-        _reject_keys(raw, AWS_ONLY_KEYS["cluster"], path, "is AWS only; on Azure grant cluster-admin with adminGroupObjectIds")
+    section = declared("cluster")
+    raw = open_section(raw, section, path, cloud=cloud, refusals="cluster")
     default_zones = DEFAULT_AZURE_ZONES if cloud is Cloud.AZURE else ()
     if cloud is Cloud.AZURE and region and regions.azure_has_zones(region) is False:
         default_zones = ()
@@ -306,44 +490,25 @@ def parse_cluster(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cluster", re
         raise ConfigError(
             f"{path}.kubernetesVersion", 'must be a quoted string such as "1.35" (1.30 in YAML is the number 1.3)', version
         )
-    return ClusterSpec(
-        name=_str(raw, "name", path, required=True),
-        kubernetes_version=_str(raw, "kubernetesVersion", path, DEFAULT_KUBERNETES_VERSION),
-        zones=_str_list(raw, "zones", path, default_zones),
-        allow_local_accounts=_bool(raw, "allowLocalAccounts", path, False),
-        admin_group_object_ids=_str_list(raw, "adminGroupObjectIds", path),
-        api_allowed_cidrs=_str_list(raw, "apiAllowedCidrs", path),
-        admins=_str_list(raw, "admins", path),
-        control_plane_logs=_str_list(raw, "controlPlaneLogs", path, ClusterSpec.control_plane_logs),
-        support_type=_enum(raw, "supportType", path, str, SUPPORT_TYPES, ClusterSpec.support_type),
-        permissions_boundary=_str(raw, "permissionsBoundary", path),
-    )
+    defaults = {"kubernetesVersion": DEFAULT_KUBERNETES_VERSION, "zones": default_zones}
+    return build(ClusterSpec, read_keys(raw, section, path, defaults=defaults))
 
 
 def parse_network(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:network") -> NetworkSpec:
+    """``gpupools:network``: a created network (``cidr``) or your own (``subnetId``; ``vpcId`` and
+    ``privateSubnetIds``), not both."""
     if raw is None:
         return NetworkSpec()
-    raw = _mapping(raw, path)
-    check_keys(raw, NETWORK_KEYS, path)
-    if cloud is Cloud.AWS:
-        _reject_keys(raw, AZURE_ONLY_KEYS["network"], path, "is Azure only; on AWS bring your own vpcId and privateSubnetIds")
-    else:
-        _reject_keys(raw, AWS_ONLY_KEYS["network"], path, "is AWS only; on Azure bring your own subnet with subnetId")
+    section = declared("network")
+    raw = open_section(raw, section, path, cloud=cloud, refusals="network")
     if "cidr" in raw and ("subnetId" in raw or "vpcId" in raw):
         raise ConfigError(f"{path}.cidr", "is for a created network; leave it out when bringing your own", raw["cidr"])
-    dataplane = _str(raw, "dataplane", path)
-    if dataplane is not None and dataplane not in DATAPLANES:
-        raise ConfigError(f"{path}.dataplane", "must be one of " + ", ".join(DATAPLANES), dataplane)
-    return NetworkSpec(
-        cidr=_str(raw, "cidr", path, NetworkSpec.cidr),
-        subnet_id=_str(raw, "subnetId", path),
-        vpc_id=_str(raw, "vpcId", path),
-        private_subnet_ids=_str_list(raw, "privateSubnetIds", path),
-        dataplane=dataplane,
-    )
+    return build(NetworkSpec, read_keys(raw, section, path, first=("dataplane",)))
 
 
 def parse_system_pool(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:systemPool") -> SystemPoolSpec:
+    """``gpupools:systemPool``: always on-demand (``spot`` is refused before the unknown keys);
+    ``instanceTypes`` default ``DEFAULT_SYSTEM_INSTANCE_TYPES`` of the cloud."""
     raw = _mapping(raw if raw is not None else {}, path)
     if "spot" in raw:
         raise ConfigError(
@@ -352,70 +517,52 @@ def parse_system_pool(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:systemPo
             "evicting CoreDNS or the autoscaler stalls the cluster)",
             raw["spot"],
         )
-    check_keys(raw, SYSTEM_POOL_KEYS, path)
-    return SystemPoolSpec(
-        instance_types=_str_list(raw, "instanceTypes", path, DEFAULT_SYSTEM_INSTANCE_TYPES[cloud]),
-        min_size=_int(raw, "minSize", path, 2),
-        max_size=_int(raw, "maxSize", path, 4),
-        disk_size_gb=_int(raw, "diskSizeGb", path, 128),
-    )
+    section = declared("systemPool")
+    raw = open_section(raw, section, path)
+    return build(SystemPoolSpec, read_keys(raw, section, path, defaults={"instanceTypes": DEFAULT_SYSTEM_INSTANCE_TYPES[cloud]}))
+
+
+def _kubernetes_spelling(effect: Any) -> str | None:
+    """The hint for a taint effect in EKS's spelling (``NO_SCHEDULE``): the Kubernetes one."""
+    eks = {e.eks: e.value for e in TaintEffect}
+    return f"use the Kubernetes spelling {eks[effect]!r}" if effect in eks else None
 
 
 def parse_taint(raw: Any, path: str) -> Taint:
-    raw = _mapping(raw, path)
-    check_keys(raw, TAINT_KEYS, path)
-    key = _str(raw, "key", path, required=True)
-    value = _str(raw, "value", path, "")
-    if "value" not in raw or value == "":
+    """One ``taints`` entry. ``value`` has a rule of its own: required and non-empty, with why."""
+    section = declared("gpuPools.taints")
+    raw = open_section(raw, section, path)
+    key = read_value(section.key("key"), raw, path)
+    value = raw.get("value")
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{path}.value", KIND_RULES["string"], value)
+    if not value:
         raise ConfigError(
             f"{path}.value",
             "is required and must be non-empty (cluster-autoscaler ignores taints without a value "
             "when it builds a scale-from-zero template)",
-            raw.get("value"),
+            value,
         )
-    effects = [e.value for e in TaintEffect]
-    effect = _str(raw, "effect", path, required=True)
-    if effect not in effects:
-        eks = {e.eks: e.value for e in TaintEffect}
-        hint = f"use the Kubernetes spelling {eks[effect]!r}" if effect in eks else None
-        raise ConfigError(f"{path}.effect", "must be one of " + ", ".join(effects), effect, hint)
+    effect = read_value(section.key("effect"), raw, path, suggest=_kubernetes_spelling)
     return Taint(key=key, value=value, effect=TaintEffect(effect))
 
 
-def parse_reservations(raw: Any, path: str) -> tuple[ReservationSpec, ...]:
-    """``gpuPools[].reservations``: a list of ``{id, zone}``; formats and zones are checked by
+def parse_reservation(raw: Any, path: str) -> ReservationSpec:
+    """One ``gpuPools[].reservations`` entry; ``kind`` is read first; ``count`` is a whole number >= 1
+    (its declared ``type_error`` says so for a count below 1 too). Formats and zones are checked by
     ``rules.check_reservations``."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ConfigError(path, "must be a list of {id, zone}", raw)
-    reservations = []
-    for index, item in enumerate(raw):
-        at = f"{path}[{index}]"
-        item = _mapping(item, at)
-        check_keys(item, RESERVATION_KEYS, at)
-        kind = _str(item, "kind", at, "odcr")
-        if kind not in RESERVATION_KINDS:
-            raise ConfigError(f"{at}.kind", "must be one of " + ", ".join(RESERVATION_KINDS), kind)
-        reservations.append(
-            ReservationSpec(
-                id=_str(item, "id", at, required=True),
-                zone=_str(item, "zone", at),
-                capacity_block=kind == "capacityBlock",
-                count=_reservation_count(item.get("count"), f"{at}.count"),
-            )
-        )
-    return tuple(reservations)
+    section = declared("gpuPools.reservations")
+    raw = open_section(raw, section, path)
+    values = read_keys(raw, section, path, first=("kind",))
+    count = values.get("count")
+    if count is not None and count < 1:
+        raise ConfigError(f"{path}.count", section.key("count").type_error, count)
+    return ReservationSpec(capacity_block=values.pop("kind") == "capacityBlock", **values)
 
 
-def _reservation_count(raw: Any, path: str) -> int | None:
-    """``reservations[].count``: instances reserved, a whole number >= 1; absent: ``None`` (the
-    pool's ``maxSize``, ``ReservationSpec.reserved_max``)."""
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise ConfigError(path, rules.RESERVATION_COUNT_RULE, raw)
-    return raw
+def parse_reservations(raw: Any, path: str) -> tuple[ReservationSpec, ...]:
+    """``gpuPools[].reservations``: a list of ``{id, zone, kind, count}`` (``parse_reservation``)."""
+    return read(declared("gpuPools").key("reservations"), raw, path, (), parser=parse_reservation)  # type: ignore[no-any-return]
 
 
 def parse_sharing(raw: Any, path: str) -> SharingSpec:
@@ -423,9 +570,9 @@ def parse_sharing(raw: Any, path: str) -> SharingSpec:
     ``mig: {profile}``. Ranges and cloud rules are checked by ``rules.check_sharing``."""
     if raw is None:
         return SharingSpec()
-    raw = _mapping(raw, path)
-    check_keys(raw, SHARING_KEYS, path)
-    modes = [key for key in SHARING_KEYS if key in raw]
+    section = declared("gpuPools.sharing")
+    raw = open_section(raw, section, path)
+    modes = [key.name for key in section.keys if key.name in raw]
     if len(modes) != 1:
         raise ConfigError(
             path,
@@ -435,12 +582,8 @@ def parse_sharing(raw: Any, path: str) -> SharingSpec:
         )
     [mode] = modes
     at = f"{path}.{mode}"
-    body = _mapping(raw[mode] if raw[mode] is not None else {}, at)
-    if mode == "mig":
-        check_keys(body, MIG_KEYS, at)
-        return SharingSpec(mode=SharingMode.MIG, mig_profile=_str(body, "profile", at, required=True))
-    check_keys(body, REPLICATED_KEYS, at)
-    return SharingSpec(mode=SharingMode(mode), replicas=_int(body, "replicas", at, required=True))
+    body = section.key(mode)
+    return SharingSpec(mode=SharingMode(mode), **read_keys(open_section(raw[mode], body, at), body, at))
 
 
 def parse_upgrade(raw: Any, path: str) -> UpgradeSpec:
@@ -449,55 +592,31 @@ def parse_upgrade(raw: Any, path: str) -> UpgradeSpec:
     ``UpgradeSpec``'s. Ranges are ``rules.check_upgrade``'s."""
     if raw is None:
         return UpgradeSpec()
-    raw = _mapping(raw, path)
-    check_keys(raw, UPGRADE_KEYS, path)
-    default = UpgradeSpec()
-
-    def nodes(key: str, fallback: str) -> str:
-        value = raw.get(key)
-        if value is None:
-            return fallback
-        if isinstance(value, bool) or not isinstance(value, (int, str)) or not UPGRADE_VALUE.match(str(value)):
-            raise ConfigError(f"{path}.{key}", f"must be {UPGRADE_VALUE_TYPE}", value)
-        return str(value)
-
-    return UpgradeSpec(
-        max_surge=nodes("maxSurge", default.max_surge),
-        max_unavailable=nodes("maxUnavailable", default.max_unavailable),
-        drain_timeout_minutes=_int(raw, "drainTimeoutMinutes", path, default.drain_timeout_minutes),
-    )
+    section = declared("gpuPools.upgrade")
+    return build(UpgradeSpec, read_keys(open_section(raw, section, path), section, path))
 
 
 def parse_warm(raw: Any, path: str) -> WarmSpec | None:
     """``gpuPools[].warm``: ``{nodes, schedule: {days, start, end, timeZone}}``; None when left out.
-    ``nodes`` is required; ``days`` defaults to every day and ``timeZone`` to ``UTC``. Ranges, the
-    time forms and the time zone are ``rules.check_warm``'s."""
+    ``nodes`` is required (read after the schedule); ``days`` defaults to every day and ``timeZone``
+    to ``UTC``. Ranges, the time forms and the time zone are ``rules.check_warm``'s."""
     if raw is None:
         return None
-    raw = _mapping(raw, path)
-    check_keys(raw, WARM_KEYS, path)
-    schedule = None
-    if raw.get("schedule") is not None:
-        at = f"{path}.schedule"
-        body = _mapping(raw["schedule"], at)
-        check_keys(body, WARM_SCHEDULE_KEYS, at)
-        for key in ("start", "end"):
-            if isinstance(body.get(key), int) and not isinstance(body.get(key), bool):
-                raise ConfigError(
-                    f"{at}.{key}", 'must be a quoted "HH:MM" string (YAML reads an unquoted 08:00 as a number)', body[key]
-                )
-        days = _get(body, "days", at, list, [d.value for d in WeekDay], "a list of week days (Monday ... Sunday)")
-        choices = [d.value for d in WeekDay]
-        for index, day in enumerate(days):
-            if day not in choices:
-                raise ConfigError(f"{at}.days[{index}]", "must be one of " + ", ".join(choices), day)
-        schedule = WarmScheduleSpec(
-            start=_str(body, "start", at, required=True),
-            end=_str(body, "end", at, required=True),
-            days=tuple(WeekDay(day) for day in days),
-            time_zone=_str(body, "timeZone", at, "UTC"),
-        )
-    return WarmSpec(nodes=_int(raw, "nodes", path, required=True), schedule=schedule)
+    section = declared("gpuPools.warm")
+    raw = open_section(raw, section, path)
+    return build(WarmSpec, read_keys(raw, section, path, first=("schedule",), parsers={"schedule": parse_warm_schedule}))
+
+
+def parse_warm_schedule(raw: Any, path: str) -> WarmScheduleSpec:
+    """``gpuPools[].warm.schedule``: an unquoted ``08:00`` (a number to YAML) is refused with why."""
+    section = declared("gpuPools.warm.schedule")
+    body = open_section(raw, section, path)
+    for key in ("start", "end"):
+        if _is_int(body.get(key)):
+            raise ConfigError(
+                f"{path}.{key}", 'must be a quoted "HH:MM" string (YAML reads an unquoted 08:00 as a number)', body[key]
+            )
+    return build(WarmScheduleSpec, read_keys(body, section, path, defaults={"days": ALL_DAYS}))
 
 
 def parse_gpu_pool(raw: Any, cloud: Cloud, path: str) -> GpuPoolSpec:
@@ -511,70 +630,49 @@ def parse_cpu_pool(raw: Any, cloud: Cloud, path: str) -> PoolSpec:
     return parse_pool(raw, cloud, path, Role.CPU)
 
 
+POOL_PARSERS: Mapping[str, Parser] = MappingProxyType(
+    {
+        "taints": parse_taint,
+        "sharing": parse_sharing,
+        "reservations": parse_reservation,
+        "upgrade": parse_upgrade,
+        "warm": parse_warm,
+    }
+)
+"""The pool keys read by a section's own parser (a list key's: each item)."""
+
+
 def parse_pool(raw: Any, cloud: Cloud, path: str, role: Role) -> PoolSpec:
-    """One pool entry of either list; ``role`` picks the defaults and the GPU-only keys' fate."""
-    raw = _mapping(raw, path)
-    if role is Role.CPU:
-        for key in GPU_ONLY_POOL_KEYS:
-            if key in raw:
-                raise ConfigError(f"{path}.{key}", "is for GPU pools only; move the pool to gpuPools if it has GPUs", raw[key])
-    check_keys(raw, GPU_POOL_KEYS, path)
-    if cloud is Cloud.AWS:
-        _reject_keys(raw, ("upgrade",), path, "is Azure only (EKS node groups roll with their own update config)")
-        _reject_keys(
-            raw, AZURE_ONLY_KEYS["gpuPool"], path, "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)"
-        )
-    else:
-        _reject_keys(raw, AWS_ONLY_KEYS["gpuPool"], path, "is AWS only")
+    """One pool entry of either list; ``role`` picks the defaults (``diskSizeGb``: ``DEFAULT_GPU_DISK_GB``
+    or ``DEFAULT_CPU_DISK_GB``; ``amiType``: ``DEFAULT_AMI_TYPE``) and the GPU-only keys' fate.
+    ``onDemandFallback`` defaults to ``spot``."""
+    section = declared("gpuPools")
+    raw = open_section(raw, section, path, cloud=cloud, refusals="pool", gpu=role is Role.GPU)
+    # Checked before the other keys, in this order: the first message a pool with several mistakes gets.
     if "instanceTypes" not in raw:
         raise ConfigError(f"{path}.instanceTypes", "is required", None)
-    spot = _bool(raw, "spot", path, True)
-    taints_raw = _get(raw, "taints", path, list, [], "a list of {key, value, effect}")
-    price = raw.get("spotMaxPrice")
-    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))):
-        raise ConfigError(f"{path}.spotMaxPrice", "must be a number", price)
-    return GpuPoolSpec(
-        name=_str(raw, "name", path, required=True),
-        instance_types=_str_list(raw, "instanceTypes", path),
-        max_size=_int(raw, "maxSize", path, required=True),
-        min_size=_int(raw, "minSize", path, 0),
-        spot=spot,
-        spot_max_price=float(price) if price is not None else -1.0,
-        on_demand_fallback=_bool(raw, "onDemandFallback", path, spot),
-        on_demand_max_size=_int(raw, "onDemandMaxSize", path),
-        zones=_str_list(raw, "zones", path),
-        labels=_str_map(raw, "labels", path),
-        taints=tuple(parse_taint(t, f"{path}.taints[{i}]") for i, t in enumerate(taints_raw)),
-        disk_size_gb=_int(raw, "diskSizeGb", path, (DEFAULT_GPU_DISK_GB if role is Role.GPU else DEFAULT_CPU_DISK_GB)[cloud]),
-        ami_type=_enum(raw, "amiType", path, AmiType, [a.value for a in AmiType], DEFAULT_AMI_TYPE[role]),
-        role=role,
-        sharing=parse_sharing(raw.get("sharing"), f"{path}.sharing"),
-        eviction_rate=_get(raw, "evictionRate", path, float, None, EVICTION_RATE_TYPE),
-        reservations=parse_reservations(raw.get("reservations"), f"{path}.reservations"),
-        efa=_bool(raw, "efa", path, False),
-        proximity_placement=_bool(raw, "proximityPlacement", path, False),
-        infiniband=_bool(raw, "infiniband", path, False),
-        gpu_driver=_enum(raw, "gpuDriver", path, GpuDriver, [d.value for d in GpuDriver], GpuDriver.INSTALL),
-        upgrade=parse_upgrade(raw.get("upgrade"), f"{path}.upgrade"),
-        warm=parse_warm(raw.get("warm"), f"{path}.warm"),
-    )
+    spot = read_value(section.key("spot"), raw, path)
+    taints = raw.get("taints")
+    if taints is not None and not isinstance(taints, list):
+        raise _wrong_type(section.key("taints"), taints, f"{path}.taints")
+    read_value(section.key("spotMaxPrice"), raw, path)
+    defaults = {
+        "onDemandFallback": spot,
+        "diskSizeGb": (DEFAULT_GPU_DISK_GB if role is Role.GPU else DEFAULT_CPU_DISK_GB)[cloud],
+        "amiType": DEFAULT_AMI_TYPE[role],
+    }
+    values = read_keys(raw, section, path, defaults=defaults, parsers=POOL_PARSERS)
+    return build(PoolSpec, {**values, "role": role})
 
 
 def parse_gpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:gpuPools") -> tuple[GpuPoolSpec, ...]:
-    if raw is None:
-        raise ConfigError(path, "is required: list at least one GPU pool", None)
-    if not isinstance(raw, list):
-        raise ConfigError(path, "must be a list of pools", raw)
-    return tuple(parse_gpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
+    """``gpupools:gpuPools``: required, at least one pool."""
+    return read(STACK.key("gpuPools"), raw, path, parser=lambda item, at: parse_gpu_pool(item, cloud, at))  # type: ignore[no-any-return]
 
 
 def parse_cpu_pools(raw: Any, cloud: Cloud, path: str = f"{NAMESPACE}:cpuPools") -> tuple[PoolSpec, ...]:
     """Optional: no CPU pools unless listed."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ConfigError(path, "must be a list of pools", raw)
-    return tuple(parse_cpu_pool(item, cloud, f"{path}[{index}]") for index, item in enumerate(raw))
+    return read(STACK.key("cpuPools"), raw, path, (), parser=lambda item, at: parse_cpu_pool(item, cloud, at))  # type: ignore[no-any-return]
 
 
 NAP_RESERVATIONS_WHY = (
@@ -603,13 +701,8 @@ does anyway, so they are accepted."""
 
 def parse_provisioner(value: Any, path: str = f"{NAMESPACE}:provisioner") -> Provisioner:
     """``gpupools:provisioner``: ``cluster-autoscaler`` (default) or ``karpenter``."""
-    if value is None:
-        return Provisioner.CLUSTER_AUTOSCALER
-    choices = [p.value for p in Provisioner]
-    if value not in choices:
-        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
-        raise ConfigError(path, "must be one of " + ", ".join(choices), value, f"did you mean {close[0]!r}?" if close else None)
-    return Provisioner(value)
+    key = STACK.key("provisioner")
+    return Provisioner(key.default if value is None else choice(key, value, path))
 
 
 def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Provisioner) -> None:
@@ -694,12 +787,6 @@ def check_nap_system_pool(raw: Any, path: str = f"{NAMESPACE}:systemPool") -> No
         )
 
 
-def _section(raw: Any, keys: Sequence[str], path: str) -> Mapping[str, Any]:
-    section = _mapping(raw if raw is not None else {}, path)
-    check_keys(section, keys, path)
-    return section
-
-
 def _own_keys(values: Mapping[str, Any]) -> dict[str, Any]:
     """The ``gpupools:*`` entries of a ``config:`` mapping, keyed without the namespace and decoded;
     an unknown key is refused first, with the known key it is near (``gpupools:Cloud``: did you
@@ -730,10 +817,10 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     provisioner = parse_provisioner(ours.get("provisioner"))
     check_provisioner_keys(ours, cloud, provisioner)
     p = f"{NAMESPACE}:"
-    device = _section(ours.get("devicePlugin"), DEVICE_PLUGIN_KEYS, p + "devicePlugin")
-    autoscaler = _section(ours.get("autoscaler"), AUTOSCALER_KEYS, p + "autoscaler")
-    smoke = _section(ours.get("smokeTest"), SMOKE_TEST_KEYS, p + "smokeTest")
-    metrics = _section(ours.get("gpuMetrics"), GPU_METRICS_KEYS, p + "gpuMetrics")
+    device = open_section(ours.get("devicePlugin"), declared("devicePlugin"), p + "devicePlugin")
+    autoscaler = open_section(ours.get("autoscaler"), declared("autoscaler"), p + "autoscaler")
+    smoke = open_section(ours.get("smokeTest"), declared("smokeTest"), p + "smokeTest")
+    metrics = open_section(ours.get("gpuMetrics"), declared("gpuMetrics"), p + "gpuMetrics")
     network = parse_network(ours.get("network"), cloud)
     system_pool = parse_system_pool(ours.get("systemPool"), cloud)
     if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
@@ -749,16 +836,18 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         system_pool=system_pool,
         gpu_pools=gpu_pools,
         cpu_pools=parse_cpu_pools(ours.get("cpuPools"), cloud),
-        device_plugin=DevicePluginSpec(version=_str(device, "version", p + "devicePlugin", DEFAULT_DEVICE_PLUGIN_VERSION)),
-        autoscaler=AutoscalerSpec(
-            max_node_provision_time=_str(
-                autoscaler, "maxNodeProvisionTime", p + "autoscaler", default_max_node_provision_time(gpu_pools, cloud)
-            ),
-            scale_down_unneeded_time=_str(
-                autoscaler, "scaleDownUnneededTime", p + "autoscaler", AutoscalerSpec.scale_down_unneeded_time
-            ),
+        device_plugin=DevicePluginSpec(
+            **read_keys(device, declared("devicePlugin"), p + "devicePlugin", defaults={"version": DEFAULT_DEVICE_PLUGIN_VERSION})
         ),
-        smoke_test=SmokeTestSpec(enabled=declared_value(smoke, "smokeTest", "enabled", p + "smokeTest")),
+        autoscaler=AutoscalerSpec(
+            **read_keys(
+                autoscaler,
+                declared("autoscaler"),
+                p + "autoscaler",
+                defaults={"maxNodeProvisionTime": default_max_node_provision_time(gpu_pools, cloud)},
+            )
+        ),
+        smoke_test=SmokeTestSpec(**read_keys(smoke, declared("smokeTest"), p + "smokeTest")),
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),
@@ -779,43 +868,28 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
 
 def parse_catalog(raw: Any, path: str) -> CatalogSpec:
     """``gpupools:catalog``: optional; ``allowUnlisted`` a list of sizes (checked in ``rules.check_offered``)."""
-    section = _section(raw, CATALOG_KEYS, path)
-    return CatalogSpec(allow_unlisted=_str_list(section, "allowUnlisted", path))
+    section = declared("catalog")
+    return CatalogSpec(**read_keys(open_section(raw, section, path), section, path))
 
 
 def parse_gpu_metrics(section: Mapping[str, Any], path: str) -> GpuMetricsSpec:
     """``gpupools:gpuMetrics``: on by default; labels for a ServiceMonitor only with one."""
-    service_monitor = _bool(section, "serviceMonitor", path, GpuMetricsSpec.service_monitor)
-    labels = _str_map(section, "serviceMonitorLabels", path)
+    declaration = declared("gpuMetrics")
+    # Read first, in this order, for the checks between them; then every key.
+    service_monitor = read_value(declaration.key("serviceMonitor"), section, path)
+    labels = read_value(declaration.key("serviceMonitorLabels"), section, path) or frozen_map()
     rules.check_labels(labels, f"{path}.serviceMonitorLabels")
     if labels and not service_monitor:
         raise ConfigError(
             f"{path}.serviceMonitorLabels", "needs serviceMonitor: true (they label the ServiceMonitor)", dict(labels)
         )
-    return GpuMetricsSpec(
-        enabled=_bool(section, "enabled", path, GpuMetricsSpec.enabled),
-        service_monitor=service_monitor,
-        service_monitor_labels=labels,
-    )
+    return GpuMetricsSpec(**read_keys(section, declaration, path))
 
 
 def parse_cost(raw: Any, path: str) -> CostSpec:
     """``gpupools:cost``: optional; numbers only (ranges in ``rules.check_cost``)."""
-    section = _section(raw, COST_KEYS, path)
-    return CostSpec(
-        gpu_hours_per_month=_get(section, "gpuHoursPerMonth", path, float, None, "a number of hours"),
-        spot_share=_get(section, "spotShare", path, float, CostSpec.spot_share, "a number from 0 to 1"),
-        budget_per_hour=_get(section, "budgetPerHour", path, float, None, "a number (USD per hour)"),
-        eviction_rate=_get(section, "evictionRate", path, float, CostSpec.eviction_rate, EVICTION_RATE_TYPE),
-        redone_share=_get(
-            section,
-            "redoneShare",
-            path,
-            float,
-            CostSpec.redone_share,
-            "a number from 0 to 1 (share of an interrupted run redone)",
-        ),
-    )
+    section = declared("cost")
+    return build(CostSpec, read_keys(open_section(raw, section, path), section, path))
 
 
 def with_pool_eviction_rates(cost: CostSpec, gpu_pools: Sequence[PoolSpec]) -> CostSpec:
@@ -847,8 +921,9 @@ def default_node_repair(cloud: Cloud, provisioner: Provisioner) -> bool:
 def parse_node_repair(raw: Any, cloud: Cloud, provisioner: Provisioner, path: str) -> NodeRepairSpec:
     """``gpupools:nodeRepair``: ``{enabled: bool}``, default ``default_node_repair``; ``false`` on
     Azure is an error (``AKS_NODE_REPAIR_ALWAYS_ON``)."""
-    section = _section(raw, NODE_REPAIR_KEYS, path)
-    enabled = _bool(section, "enabled", path, default_node_repair(cloud, provisioner))
+    declaration = declared("nodeRepair")
+    section = open_section(raw, declaration, path)
+    enabled = read_value(declaration.key("enabled"), section, path, default_node_repair(cloud, provisioner))
     if cloud is Cloud.AZURE and not enabled:
         raise ConfigError(f"{path}.enabled", AKS_NODE_REPAIR_ALWAYS_ON, False)
     return NodeRepairSpec(enabled=enabled)
@@ -856,50 +931,28 @@ def parse_node_repair(raw: Any, cloud: Cloud, provisioner: Provisioner, path: st
 
 def parse_queueing(raw: Any, path: str) -> QueueingSpec:
     """``gpupools:queueing``: optional, off by default; types here, rules in ``gpupools.queueing.check``."""
-    section = _section(raw, QUEUEING_KEYS, path)
-    teams_raw = section.get("teams", [])
-    if not isinstance(teams_raw, list):
-        raise ConfigError(f"{path}.teams", "must be a list of {name, namespaces, gpus}", teams_raw)
-    teams = []
-    for index, entry in enumerate(teams_raw):
-        at = f"{path}.teams[{index}]"
-        team = _section(entry, TEAM_KEYS, at)
-        teams.append(
-            TeamQueueSpec(
-                name=_str(team, "name", at, required=True),
-                namespaces=_str_list(team, "namespaces", at),
-                gpus=_int(team, "gpus", at, 0),
-            )
-        )
-    atomic = section.get("atomicScaleUp")
-    return QueueingSpec(
-        enabled=_bool(section, "enabled", path, False),
-        namespaces=_str_list(section, "namespaces", path),
-        teams=tuple(teams),
-        pools=_str_list(section, "pools", path),
-        atomic_scale_up=None if atomic is None else _bool(section, "atomicScaleUp", path, True),
-    )
+    declaration = declared("queueing")
+    section = open_section(raw, declaration, path)
+    return build(QueueingSpec, read_keys(section, declaration, path, first=("teams",), parsers={"teams": parse_team}))
+
+
+def parse_team(raw: Any, path: str) -> TeamQueueSpec:
+    """One ``queueing.teams`` entry: ``namespaces`` default none."""
+    declaration = declared("queueing.teams")
+    return build(TeamQueueSpec, read_keys(open_section(raw, declaration, path), declaration, path, defaults={"namespaces": ()}))
 
 
 def parse_maintenance(raw: Any, path: str) -> MaintenanceSpec:
     """``gpupools:maintenance``: optional; every key has a default (``MaintenanceSpec``). Forms and
     ranges in ``rules.check_maintenance``."""
-    section = _section(raw, MAINTENANCE_KEYS, path)
-    default = MaintenanceSpec()
+    declaration = declared("maintenance")
+    section = open_section(raw, declaration, path)
     start_time = section.get("startTime")
-    if isinstance(start_time, int) and not isinstance(start_time, bool):
+    if _is_int(start_time):
         raise ConfigError(
             f"{path}.startTime", 'must be a quoted "HH:MM" string (YAML reads an unquoted 02:00 as a number)', start_time
         )
-    return MaintenanceSpec(
-        day=_enum(section, "day", path, WeekDay, [d.value for d in WeekDay], default.day),
-        start_time=_str(section, "startTime", path, default.start_time),
-        duration_hours=_int(section, "durationHours", path, default.duration_hours),
-        utc_offset=_str(section, "utcOffset", path, default.utc_offset),
-        termination_grace_period=(
-            None if section.get("terminationGracePeriod") is None else _str(section, "terminationGracePeriod", path, "")
-        ),
-    )
+    return build(MaintenanceSpec, read_keys(section, declaration, path))
 
 
 def check_budget(spec: StackSpec, region: str | None) -> None:

@@ -8,6 +8,10 @@ default holds on every cloud, the clouds it applies to and whether it is for GPU
 
 From this table come:
 
+* the parsing of every value (``gpupools.config.read_keys``): each key is read by its kind, with
+  the kind's message for a wrong type (or the key's ``type_error``), ``is required`` (or its
+  ``required_error``), its choices with the nearest one as a hint, and its default, into the spec
+  field named after it (``maxSize`` -> ``max_size``);
 * the key lists ``gpupools.config`` checks every mapping against (unknown keys, with the "did you
   mean"), and its cloud-only and GPU-only refusals (``keys_of``, ``cloud_only``, ``gpu_only``);
 * the JSON Schema of a stack file (``gpupools.config_schema``; ``python -m gpupools.config schema``);
@@ -19,8 +23,10 @@ From this table come:
 
 Rules that need more than one key or a catalog (a size in a region, zones, quotas, ``maxSize >=
 minSize``) stay in ``gpupools.rules``; ``Key.rules`` names them, so every rule of a key can be
-found from the key. Adding a key is one ``Key`` here, with its ``doc``, plus the code that reads it
-(``gpupools.config``); the key lists, the reference row, the schema and the checks follow.
+found from the key. Adding a key is one ``Key`` here, with its ``doc``, plus the code that uses it:
+the spec field it fills (named after the key) and what reads that field; no parser line (a default
+that depends on the stack, or a check between keys, is its section's ``parse_*`` in
+``gpupools.config``). The key lists, the reference row, the schema and the checks follow.
 
 Why a table of our own and not pydantic or msgspec: the errors must keep their exact form
 (``gpupools:gpuPools[1].maxSize: must be >= minSize (2), got 1``, the unknown key refused first with
@@ -54,6 +60,13 @@ AZURE = (Cloud.AZURE,)
 AWS = (Cloud.AWS,)
 BOTH = (Cloud.AZURE, Cloud.AWS)
 
+EVICTION_RATE_TYPE = "a number from 0 to 1 (share of Spot runs interrupted)"
+"""What ``gpupools:cost.evictionRate`` and ``gpuPools[].evictionRate`` take (ranges in ``rules.check_cost``)."""
+EVICTION_RATE_RULE = f"must be {EVICTION_RATE_TYPE}"
+REDONE_SHARE_RULE = "must be a number from 0 to 1 (share of an interrupted run redone)"
+POOLS_RULE = "must be a list of pools"
+NO_GPU_POOL = "is required: list at least one GPU pool"
+
 UPGRADE_NODES_PATTERN = r"^(\d+)(%?)$"
 """``upgrade.maxSurge`` / ``maxUnavailable`` as text: digits, optionally a percent sign (``specs.UPGRADE_VALUE``)."""
 
@@ -80,6 +93,11 @@ class Key:
             list whose keys all have one (``cluster``) and a key inside a key whose doc covers
             its keys (``Doc.includes_keys``, ``Doc.rows``); ``gpupools.config_reference`` fails
             naming a key without one.
+        type_error: the rule a value of the wrong type breaks, where it says more than its kind's
+            (``gpupools.config.KIND_RULES``: ``must be an integer``...), e.g. ``must be a list of
+            {id, zone}``; empty: the kind's.
+        required_error: the rule a required key left out breaks, where it says more than ``is
+            required`` (``is required (at least a name)``); empty: ``is required``.
     """
 
     name: str
@@ -94,6 +112,8 @@ class Key:
     keys: tuple[Key, ...] = ()
     rules: tuple[str, ...] = ()
     doc: Doc | None = None
+    type_error: str = ""
+    required_error: str = ""
 
     def key(self, name: str) -> Key:
         """The sub-key ``name`` of a section or list."""
@@ -241,7 +261,7 @@ WARM = (
         "schedule",
         "section",
         keys=(
-            Key("days", "strings", choices=_values(WeekDay)),
+            Key("days", "strings", choices=_values(WeekDay), type_error="must be a list of week days (Monday ... Sunday)"),
             Key("start", "string", required=True, rules=("warm.check_warm",)),
             Key("end", "string", required=True, rules=("warm.check_warm",)),
             Key("timeZone", "string", default="UTC", rules=("warm.check_warm",)),
@@ -260,7 +280,7 @@ RESERVATION = (
     Key("id", "string", required=True, rules=("rules.check_reservations",)),
     Key("zone", "string"),
     Key("kind", "string", choices=("odcr", "capacityBlock"), default="odcr", rules=("rules.check_reservations",)),
-    Key("count", "integer", minimum=1),
+    Key("count", "integer", minimum=1, type_error=rules.RESERVATION_COUNT_RULE),
 )
 """``reservations[].kind``: ``capacityBlock`` is AWS only (``rules.check_reservations`` refuses it on Azure)."""
 
@@ -407,6 +427,7 @@ POOL = (
     Key(
         "taints",
         "list",
+        type_error="must be a list of {key, value, effect}",
         keys=TAINT,
         doc=Doc(
             type="list",
@@ -459,6 +480,7 @@ POOL = (
     Key(
         "evictionRate",
         "number",
+        type_error=EVICTION_RATE_RULE,
         gpu_only=True,
         minimum=0,
         maximum=1,
@@ -472,6 +494,7 @@ POOL = (
     Key(
         "reservations",
         "list",
+        type_error="must be a list of {id, zone}",
         gpu_only=True,
         keys=RESERVATION,
         doc=Doc(
@@ -654,10 +677,18 @@ STACK = Key(
     "gpupools",
     "section",
     keys=(
-        Key("cloud", "string", required=True, choices=_values(Cloud), doc=Doc(type=choices(list(Cloud)), rows=(REGION_ROW,))),
+        Key(
+            "cloud",
+            "string",
+            required=True,
+            choices=_values(Cloud),
+            required_error="is required (azure or aws)",
+            doc=Doc(type=choices(list(Cloud)), rows=(REGION_ROW,)),
+        ),
         Key(
             "cluster",
             "section",
+            required_error="is required (at least a name)",
             required=True,
             keys=(
                 Key(
@@ -873,10 +904,19 @@ STACK = Key(
                 ),
             ),
         ),
-        Key("gpuPools", "list", required=True, keys=POOL, doc=Doc(type="list", notes="at least one")),
+        Key(
+            "gpuPools",
+            "list",
+            required=True,
+            keys=POOL,
+            type_error=POOLS_RULE,
+            required_error=NO_GPU_POOL,
+            doc=Doc(type="list", notes="at least one"),
+        ),
         Key(
             "cpuPools",
             "list",
+            type_error=POOLS_RULE,
             keys=POOL,
             doc=Doc(
                 type="list",
@@ -959,6 +999,7 @@ STACK = Key(
                 Key(
                     "gpuHoursPerMonth",
                     "number",
+                    type_error="must be a number of hours",
                     minimum=0,
                     doc=Doc(
                         default=lambda d: _none_or_code(d.azure.cost.gpu_hours_per_month),
@@ -969,6 +1010,7 @@ STACK = Key(
                 Key(
                     "spotShare",
                     "number",
+                    type_error="must be a number from 0 to 1",
                     default=1,
                     minimum=0,
                     maximum=1,
@@ -981,6 +1023,7 @@ STACK = Key(
                 Key(
                     "budgetPerHour",
                     "number",
+                    type_error="must be a number (USD per hour)",
                     rules=("config.check_budget",),
                     doc=Doc(
                         type="USD",
@@ -992,6 +1035,7 @@ STACK = Key(
                 Key(
                     "evictionRate",
                     "number",
+                    type_error=EVICTION_RATE_RULE,
                     default=0,
                     minimum=0,
                     maximum=1,
@@ -1007,6 +1051,7 @@ STACK = Key(
                 Key(
                     "redoneShare",
                     "number",
+                    type_error=REDONE_SHARE_RULE,
                     default=0.5,
                     minimum=0,
                     maximum=1,
@@ -1163,6 +1208,7 @@ STACK = Key(
                 Key(
                     "teams",
                     "list",
+                    type_error="must be a list of {name, namespaces, gpus}",
                     keys=(
                         Key(
                             "name",
