@@ -1,10 +1,12 @@
 """No import circle among the modules of ``components/gpupools`` (issue 40).
 
-The graph holds every import a module runs when it is imported: the statements at module level,
-including those under ``if TYPE_CHECKING:`` (a type-only circle is still a circle a reader has to
-untangle, and the one in ``capacity.py`` was of that kind). An import inside a function body runs
-when the function is called, and is how a command-line entry point reaches its parts
-(``gpupools.synth`` dispatching to ``gpupools.synth.diff``); those are not edges here.
+The graph holds every import a module can run: the statements at module level, including those
+under ``if TYPE_CHECKING:`` (a type-only circle is still a circle a reader has to untangle, and the
+one in ``capacity.py`` was of that kind), and those inside function bodies (deferred, but a circle
+all the same: ``gpupools.synth`` dispatching to ``gpupools.synth.diff``, which imported
+``gpupools.synth`` back, was one). A command line that needs a module which depends on its own
+package lives in the package's ``__main__.py`` (``gpupools.config``, ``gpupools.synth``), which
+nothing imports.
 """
 
 from __future__ import annotations
@@ -22,29 +24,17 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def module_level_nodes(tree: ast.Module) -> list[ast.AST]:
-    """Every node of the module's own statements (function and class bodies' imports excluded,
-    class bodies included: they run at import)."""
-    nodes: list[ast.AST] = []
-    for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        stack: list[ast.AST] = [statement]
-        while stack:
-            node = stack.pop()
-            nodes.append(node)
-            stack.extend(
-                child for child in ast.iter_child_nodes(node) if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-            )
-    return nodes
+def import_nodes(tree: ast.Module) -> list[ast.AST]:
+    """Every node of the module, function bodies included (an import there runs when the function does)."""
+    return list(ast.walk(tree))
 
 
 def imports(path: Path, modules: set[str]) -> set[str]:
-    """The modules of ``modules`` that ``path`` imports at module level."""
+    """The modules of ``modules`` that ``path`` imports, anywhere in it."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in module_level_nodes(ast.parse(path.read_text())):
+    for node in import_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -110,10 +100,13 @@ def test_the_walk_finds_a_circle_when_there_is_one() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_the_graph_sees_type_checking_imports() -> None:
+def test_the_graph_sees_type_checking_and_function_level_imports() -> None:
     edges = graph()
     assert "gpupools.capacity" in edges["gpupools.pricing.estimate"]
     assert "gpupools.specs" in edges["gpupools.config"]
+    # Imported inside functions only (sim.objects reads the build's module root when asked).
+    assert "gpupools.sim.build" in edges["gpupools.sim.objects"]
+    assert "gpupools.config_schema" in edges["gpupools.config.__main__"]
 
 
 def test_components_gpupools_has_no_import_circle() -> None:

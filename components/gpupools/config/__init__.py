@@ -25,7 +25,6 @@ import functools
 import json
 import os
 import re
-import sys
 import typing
 from enum import Enum
 from pathlib import Path
@@ -1039,25 +1038,3 @@ def load_file(path: str | os.PathLike[str]) -> StackSpec:
     region_key = "aws:region" if cloud is Cloud.AWS else "azure-native:location"
     region = values.get(region_key)
     return parse(values, region=str(region) if region is not None else None)
-
-
-# --- python -m gpupools.config -------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m gpupools.config schema``: print the JSON Schema of a stack file (``gpupools.config_schema``)."""
-    import argparse
-
-    from gpupools import config_schema
-
-    parser = argparse.ArgumentParser(prog="python -m gpupools.config", description="The stack config of gpupools.")
-    commands = parser.add_subparsers(dest="command")
-    commands.add_parser("schema", help="print the JSON Schema (draft 2020-12) of a Pulumi.<stack>.yaml")
-    if parser.parse_args(argv).command is None:
-        parser.error("a command is required: schema")
-    sys.stdout.write(config_schema.text())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
