@@ -525,6 +525,24 @@ def test_pool_names_accepted_iff_aks_would_accept_them_with_our_suffix(name: str
             config.parse(raw)
 
 
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        (with_pool(AZURE, name="gpu\n"), r"gpupools:gpuPools\[0\]\.name"),
+        (with_key(AZURE, "gpupools:cluster", {"name": "dev\n"}), r"gpupools:cluster\.name"),
+        (with_key(AZURE, "gpupools:maintenance", {"startTime": "02:00\n"}), r"gpupools:maintenance\.startTime"),
+        (with_pool(AZURE, upgrade={"maxSurge": "1\n"}), r"gpupools:gpuPools\[0\]\.upgrade\.maxSurge"),
+    ],
+    ids=["pool name", "cluster name", "maintenance start", "upgrade surge"],
+)
+def test_a_trailing_newline_is_refused(raw: dict[str, Any], path: str) -> None:
+    """A YAML block scalar (``name: |``) keeps its newline; AKS and EKS refuse such a name. Found by
+    the pool-name property above: ``^...$`` with ``re.match`` accepts a trailing newline, so every
+    anchored pattern ends in ``\\Z``."""
+    with pytest.raises(ConfigError, match=path):
+        config.parse(raw)
+
+
 @settings(max_examples=100, deadline=None)
 @given(key=st.sampled_from(config.GPU_POOL_KEYS), typo_at=st.integers(0, 30))
 def test_a_one_letter_typo_in_any_pool_key_is_caught_with_a_suggestion(key: str, typo_at: int) -> None:

@@ -44,8 +44,8 @@ DRIFTED = "Drifted"
 DRIFT_AT_ONCE = "1"
 """Inside the window, drifted nodes of one NodePool are replaced one at a time."""
 
-START_TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
-UTC_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+START_TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)\Z")
+UTC_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})\Z")
 
 
 def offset_minutes(utc_offset: str) -> int:

@@ -135,18 +135,18 @@ AUTOSCALER_MINUTES_MAX = 60
 """The longest ``gpupools:autoscaler`` duration gpupools accepts, in minutes."""
 
 AZURE_ZONES = ("1", "2", "3")
-AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
+AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]\Z")
 AZURE_SUBNET_ID = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
     r"virtualNetworks/[^/]+/subnets/[^/]+$",
     re.IGNORECASE,
 )
-AWS_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
-AWS_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
-CLUSTER_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
-POOL_NAME = re.compile(r"^[a-z][a-z0-9]*$")
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+AWS_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}\Z")
+AWS_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}\Z")
+CLUSTER_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?\Z")
+POOL_NAME = re.compile(r"^[a-z][a-z0-9]*\Z")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 DNS_LABEL_MAX = 63
 """RFC 1123 label: what Kubernetes requires of a namespace, a Job's name, and anything that ends up
 in a label value or a hostname."""
@@ -157,9 +157,9 @@ def is_dns_label(value: object, max_length: int = DNS_LABEL_MAX) -> bool:
     return isinstance(value, str) and len(value) <= max_length and DNS_LABEL.match(value) is not None
 
 
-LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-IMAGE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
-MINUTES = re.compile(r"^[1-9]\d*m$")
+LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+IMAGE_TAG = re.compile(r"^v\d+\.\d+\.\d+\Z")
+MINUTES = re.compile(r"^[1-9]\d*m\Z")
 AZURE_VM_SIZE = re.compile(r"^Standard_([A-Z]+)(\d+)")
 
 RESERVED_CIDRS = {
@@ -311,7 +311,7 @@ EKS_MAX_PUBLIC_ACCESS_CIDRS = 40
 EKS_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 """EKS control plane log types (botocore ``eks`` ``LogType`` enum; a test keeps the two equal)."""
 
-IAM_POLICY_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}$")
+IAM_POLICY_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}\Z")
 """An IAM managed policy ARN (``arn:<partition>:iam::<account>:policy/<path><name>``, or ``aws`` for an
 AWS managed policy): what ``CreateRole.PermissionsBoundary`` takes (IAM API reference: "The ARN of the
 managed policy that is used to set the permissions boundary for the role"; names of letters, digits and ``+=,.@_-``,
@@ -329,7 +329,7 @@ def check_permissions_boundary(cluster: ClusterSpec, cloud: Cloud, path: str) ->
         fail(path, "must be an IAM managed policy ARN (arn:<partition>:iam::<12-digit account>:policy/<name>)", boundary)
 
 
-IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
+IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}\Z")
 """An IAM role or user ARN, as EKS access entries take them (``CreateAccessEntry.principalArn``)."""
 
 
@@ -782,7 +782,7 @@ def check_proximity_placement(pool: PoolSpec, cloud: Cloud, path: str, cluster_z
         )
 
 
-AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}\Z")
 """An EC2 capacity reservation ID, as On-Demand Capacity Reservations and Capacity Blocks for ML both
 have (EC2 API reference, ``CapacityReservation.CapacityReservationId``: "cr-1234567890abcdef0")."""
 
@@ -1248,7 +1248,7 @@ window of four hours or more" for NAP (``node-auto-provisioning-upgrade-image.md
 UTC_OFFSET_RANGE = (-12 * 60, 14 * 60)
 """UTC offsets in use run from -12:00 to +14:00."""
 
-GRACE_PERIOD = re.compile(r"^([1-9]\d*)(m|h)$")
+GRACE_PERIOD = re.compile(r"^([1-9]\d*)(m|h)\Z")
 GRACE_PERIOD_MAX_HOURS = 7 * 24
 """``terminationGracePeriod``: whole minutes or hours (the NodePool CRD takes ``^([0-9]+(s|m|h))+$``), at most a
 week, so a node replaced in one weekly window is gone before the next one opens."""

@@ -277,7 +277,7 @@ def cpu_workload(pool: str | None = None, *, extra_taints: Sequence[TaintArg] = 
     return {"tolerations": tolerations([AKS_SPOT_TAINT, *taints]), "affinity": {"nodeAffinity": node_affinity}}
 
 
-GO_DURATION = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")
+GO_DURATION = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?\Z")
 """The durations ``do_not_disrupt`` accepts: hours, minutes, seconds (``90m``, ``2h30m``), a subset of Go's
 ``time.ParseDuration`` that Karpenter reads the annotation with."""
 

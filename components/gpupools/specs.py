@@ -248,7 +248,7 @@ class SystemPoolSpec:
     disk_size_gb: int = 128
 
 
-UPGRADE_VALUE = re.compile(r"^(\d+)(%?)$")
+UPGRADE_VALUE = re.compile(r"^(\d+)(%?)\Z")
 """``maxSurge``/``maxUnavailable``: a whole number of nodes or a percentage of the pool ("This can
 either be set to an integer (e.g. '5') or a percentage (e.g. '50%')", AKS
 ``AgentPoolUpgradeSettings``, REST API 2025-09-01)."""

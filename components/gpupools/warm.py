@@ -96,7 +96,7 @@ from the older packages (``capacitybuffer/common``), so 1.33 and 1.34 clusters g
 WARM_LABEL = "gpupools.io/warm"
 """On every warm object, the pool's name: what the sim and ``kubectl get -l`` find them by."""
 
-TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d\Z")
 
 
 class Mechanism(str, Enum):

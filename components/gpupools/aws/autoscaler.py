@@ -88,7 +88,7 @@ from gpupools.versions import (
 
 TYPE = "gpupools:index:ClusterAutoscaler"
 
-AWS_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+AWS_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d\Z")
 """An AWS region name (``us-west-2``); the zone rule in ``gpupools.rules`` without the letter."""
 
 RELEASE_NAME = "cluster-autoscaler"

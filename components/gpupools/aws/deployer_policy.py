@@ -361,7 +361,7 @@ ACCOUNT = "${aws:PrincipalAccount}"
 "IAM policy elements: Variables and tags"; ``aws:PrincipalAccount`` is a global condition key), so
 one document serves every account."""
 
-CLUSTER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,99}$")
+CLUSTER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,99}\Z")
 """What ``--cluster-name`` accepts: a gpupools cluster name (``rules.check_cluster``), so never ``*``
 or any other wildcard, which would widen every scope below to other clusters' resources."""
 

@@ -47,7 +47,7 @@ a node group goes through, and short enough to leave room for readable cluster a
 NODE_GROUP_NAME_MAX = 63
 """EKS ``CreateNodegroup``: node group names are 1-63 characters."""
 
-NODE_GROUP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
+NODE_GROUP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]\Z")
 """What gpupools generates: lowercase letters, digits and '-' (EKS also allows upper case and '_',
 which the ASG regex below would have to escape)."""
 

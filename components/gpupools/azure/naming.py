@@ -39,7 +39,7 @@ CAPACITY_LETTER = {CapacityType.SPOT: "s", CapacityType.ON_DEMAND: "o", Capacity
 ``gpuPools`` entry never share a name even if their digests collide. A reserved pool's digest
 covers its Capacity Reservation Group ID, so two reservations of one entry get two names."""
 
-AKS_AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+AKS_AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}\Z")
 """AKS Linux pool names: a lowercase letter, then lowercase letters or digits, 1-12 in total."""
 
 

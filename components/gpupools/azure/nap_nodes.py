@@ -104,7 +104,7 @@ NAP_SHARING_WHY = (
 )
 """Why NAP pools carry no time-slicing or MPS (``config.NAP_SHARING_RULE`` says the same for the config)."""
 
-_ACCELERATOR = re.compile(r"^Standard_[A-Z][A-Za-z]*\d+[a-z]*_([A-Z]\d+)_v\d+$")
+_ACCELERATOR = re.compile(r"^Standard_[A-Z][A-Za-z]*\d+[a-z]*_([A-Z]\d+)_v\d+\Z")
 _FAMILY = re.compile(r"^Standard_([A-Z])")
 
 

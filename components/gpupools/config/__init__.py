@@ -330,6 +330,17 @@ def _declared_default(key: Key) -> Any:
     return float(key.default) if key.kind == "number" else key.default
 
 
+VALUE_READERS: dict[str, Callable[[Key, Any, str], Any]] = {
+    "integer": _integer,
+    "number": _number,
+    "boolean": _boolean,
+    "strings": _strings,
+    "labels": _labels,
+    "nodes": _nodes,
+}
+"""The reader of each kind of plain value (a ``string`` takes a hint too; a ``list`` or ``section`` its parser)."""
+
+
 def read(
     key: Key,
     value: Any,
@@ -357,18 +368,8 @@ def read(
     kind = key.kind
     if kind == "string":
         return _string(key, value, path, suggest)
-    if kind == "integer":
-        return _integer(key, value, path)
-    if kind == "number":
-        return _number(key, value, path)
-    if kind == "boolean":
-        return _boolean(key, value, path)
-    if kind == "strings":
-        return _strings(key, value, path)
-    if kind == "labels":
-        return _labels(key, value, path)
-    if kind == "nodes":
-        return _nodes(key, value, path)
+    if kind in VALUE_READERS:
+        return VALUE_READERS[kind](key, value, path)
     if kind == "list":
         return _items(key, value, path, parser)
     return parser(value, path) if parser is not None else read_keys(open_section(value, key, path), key, path)

@@ -85,7 +85,7 @@ price (Spot capped at, or drifting to, the on-demand rate), one below 0.05x of a
 DOCS = "docs/costs.md"
 """Where the price sources and the refresh are described (named in every reason)."""
 
-LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")
+LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+\Z")
 """An AWS Local Zone's AZ ID (``usw2-lax1-az1``); a region's own zones are ``usw2-az1``."""
 
 

@@ -199,7 +199,7 @@ ADDED_REMOVED_DETAIL = ("vmSize", "instanceTypes", "capacityType", "scaleSetPrio
 
 # --- paths ----------------------------------------------------------------------------------------
 
-_SIMPLE_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+_SIMPLE_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
 def format_path(segments: Sequence[Segment]) -> str:
