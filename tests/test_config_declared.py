@@ -159,7 +159,9 @@ def test_own_wording_is_the_declarations() -> None:
         assert declared[dotted].type_error == rule, dotted
     for dotted, key in declared.items():
         if key.type_error and key.kind in ("number", "strings", "list"):
-            assert key.type_error.startswith({"number": "must be a number", "strings": "must be a list", "list": "must be a list"}[key.kind]), dotted
+            assert key.type_error.startswith(
+                {"number": "must be a number", "strings": "must be a list", "list": "must be a list"}[key.kind]
+            ), dotted
 
 
 SPECS: dict[str, type] = {
@@ -209,7 +211,9 @@ def test_a_key_added_to_the_declaration_is_read_without_a_parser_line(monkeypatc
 
     smoke = STACK.key("smokeTest")
     added = dataclasses.replace(smoke, keys=(*smoke.keys, Key("timeoutMinutes", "integer", default=10)))
-    monkeypatch.setattr(config_keys, "STACK", dataclasses.replace(STACK, keys=tuple(added if k is smoke else k for k in STACK.keys)))
+    monkeypatch.setattr(
+        config_keys, "STACK", dataclasses.replace(STACK, keys=tuple(added if k is smoke else k for k in STACK.keys))
+    )
 
     @dataclasses.dataclass(frozen=True)
     class SmokeTestWithTimeout(SmokeTestSpec):
@@ -223,7 +227,9 @@ def test_a_key_added_to_the_declaration_is_read_without_a_parser_line(monkeypatc
     assert config.parse(values, region=region).smoke_test == SmokeTestWithTimeout(enabled=False, timeout_minutes=10)
     with pytest.raises(ConfigError, match=r"^gpupools:smokeTest\.timeoutMinutes: must be an integer, got 'x'$"):
         config.parse({**values, "gpupools:smokeTest": {"timeoutMinutes": "x"}}, region=region)
-    with pytest.raises(ConfigError, match=r"^gpupools:smokeTest\.timeoutMinute: is not a known key.*did you mean 'timeoutMinutes'"):
+    with pytest.raises(
+        ConfigError, match=r"^gpupools:smokeTest\.timeoutMinute: is not a known key.*did you mean 'timeoutMinutes'"
+    ):
         config.parse({**values, "gpupools:smokeTest": {"timeoutMinute": 5}}, region=region)
 
 

@@ -116,7 +116,9 @@ def test_eks_spot_groups_fail_one_after_another_before_on_demand(groups: int) ->
     assert many.typical == pytest.approx(one.typical + (groups - 1) * per_group)
     # from the first group's error to the on-demand request: every later group's failure and refresh
     assert many.reaction_worst == pytest.approx(groups * t.asg_cache_refresh + (groups - 1) * t.asg_activity_failure)
-    assert [s.what.startswith(f"Spot group {i // 2 + 1} of {groups}") for i, s in enumerate(many.steps[: 2 * groups])] == [True] * (2 * groups)
+    assert [s.what.startswith(f"Spot group {i // 2 + 1} of {groups}") for i, s in enumerate(many.steps[: 2 * groups])] == [
+        True
+    ] * (2 * groups)
     with pytest.raises(ValueError, match="spot_groups"):
         autoscaler_eks(t, 0)
 

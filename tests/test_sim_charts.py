@@ -166,7 +166,9 @@ def test_kueue_webhooks_keep_the_charts_selectors_and_point_at_the_local_server(
     webhook = rewritten["webhooks"][0]
     assert webhook["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate--v1-pod"
     assert base64.b64decode(webhook["clientConfig"]["caBundle"]) == ca
-    assert webhook["failurePolicy"] == "Ignore" and webhook["namespaceSelector"] == rendered[0]["webhooks"][0]["namespaceSelector"]
+    assert (
+        webhook["failurePolicy"] == "Ignore" and webhook["namespaceSelector"] == rendered[0]["webhooks"][0]["namespaceSelector"]
+    )
     assert "service" in rendered[0]["webhooks"][0]["clientConfig"]  # the rendered one is not changed in place
 
 
@@ -234,7 +236,13 @@ def test_the_sims_kwok_rbac_is_what_karpenters_own_kwok_chart_grants_and_the_aws
     kwok_chart = charts.render(helm, source, release, kube_version="v1.36.3")
     kwok_granted = _rules(kwok_chart.objects, "karpenter")
     aws_granted = _rules(karpenter_plan.objects, "karpenter")
-    added = {(g, r, v) for rule in karpenter.KWOK_PROVIDER_RULES for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+    added = {
+        (g, r, v)
+        for rule in karpenter.KWOK_PROVIDER_RULES
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
     assert added <= kwok_granted
     assert not added & aws_granted
     assert ("", "nodes", "create") in added
@@ -260,7 +268,9 @@ def test_the_karpenter_crd_release_renders_the_crds_the_sim_installs(
 
 def test_kueue_runs_with_the_rendered_args_and_configmap(kueue_plan: kueue.Plan, training: objects.StackObjects) -> None:
     assert kueue_plan.args == ["--config", "--zap-log-level=2"]  # the chart's args, --config's value the local file
-    config_map = next(o for o in kueue_plan.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kueue-manager-config")
+    config_map = next(
+        o for o in kueue_plan.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kueue-manager-config"
+    )
     assert kueue_plan.config == yaml.safe_load(config_map["data"]["controller_manager_config.yaml"])
     selector = kueue_plan.config["managedJobsNamespaceSelector"]["matchExpressions"][0]
     assert selector["values"] == list(training.spec.queueing.namespaces)
@@ -273,7 +283,9 @@ def test_kueue_runs_with_the_rendered_args_and_configmap(kueue_plan: kueue.Plan,
     assert config["managedJobsNamespaceSelector"] == kueue_plan.config["managedJobsNamespaceSelector"]
 
 
-def test_kueue_webhooks_are_the_charts_scoped_to_the_stacks_namespaces(kueue_plan: kueue.Plan, training: objects.StackObjects) -> None:
+def test_kueue_webhooks_are_the_charts_scoped_to_the_stacks_namespaces(
+    kueue_plan: kueue.Plan, training: objects.StackObjects
+) -> None:
     names = {w["metadata"]["name"] for w in kueue_plan.webhooks}
     assert names == {"kueue-mutating-webhook-configuration", "kueue-validating-webhook-configuration"}
     job = next(w for c in kueue_plan.webhooks for w in c["webhooks"] if w["name"] == "mjob.kb.io")

@@ -330,7 +330,9 @@ def split(release: str, namespace: str, chart: str, documents: Sequence[Mapping[
         pod = workload["spec"]["template"]["spec"]
         service_account = str(pod.get("serviceAccountName") or "default")
         for container in pod.get("containers") or []:
-            notes.append(f"image {container.get('image')} not pulled: the sim runs the binary it built (its version is in `sim status`)")
+            notes.append(
+                f"image {container.get('image')} not pulled: the sim runs the binary it built (its version is in `sim status`)"
+            )
         annotations = (next((o for o in objects if o["kind"] == "ServiceAccount"), {}).get("metadata") or {}).get(
             "annotations"
         ) or {}
@@ -349,7 +351,8 @@ def crd_notes(rendered: Rendered, installed: Iterable[str]) -> list[str]:
     ours = [n for n in names if n in set(installed)]
     notes = [
         f"{len(names)} CustomResourceDefinitions rendered, not applied: the sim installs its copies from the module zip "
-        f"({len(ours)} of the same names)" + ("" if len(ours) == len(names) else f"; not installed: {', '.join(sorted(set(names) - set(ours)))}")
+        f"({len(ours)} of the same names)"
+        + ("" if len(ours) == len(names) else f"; not installed: {', '.join(sorted(set(names) - set(ours)))}")
     ]
     services: dict[str, list[str]] = {}
     for crd in rendered.crds:
@@ -357,7 +360,9 @@ def crd_notes(rendered: Rendered, installed: Iterable[str]) -> list[str]:
         if service:
             services.setdefault(f"{service.get('namespace')}/{service.get('name')}", []).append(crd["metadata"]["name"])
     for service, crds in sorted(services.items()):
-        notes.append(f"the chart's {', '.join(sorted(crds))} name a conversion webhook on Service {service}, which no local process serves")
+        notes.append(
+            f"the chart's {', '.join(sorted(crds))} name a conversion webhook on Service {service}, which no local process serves"
+        )
     return notes
 
 

@@ -392,10 +392,14 @@ def chart_env(rendered: charts.Rendered) -> tuple[dict[str, str], list[str]]:
     the notes on what of it cannot apply here."""
     container = rendered.container()
     env = dict(container.env)
-    notes = [f"env {name} from {source} not set (no pod to resolve it for)" for name, source in sorted(container.env_from.items())]
+    notes = [
+        f"env {name} from {source} not set (no pod to resolve it for)" for name, source in sorted(container.env_from.items())
+    ]
     unread = sorted(set(env) - KWOK_BINARY_ENV)
     if unread:
-        notes.append(f"env {', '.join(unread)} passed as rendered, read only by the AWS provider (no effect on the KWOK provider)")
+        notes.append(
+            f"env {', '.join(unread)} passed as rendered, read only by the AWS provider (no effect on the KWOK provider)"
+        )
     return env, notes
 
 
@@ -431,7 +435,9 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
     notes += charts.webhook_notes(rendered)
     notes += charts.crd_notes(rendered, ())
     notes.append(f"rendered from charts/karpenter of github.com/aws/karpenter-provider-aws {module_version}")
-    notes.append(f"runs the sim's build of sigs.k8s.io/karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider)")
+    notes.append(
+        f"runs the sim's build of sigs.k8s.io/karpenter {build.versions.get('sigs.k8s.io/karpenter', '')} (KWOK provider)"
+    )
     return Plan(env, rendered.objects, rendered.service_account, [*notes, *rendered.notes])
 
 
@@ -574,7 +580,9 @@ def start(
     argv = commands(state, build)
     env = environment(karpenter_plan, kubeconfig(state, karpenter_plan), path)
     if int(env["HEALTH_PROBE_PORT"]) != NAMESPACE_PORTS["health"]:
-        raise SimError(f"Karpenter's rendered HEALTH_PROBE_PORT is {env['HEALTH_PROBE_PORT']}, the sim relays {NAMESPACE_PORTS['health']}")
+        raise SimError(
+            f"Karpenter's rendered HEALTH_PROBE_PORT is {env['HEALTH_PROBE_PORT']}, the sim relays {NAMESPACE_PORTS['health']}"
+        )
     paths = sockets(state)
     processes.start(
         state,
@@ -583,7 +591,10 @@ def start(
             argv=argv[RELAY],
             env={},
             ports={},
-            extra={"socket": str(paths["api"]), "identity": "none (it relays Karpenter's connections; no credentials of its own)"},
+            extra={
+                "socket": str(paths["api"]),
+                "identity": "none (it relays Karpenter's connections; no credentials of its own)",
+            },
         ),
         paths["api"].exists,
     )

@@ -105,11 +105,11 @@ def mounted_config(rendered: charts.Rendered, container: charts.Container) -> tu
     mount = next((m for m in spec.get("volumeMounts") or [] if m.get("mountPath") == path), None)
     volume = next((v for v in pod.get("volumes") or [] if mount and v.get("name") == mount["name"]), None)
     config_map = ((volume or {}).get("configMap") or {}).get("name")
-    found = next(
-        (o for o in rendered.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == config_map), None
-    )
+    found = next((o for o in rendered.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == config_map), None)
     if path is None or mount is None or found is None or mount.get("subPath") not in (found.get("data") or {}):
-        raise SimError(f"the {CHART} chart's {container.name} container reads {CONFIG_ARG}={path}, which no rendered ConfigMap is mounted at")
+        raise SimError(
+            f"the {CHART} chart's {container.name} container reads {CONFIG_ARG}={path}, which no rendered ConfigMap is mounted at"
+        )
     return path, dict(yaml.safe_load(found["data"][mount["subPath"]]))
 
 
@@ -122,7 +122,9 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
         raise SimError(f"stack {stack_objects.stack} registers {len(found)} Kueue Helm releases, expected one")
     module_version = build.versions[charts.CHART_MODULES[CHART][1]]
     charts.check_version(found[0], CHART, module_version)
-    rendered = charts.render(helm or charts.helm(), charts.chart_path(build, CHART), found[0], kube_version=build.kubernetes_version)
+    rendered = charts.render(
+        helm or charts.helm(), charts.chart_path(build, CHART), found[0], kube_version=build.kubernetes_version
+    )
     container = rendered.container(CONTAINER)
     path, config = mounted_config(rendered, container)
     args = [CONFIG_ARG if a == f"{CONFIG_ARG}={path}" else a for a in container.args]
@@ -130,7 +132,10 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
     notes = [
         f"{CONFIG_ARG}={path}: the rendered ConfigMap's file, written locally with internalCertManagement off, "
         "the webhook, metrics and health servers on 127.0.0.1, VisibilityOnDemand off, no leader election",
-        *(f"{w['kind']} {w['metadata']['name']}: rewritten to https://{HOST}:<port> with the sim's CA" for w in rendered.webhooks),
+        *(
+            f"{w['kind']} {w['metadata']['name']}: rewritten to https://{HOST}:<port> with the sim's CA"
+            for w in rendered.webhooks
+        ),
         *charts.crd_notes(rendered, installed),
         f"rendered from charts/kueue of sigs.k8s.io/kueue {module_version}; runs the sim's build of the same version",
         *rendered.notes,
