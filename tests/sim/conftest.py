@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 from gpupools.sim import build as builds
-from gpupools.sim import control_plane
+from gpupools.sim import control_plane, engine_build
 
 SESSION_CLUSTER = "pytest-session"
 """The state-directory name of the session's control plane (not a stack: stacks come and go on it)."""
@@ -33,3 +33,9 @@ def session_cluster(sim_build: builds.Build) -> Iterator[control_plane.ClusterSt
         yield state
     finally:
         control_plane.stop(state)
+
+
+@pytest.fixture(scope="session")
+def engine_bin(sim_build: builds.Build) -> engine_build.EngineBuild:
+    """The ``pulumi`` CLI and pulumi-kubernetes provider built from the pinned Go modules (cached)."""
+    return engine_build.cached() or engine_build.build()

@@ -42,11 +42,6 @@ pytestmark = pytest.mark.sim
 STACKS = committed_stacks(PROJECT_ROOT)
 
 
-@pytest.fixture(scope="session")
-def engine_bin(sim_build: Build) -> engine_build.EngineBuild:
-    return engine_build.cached() or engine_build.build()
-
-
 @dataclass
 class Engine:
     stack: str
@@ -79,9 +74,13 @@ def deployed_by_engine(
 
 
 def _deployed(
-    stack: str, session_cluster: ClusterState, sim_build: Build, engine_bin: engine_build.EngineBuild
+    stack: str,
+    session_cluster: ClusterState,
+    sim_build: Build,
+    engine_bin: engine_build.EngineBuild,
+    overrides: dict[str, Any] | None = None,
 ) -> Iterator[Engine]:
-    loaded = objects.load(stack)
+    loaded = objects.load(stack, overrides=overrides)
     client = session_cluster.client()
     objects.install_crds(client, objects.crds_for(loaded, sim_build.crds))
     # The engine creates every object: none of the stack's may be there yet. An earlier module's

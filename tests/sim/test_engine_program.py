@@ -8,13 +8,14 @@ YAML the sim cannot install (listed in ``StackFacts.skipped``).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pulumi_kubernetes as k8s
 import pytest
 from gpupools.sim import engine_program, objects
 from gpupools.synth import committed_stacks
-from gpupools.testing import PROJECT_ROOT, run_program
+from gpupools.testing import PROJECT_ROOT, run_program, stack_config
 from gpupools.testing.manifests import to_manifest
 
 STACKS = committed_stacks(PROJECT_ROOT)
@@ -37,6 +38,25 @@ def test_the_engine_program_registers_the_stacks_kubernetes_objects(stack: str) 
     facts = engine_program.facts(stack)
     expected = {_key(m): m for m in objects.load(stack).manifests}
     got = engine_manifests(facts)
+    assert sorted(got) == sorted(expected)
+    for key, manifest in expected.items():
+        assert got[key] == manifest, key
+
+
+def with_warm(stack: str) -> dict[str, Any]:
+    """``stack`` with a scheduled warm node on its first GPU pool without sharing (no committed stack has one)."""
+    pools = copy.deepcopy(stack_config(stack)["gpupools:gpuPools"])
+    first = next(p for p in pools if not p.get("sharing"))
+    first["warm"] = {"nodes": 1, "schedule": {"start": "08:00", "end": "18:00"}}
+    return {"gpupools:gpuPools": pools}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_engine_program_registers_a_warm_stacks_buffers_as_the_stack_does(stack: str) -> None:
+    overrides = with_warm(stack)
+    expected = {_key(m): m for m in objects.load(stack, overrides=overrides).manifests}
+    assert any(m["metadata"].get("namespace") == "gpupools-warm" for m in expected.values())
+    got = engine_manifests(engine_program.facts(stack, overrides))
     assert sorted(got) == sorted(expected)
     for key, manifest in expected.items():
         assert got[key] == manifest, key

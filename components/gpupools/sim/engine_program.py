@@ -16,7 +16,8 @@ program composes them over the cluster it created (``stacks/azure.py``, ``stacks
 * the NVIDIA device plugin over the served pools, the EFA device plugin over EFA groups (EKS);
 * the DCGM exporter (``gpupools:gpuMetrics``), the priority expander (cluster-autoscaler modes);
 * the Kueue queues (``gpupools:queueing``): ``KueueQueues`` with the stack's flavour order;
-* the smoke-test Jobs (``gpupools:smokeTest``).
+* the smoke-test Jobs (``gpupools:smokeTest``);
+* the warm buffers and their schedules (``gpuPools[].warm``): ``WarmCapacity``.
 
 Not in it: the Helm releases (Kueue, cluster-autoscaler, Karpenter): their charts are fetched from
 registries this machine cannot reach; in the sim those controllers run as local processes. The CRDs
@@ -77,6 +78,38 @@ def _provisioning_request_crd(spec: StackSpec, on_cluster: pulumi.ResourceOption
     k8s.apiextensions.v1.CustomResourceDefinition(
         PROVISIONING_REQUEST_CRD_NAME, metadata=manifest["metadata"], spec=manifest["spec"], opts=on_cluster
     )
+
+
+def _warm_capacity(facts: StackFacts, pools: Sequence[NodePoolInfo], on_cluster: pulumi.ResourceOptions) -> None:
+    """The stack's ``WarmCapacity`` (``gpuPools[].warm``) with the mechanism its stack program picks
+    (``stacks/aws.py``, ``stacks/azure.py``: ``gpupools.warm.mechanism``). Under EKS
+    cluster-autoscaler a CapacityBuffer's CRD is the vendored one of the image's tag that the stack's
+    ``ClusterAutoscaler`` registers beside its release (``create_capacity_buffer_crd``): the release
+    is not in this half, the CRD is. Under Karpenter it comes with the ``karpenter-crd`` chart, which
+    ``sim up`` installs (``gpupools.sim.objects.crds_for``)."""
+    import pulumi_kubernetes as k8s
+
+    from gpupools.aws.autoscaler import CAPACITY_BUFFER_CRD_NAME
+    from gpupools.kubernetes.crds import capacity_buffer_crd
+    from gpupools.kubernetes.warm import WarmCapacity
+    from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS
+    from gpupools.warm import Mechanism, mechanism
+
+    spec = facts.spec
+    if not any(pool.warm for pool in spec.gpu_pools):
+        return
+    image_tag = CLUSTER_AUTOSCALER_IMAGE_TAGS.get(spec.cluster.kubernetes_version)
+    kind = mechanism(spec.cloud, spec.provisioner, image_tag if spec.cloud is Cloud.AWS else None)
+    after: list[pulumi.Resource] = []
+    if spec.cloud is Cloud.AWS and not facts.karpenter and kind is Mechanism.CAPACITY_BUFFER and image_tag:
+        manifest = capacity_buffer_crd(image_tag)
+        after.append(
+            k8s.apiextensions.v1.CustomResourceDefinition(
+                CAPACITY_BUFFER_CRD_NAME, metadata=manifest["metadata"], spec=manifest["spec"], opts=on_cluster
+            )
+        )
+    gpu = [info for info in pools if info.role is Role.GPU]
+    WarmCapacity("warm", spec.gpu_pools, gpu, kind, facts.system_pool, after=after, opts=on_cluster)
 
 
 @contextmanager
@@ -198,6 +231,7 @@ def kubernetes_half(facts: StackFacts, provider: pulumi.ProviderResource) -> Non
             atomic_scale_up=atomic_scale_up(spec),
             opts=on_cluster,
         )
+    _warm_capacity(facts, pools, on_cluster)
     if spec.smoke_test.enabled:
         after = pulumi.ResourceOptions(provider=provider, depends_on=[plugin] if plugin else [])
         targets: dict[str, NodePoolInfo] = {}
