@@ -189,11 +189,12 @@ autoscaler logs "cannot list resource resourcequotas" and never reaches its firs
 sim: ``tests/sim/test_warm.py``). Read-only, cluster-wide, as the informer lists."""
 
 
-def create_capacity_buffer_crd(image_tag: str, parent: pulumi.Resource) -> k8s.apiextensions.v1.CustomResourceDefinition:
-    """The CapacityBuffer CRD of ``image_tag`` from the vendored file (``gpupools.kubernetes.crds``)."""
+def create_capacity_buffer_crd(image_tag: str, opts: pulumi.ResourceOptions) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    """The CapacityBuffer CRD of ``image_tag`` from the vendored file (``gpupools.kubernetes.crds``):
+    a child of the ``ClusterAutoscaler`` in a stack, on the sim's provider in its engine program."""
     manifest = capacity_buffer_crd(image_tag)
     return k8s.apiextensions.v1.CustomResourceDefinition(
-        CAPACITY_BUFFER_CRD_NAME, metadata=manifest["metadata"], spec=manifest["spec"], opts=pulumi.ResourceOptions(parent=parent)
+        CAPACITY_BUFFER_CRD_NAME, metadata=manifest["metadata"], spec=manifest["spec"], opts=opts
     )
 
 
@@ -370,7 +371,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         self.provisioning_request_crd = (
             create_provisioning_request_crd(name, self.image_tag, parent=self) if provisioning_requests else None
         )
-        self.capacity_buffer_crd = create_capacity_buffer_crd(self.image_tag, parent=self) if capacity_buffers else None
+        self.capacity_buffer_crd = (
+            create_capacity_buffer_crd(self.image_tag, pulumi.ResourceOptions(parent=self)) if capacity_buffers else None
+        )
         crd = [c for c in (self.provisioning_request_crd, self.capacity_buffer_crd) if c is not None]
         self.release = k8s.helm.v3.Release(
             name,

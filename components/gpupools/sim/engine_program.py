@@ -87,10 +87,7 @@ def _warm_capacity(facts: StackFacts, pools: Sequence[NodePoolInfo], on_cluster:
     ``ClusterAutoscaler`` registers beside its release (``create_capacity_buffer_crd``): the release
     is not in this half, the CRD is. Under Karpenter it comes with the ``karpenter-crd`` chart, which
     ``sim up`` installs (``gpupools.sim.objects.crds_for``)."""
-    import pulumi_kubernetes as k8s
-
-    from gpupools.aws.autoscaler import CAPACITY_BUFFER_CRD_NAME
-    from gpupools.kubernetes.crds import capacity_buffer_crd
+    from gpupools.aws.autoscaler import create_capacity_buffer_crd
     from gpupools.kubernetes.warm import WarmCapacity
     from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS
     from gpupools.warm import Mechanism, mechanism
@@ -102,12 +99,7 @@ def _warm_capacity(facts: StackFacts, pools: Sequence[NodePoolInfo], on_cluster:
     kind = mechanism(spec.cloud, spec.provisioner, image_tag if spec.cloud is Cloud.AWS else None)
     after: list[pulumi.Resource] = []
     if spec.cloud is Cloud.AWS and not facts.karpenter and kind is Mechanism.CAPACITY_BUFFER and image_tag:
-        manifest = capacity_buffer_crd(image_tag)
-        after.append(
-            k8s.apiextensions.v1.CustomResourceDefinition(
-                CAPACITY_BUFFER_CRD_NAME, metadata=manifest["metadata"], spec=manifest["spec"], opts=on_cluster
-            )
-        )
+        after.append(create_capacity_buffer_crd(image_tag, on_cluster))
     gpu = [info for info in pools if info.role is Role.GPU]
     WarmCapacity("warm", spec.gpu_pools, gpu, kind, facts.system_pool, after=after, opts=on_cluster)
 

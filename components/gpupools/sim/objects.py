@@ -157,7 +157,7 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
     families: set[str] = set()
     for manifest in objects.manifests:
         group = str(manifest["apiVersion"]).rpartition("/")[0]
-        if group in builtin_groups or manifest["kind"] == "CapacityBuffer":  # CapacityBuffer: gpupools.sim.warm
+        if group in builtin_groups or manifest["kind"] == "CapacityBuffer":  # its CRD: capacity_buffer_crds
             continue
         candidates = [c for c in index if c.group == group and c.kind == manifest["kind"]]
         preferred = [c for c in candidates if c.family == karpenter_family] or [
