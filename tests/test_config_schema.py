@@ -218,15 +218,17 @@ def test_a_key_the_schema_describes_has_the_reference_notes_as_its_description()
 
 
 def test_a_declared_value_is_read_with_its_default_and_the_readers_messages() -> None:
-    path = "gpupools:smokeTest"
-    assert config.declared_value({}, "smokeTest", "enabled", path) is False
-    assert config.declared_value({"enabled": True}, "smokeTest", "enabled", path) is True
+    def value(raw: dict[str, Any], section: str, name: str, default: Any = None) -> Any:
+        return config.read_value(config_keys.section(section).key(name), raw, f"gpupools:{section}", default)
+
+    assert value({}, "smokeTest", "enabled") is False
+    assert value({"enabled": True}, "smokeTest", "enabled") is True
     with pytest.raises(ConfigError, match=r"^gpupools:smokeTest\.enabled: must be true or false, got 'yes'$"):
-        config.declared_value({"enabled": "yes"}, "smokeTest", "enabled", path)
-    assert config.declared_value({}, "autoscaler", "scaleDownUnneededTime", "gpupools:autoscaler") == "10m"
+        value({"enabled": "yes"}, "smokeTest", "enabled")
+    assert value({}, "autoscaler", "scaleDownUnneededTime") == "10m"
     # A default that depends on the stack (here the cloud and the provisioner) is passed in by the caller.
-    assert config.declared_value({}, "nodeRepair", "enabled", "gpupools:nodeRepair", default=False) is False
-    assert config.declared_value({}, "nodeRepair", "enabled", "gpupools:nodeRepair") is None
+    assert value({}, "nodeRepair", "enabled", default=False) is False
+    assert value({}, "nodeRepair", "enabled") is None
 
 
 def test_the_schema_reads_the_same_as_draft_7_for_editors_that_stop_there() -> None:

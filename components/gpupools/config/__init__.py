@@ -382,11 +382,6 @@ def read_value(
     return read(key, raw.get(key.name), f"{path}.{key.name}", default, present=key.name in raw, suggest=suggest)
 
 
-def declared_value(raw: Mapping[str, Any], section: str, name: str, path: str, default: Any = None) -> Any:
-    """The value of the key ``name`` of the declared ``section`` (``gpupools.config_keys``) in ``raw``."""
-    return read_value(declared(section).key(name), raw, path, default)
-
-
 def open_section(
     raw: Any, section: Key, path: str, *, cloud: Cloud | None = None, refusals: str = "", gpu: bool = True
 ) -> Mapping[str, Any]:
@@ -693,10 +688,12 @@ NAP_SHARING_RULE = (
 )
 """Why ``sharing`` (time-slicing, MPS) is refused under AKS Node Auto Provisioning."""
 
-MEANINGFUL_DEFAULTS: dict[str, Any] = {"minSize": 0, "spotMaxPrice": -1}
+MEANINGFUL_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {name: declared("gpuPools").key(name).default for name in ("minSize", "spotMaxPrice")}
+)
 """The values of the keys in ``KARPENTER_MEANINGLESS_POOL_KEYS`` and ``NAP_MEANINGLESS_POOL_KEYS``
 (declared in ``gpupools.config_keys``, whose reference notes name them) that say what Karpenter
-does anyway, so they are accepted."""
+does anyway, so they are accepted: their declared defaults (``minSize`` 0, ``spotMaxPrice`` -1)."""
 
 
 def parse_provisioner(value: Any, path: str = f"{NAMESPACE}:provisioner") -> Provisioner:
