@@ -52,7 +52,16 @@ SHELL_SCRIPTS = {
     name: [str(ROOT / name)] for name in ("scripts/test", "scripts/update-snapshots", "scripts/build-sim", "scripts/test-sim")
 }
 SHELL_SCRIPTS.update(
-    {name: [str(ROOT / name)] for name in ("scripts/build-engine", "scripts/engine-preview", "scripts/build-autoscaler")}
+    {
+        name: [str(ROOT / name)]
+        for name in (
+            "scripts/build-engine",
+            "scripts/engine-preview",
+            "scripts/build-autoscaler",
+            "scripts/setup",
+            "scripts/talk",
+        )
+    }
 )
 COMMANDS = {**MODULES, **PYTHON_SCRIPTS, **SHELL_SCRIPTS}
 

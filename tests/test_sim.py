@@ -211,6 +211,40 @@ def test_a_finished_build_replaces_the_old_one_and_records_what_went_in(tmp_path
     assert out.getvalue().startswith("[build-sim] done in ") and str(root / "bin") in out.getvalue()
 
 
+HOLD_THE_LOCK = """
+import sys, time
+from pathlib import Path
+from gpupools.sim import build
+root = Path(sys.argv[1])
+with build.exclusive(root, "build-sim", sys.stdout):
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+    (root / "bin").mkdir(parents=True)
+    (root / "build.json").write_text('{"versions": {"k8s.io/kubernetes": "v2"}}')
+"""
+
+
+def test_a_build_another_process_is_making_is_waited_for_not_made_twice(tmp_path: Path) -> None:
+    root = tmp_path / "v2"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(root), "2"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"PYTHONPATH": str(PROJECT_ROOT / "components")},
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    made: list[str] = []
+    out = io.StringIO()
+    found = build.once("build-sim", root, False, out, lambda versions: versions, lambda: made.append("again") or {})
+    assert holder.wait() == 0
+    assert made == [] and found == {"k8s.io/kubernetes": "v2"}  # the other process's build, not a second one
+    assert "another process is building" in out.getvalue() and out.getvalue().rstrip().endswith(f"cached: {root}")
+    # Nobody holds it now: force makes anew at once, and a missing build is made.
+    assert build.once("build-sim", root, True, io.StringIO(), lambda v: v, lambda: {"made": "forced"}) == {"made": "forced"}
+    fresh = tmp_path / "v3"
+    assert build.once("build-sim", fresh, False, io.StringIO(), lambda v: v, lambda: {"made": "fresh"}) == {"made": "fresh"}
+
+
 def test_the_cache_goes_where_gpupools_cache_says(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from gpupools.sim import layout
 

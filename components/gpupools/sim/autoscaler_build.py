@@ -225,10 +225,17 @@ def build(
     module_root = module_root or layout.module_root()
     go = builds.go_version()
     root = build_dir(module_root, go)
-    recorded = builds.recorded_versions(root)
-    if recorded is not None and not force:
-        out.write(f"[build-autoscaler] cached: {root}\n")
-        return AutoscalerBuild(root=root, versions=recorded)
+    return builds.once(
+        "build-autoscaler",
+        root,
+        force,
+        out,
+        lambda versions: AutoscalerBuild(root=root, versions=versions),
+        lambda: _build(module_root, go, root, out, source, chart),
+    )
+
+
+def _build(module_root: Path, go: str, root: Path, out: IO[str], source: Path | None, chart: Path | None) -> AutoscalerBuild:
     version = pinned_version(module_root)
     staging = root.with_name(root.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)

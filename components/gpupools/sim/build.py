@@ -29,6 +29,8 @@ written is complete: a second run returns at once. Progress lines come at least 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -40,7 +42,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
 
 from gpupools import _cli
 from gpupools.sim import layout
@@ -190,6 +192,58 @@ class Build(CachedBuild):
     @property
     def kubernetes_version(self) -> str:
         return self.versions["k8s.io/kubernetes"]
+
+
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def exclusive(root: Path, label: str, out: IO[str]) -> Iterator[None]:
+    """Hold ``<root>.lock`` (``flock``) for the duration: one build of a directory at a time.
+
+    A second process that asks for the same build (CI starting a build in the background while a
+    test session's fixture asks for it; two pytest workers) waits here, saying so every
+    ``PROGRESS_SECONDS``, instead of building the same directory twice and removing the other's
+    ``.partial`` under it. The lock is the kernel's: it goes with the process that held it, so a
+    build killed half-way leaves nothing to clean up."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with (root.parent / (root.name + ".lock")).open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            started = time.monotonic()
+            out.write(f"[{label}] another process is building {root}; waiting for it (its log: {root}.partial/build.log)\n")
+            out.flush()
+            said = started
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(1)
+                if time.monotonic() - said >= PROGRESS_SECONDS:
+                    said = time.monotonic()
+                    out.write(f"[{label}] still waiting for the other build of {root.name}, {int(said - started)}s\n")
+                    out.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def once(label: str, root: Path, force: bool, out: IO[str], found: Callable[[dict[str, str]], T], make: Callable[[], T]) -> T:
+    """The build in ``root``: ``found(versions)`` when a complete one is there (``build.json``), else
+    ``make()`` under ``exclusive`` (checking again once the lock is held: the process it waited for
+    may have finished the same build). ``force`` makes anew whatever is there."""
+    recorded = recorded_versions(root)
+    if recorded is None or force:
+        with exclusive(root, label, out):
+            recorded = recorded_versions(root)
+            if recorded is None or force:
+                return make()
+    out.write(f"[{label}] cached: {root}\n")
+    out.flush()
+    return found(recorded)
 
 
 def go_env() -> dict[str, str]:
@@ -425,10 +479,17 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     module_root = module_root or layout.module_root()
     go = go_version()
     root = build_dir(module_root, go)
-    recorded = recorded_versions(root)
-    if recorded is not None and not force:
-        out.write(f"[build-sim] cached: {root}\n")
-        return Build(root=root, versions=recorded)
+    return once(
+        "build-sim",
+        root,
+        force,
+        out,
+        lambda versions: Build(root=root, versions=versions),
+        lambda: _build(module_root, go, root, out),
+    )
+
+
+def _build(module_root: Path, go: str, root: Path, out: IO[str]) -> Build:
     versions = required_versions(module_root)
     kube = versions["k8s.io/kubernetes"]
     staging = root.with_name(root.name + ".partial")

@@ -133,10 +133,17 @@ def build(module_root: Path | None = None, *, out: IO[str] = sys.stdout, force: 
     module_root = module_root or layout.module_root()
     go = builds.go_version()
     root = build_dir(module_root, go)
-    recorded = builds.recorded_versions(root)
-    if recorded is not None and not force:
-        out.write(f"[build-engine] cached: {root}\n")
-        return EngineBuild(root=root, versions=recorded)
+    return builds.once(
+        "build-engine",
+        root,
+        force,
+        out,
+        lambda versions: EngineBuild(root=root, versions=versions),
+        lambda: _build(module_root, go, root, out),
+    )
+
+
+def _build(module_root: Path, go: str, root: Path, out: IO[str]) -> EngineBuild:
     versions = required_versions(module_root)
     staging = root.with_name(root.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
