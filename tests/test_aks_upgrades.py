@@ -25,6 +25,7 @@ from gpupools.specs import UpgradeSpec, upgrade_nodes
 from gpupools.synth.summary import render
 from gpupools.testing import PROJECT_ROOT, run_stack, stack_config
 
+from tests.example_runs import example_run
 from tests.multi_node_cases import AZURE, with_pool
 from tests.upgrade_cases import UPGRADE_INVALID
 
@@ -71,7 +72,7 @@ def test_counts_and_percentages_round_up_as_aks_does(value: str, size: int, node
 
 
 def test_the_worst_case_is_batches_times_drain_plus_per_node_time() -> None:
-    run = run_stack("azure-dev")
+    run = example_run("azure-dev")
     estimate = run.outputs["upgrade"]
     config = stack_config("azure-dev")
     pools = {p["name"]: p for p in estimate["pools"]}
@@ -89,7 +90,7 @@ def test_the_worst_case_is_batches_times_drain_plus_per_node_time() -> None:
 
 
 def test_surge_settings_shorten_the_stated_figure() -> None:
-    base = run_stack("azure-dev").outputs["upgrade"]["worstCaseMinutes"]
+    base = example_run("azure-dev").outputs["upgrade"]["worstCaseMinutes"]
     fast = {"maxSurge": "50%", "maxUnavailable": 0, "drainTimeoutMinutes": 15}
     config = stack_config("azure-dev")
     cpu = [{**config["gpupools:cpuPools"][0], "upgrade": fast}]
@@ -103,7 +104,7 @@ def test_pool_minutes_of_an_empty_pool_is_zero() -> None:
 
 
 def test_the_nap_stack_states_the_control_plane_and_system_pool_only() -> None:
-    estimate = run_stack("azure-nap-dev").outputs["upgrade"]
+    estimate = example_run("azure-nap-dev").outputs["upgrade"]
     assert [p["name"] for p in estimate["pools"]] == ["system"]
 
 
@@ -111,7 +112,7 @@ def test_the_synth_summary_states_the_figure_and_what_to_do_above_the_job_limit(
     from gpupools.synth import synthesize
 
     text = render(synthesize("azure-dev").document, wide=True)
-    estimate = run_stack("azure-dev").outputs["upgrade"]
+    estimate = example_run("azure-dev").outputs["upgrade"]
     assert f"Kubernetes minor upgrade, worst case: {estimate['worstCaseMinutes']} min" in text
     assert ("Longer than the deploy job's 120 min" in text) is (not estimate["fitsDeployJob"])
 
@@ -160,7 +161,7 @@ def test_the_estimate_takes_each_pools_own_settings() -> None:
 
 def test_docs_state_the_committed_stacks_figures() -> None:
     text = " ".join((Path(PROJECT_ROOT) / "docs" / "aks.md").read_text().split())
-    dev = run_stack("azure-dev").outputs["upgrade"]["worstCaseMinutes"]
-    nap = run_stack("azure-nap-dev").outputs["upgrade"]["worstCaseMinutes"]
+    dev = example_run("azure-dev").outputs["upgrade"]["worstCaseMinutes"]
+    nap = example_run("azure-nap-dev").outputs["upgrade"]["worstCaseMinutes"]
     assert f"`azure-dev` states {dev} minutes" in text
     assert f"figure is {nap} minutes" in text

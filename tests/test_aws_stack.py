@@ -23,6 +23,7 @@ from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_program
 from gpupools.testing.manifests import to_manifest
 from gpupools.versions import EKS_CORE_ADDONS
 
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, untolerated, validate_manifest
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -37,7 +38,7 @@ K8S_VERSION = CONFIG["gpupools:cluster"]["kubernetesVersion"]
 
 @functools.cache
 def aws_dev() -> Run:
-    return run_stack("aws-dev")
+    return example_run("aws-dev")
 
 
 @functools.cache

@@ -31,6 +31,7 @@ from gpupools.testing import Registration, Run, run_stack, stack_config
 from gpupools.testing.manifests import to_manifest
 from pulumi_azure_native import containerservice
 
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, untolerated, validate_manifest
 
 STACK = "azure-dev"
@@ -45,7 +46,7 @@ CONFIG = stack_config(STACK)
 
 @pytest.fixture(scope="module")
 def run() -> Run:
-    return run_stack(STACK)
+    return example_run(STACK)
 
 
 def gpu_config() -> list[dict[str, Any]]:

@@ -35,6 +35,8 @@ from gpupools.synth.summary import fleet_total, render
 from gpupools.testing import PROJECT_ROOT, Run, run_stack, stack_config
 from gpupools.testing.manifests import to_manifest
 
+from tests.example_runs import example_run
+
 STACKS = committed_stacks(PROJECT_ROOT)
 QUEUEING = {"enabled": True, "namespaces": ["ml"]}
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
@@ -96,7 +98,7 @@ def test_the_budget_check_and_the_config_figures_are_the_stack_outputs(stack: st
     fleet = fleet_cost(groups_of_spec(spec), price_table(spec.cloud), region, spec.cost)
     assert fleet.figures is not None
     # The cost output's capacity block: the figures, with each state's exactness and known part.
-    assert fleet.to_output()["capacity"] == run_stack(stack).outputs["cost"]["capacity"]
+    assert fleet.to_output()["capacity"] == example_run(stack).outputs["cost"]["capacity"]
     # The budget is checked against the ceiling, under that name.
     assert fleet.ceiling is not None
     tight = fleet_cost(groups_of_spec(spec), price_table(spec.cloud), region, CostSpec(budget_per_hour=fleet.ceiling / 2))
@@ -107,7 +109,7 @@ def test_the_budget_check_and_the_config_figures_are_the_stack_outputs(stack: st
 
 
 def test_azure_dev_says_one_ceiling_in_the_table_the_diff_and_the_queueing_error() -> None:
-    run = run_stack("azure-dev")
+    run = example_run("azure-dev")
     ceiling = run.outputs["cost"]["capacity"]["ceiling"]
     # t4: 8 Spot + 2 fallback, a100: 4 Spot + 1 fallback, one GPU per node; general 10 + 10; system 4.
     assert (ceiling["nodes"], ceiling["gpus"], ceiling["gpuSlots"]) == (39, 15, 15)
@@ -126,7 +128,7 @@ def test_azure_dev_says_one_ceiling_in_the_table_the_diff_and_the_queueing_error
 
 
 def test_aws_training_dev_h100_is_its_count_reserved_plus_max_size_on_demand() -> None:
-    run = run_stack("aws-training-dev")
+    run = example_run("aws-training-dev")
     pools = run.outputs["cost"]["capacity"]["pools"]
     [reservation] = next(p for p in stack_config("aws-training-dev")["gpupools:gpuPools"] if p["name"] == "h100")["reservations"]
     count = reservation["count"]
@@ -142,7 +144,7 @@ def test_aws_training_dev_h100_is_its_count_reserved_plus_max_size_on_demand() -
 
 
 def test_every_state_has_one_name_printed_once() -> None:
-    text = render({"outputs": run_stack("aws-dev").outputs, "resources": [], "stack": "aws-dev"}, tree=False)
+    text = render({"outputs": example_run("aws-dev").outputs, "resources": [], "stack": "aws-dev"}, tree=False)
     for scenario in Scenario:
         assert sum(1 for line in text.splitlines() if line.strip().startswith(SCENARIO_NAMES[scenario] + " ")) == 1
     assert "all Spot" not in text
@@ -220,7 +222,7 @@ def test_count_is_the_reserved_node_group_max_on_eks(count: int | None) -> None:
     gpu1 = next(p for p in stack_config("aws-dev")["gpupools:gpuPools"] if p["name"] == "gpu1")
     assert reserved.inputs["scalingConfig"]["maxSize"] == (count or gpu1["maxSize"])
     # maxSize keeps bounding Spot and on-demand: their groups are those of the stack without it.
-    plain = run_stack("aws-dev")
+    plain = example_run("aws-dev")
     sizes = sorted((r.inputs["scalingConfig"]["maxSize"], r.name) for r in plain.of_type("aws:eks/nodeGroup:NodeGroup"))
     others = [r for r in run.of_type("aws:eks/nodeGroup:NodeGroup") if r not in reserved_eks_groups(run)]
     assert sorted((r.inputs["scalingConfig"]["maxSize"], r.name) for r in others) == sizes

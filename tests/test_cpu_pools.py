@@ -22,9 +22,10 @@ from gpupools.conventions import AKS_SPOT_TAINT, GPU_TAINT, Taint, TaintEffect
 from gpupools.errors import ConfigError
 from gpupools.kubernetes.priority_expander import CONFIG_MAP_NAME
 from gpupools.scheduling import cpu_only, cpu_workload, gpu_workload
-from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.testing import Registration, Run, stack_config
 from gpupools.testing.manifests import to_manifest
 
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, untolerated
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -36,7 +37,7 @@ AWS = stack_config("aws-dev")
 
 @functools.cache
 def run(stack: str) -> Run:
-    return run_stack(stack)
+    return example_run(stack)
 
 
 def cpu_entries(stack: str) -> list[dict[str, Any]]:

@@ -8,8 +8,9 @@ import hashlib
 
 import pytest
 from gpupools.kubernetes import crds
-from gpupools.testing import run_stack
 from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS
+
+from tests.example_runs import example_run
 
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
@@ -36,7 +37,7 @@ def test_each_file_is_the_recorded_upstream_bytes_of_its_tag(image_tag: str) -> 
 def test_the_stack_registers_the_vendored_crd_and_fetches_nothing() -> None:
     """aws-training-dev (queueing with atomic scale-up): one CustomResourceDefinition whose spec is the
     vendored file's, before the autoscaler release; no ``yaml/v2:ConfigFile`` of a URL any more."""
-    result = run_stack("aws-training-dev")
+    result = example_run("aws-training-dev")
     assert not [r for r in result.registrations if r.type.startswith("kubernetes:yaml/")]
     [crd] = [r for r in result.of_type(CRD) if r.inputs["metadata"]["name"] == "provisioningrequests.autoscaling.x-k8s.io"]
     tag = CLUSTER_AUTOSCALER_IMAGE_TAGS["1.35"]

@@ -18,6 +18,8 @@ from gpupools.preflight.stack import engine_values, target_from_values
 from gpupools.specs import Provisioner, StackSpec
 from gpupools.testing import PROJECT_ROOT, run_stack
 
+from tests.example_runs import example_run
+
 SERVICE_MODELS = {
     "ec2": "ec2",
     "eks": "eks",
@@ -140,7 +142,7 @@ BROUGHT_NETWORK = {"vpcId": "vpc-0abc12345678", "privateSubnetIds": ["subnet-0aa
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_resource_type_of_the_eks_stack_is_covered(stack: str) -> None:
-    run = run_stack(stack)
+    run = example_run(stack)
     granted = policy.all_actions(policy.policy_for(spec_of(stack)))
     aws_types = {r.type for r in run.registrations if r.custom and r.type.startswith("aws:")}
     assert aws_types, "the stack registers AWS resources"
@@ -154,7 +156,7 @@ def test_every_resource_type_of_the_eks_stack_is_covered(stack: str) -> None:
 def test_karpenter_stack_registers_what_only_its_policy_grants() -> None:
     """aws-dev stays least-privilege: no SQS, EventBridge or policy-writing actions, which only the
     Karpenter resources need; the Karpenter policy has no ASG tag writes (no cluster-autoscaler)."""
-    karpenter_types = {r.type for r in run_stack("aws-karpenter-dev").registrations if r.custom}
+    karpenter_types = {r.type for r in example_run("aws-karpenter-dev").registrations if r.custom}
     assert {"aws:sqs/queue:Queue", "aws:cloudwatch/eventRule:EventRule", "aws:iam/policy:Policy"} <= karpenter_types
     assert "aws:autoscaling/tag:Tag" not in karpenter_types
     autoscaler = policy.all_actions(policy.policy_for(spec_of("aws-dev")))
@@ -295,7 +297,7 @@ def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: s
     assert not allows(document, "iam:PassRole", own_role, {"iam:PassedToService": "lambda.amazonaws.com"})
     assert not allows(document, "iam:CreatePolicyVersion", f"arn:aws:iam::{ACCOUNT_ID}:policy/any-other-policy")
 
-    run = run_stack(stack)
+    run = example_run(stack)
     roles = {r.name: r for r in run.registrations if r.type == "aws:iam/role:Role"}
     for registration in roles.values():
         assert "name" not in registration.inputs, "auto-named roles: the scope matches the logical name prefix"

@@ -17,6 +17,7 @@ from gpupools.errors import ConfigError
 from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
 
+from tests.example_runs import example_run
 from tests.test_aws_contracts import asg_name, check_request, operation_input
 
 NAT = "aws:ec2/natGateway:NatGateway"
@@ -34,7 +35,7 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
 @functools.cache
 def run(stack: str) -> Run:
-    return run_stack(stack)
+    return example_run(stack)
 
 
 # --- B2: destroy keeps egress until Karpenter's objects are gone ------------------------------------
@@ -690,7 +691,7 @@ def test_the_provisioning_request_crd_alias_is_the_old_configfile_childs_urn(mon
         return register(self, request)
 
     monkeypatch.setattr(RecordingMonitor, "RegisterResource", recording)
-    result = run_stack("aws-training-dev")
+    result = run_stack("aws-training-dev")  # its own run: the monitor is patched
     [autoscaler] = [r for r in result.registrations if r.type == "gpupools:index:ClusterAutoscaler"]
     config_file = f"{autoscaler.name}-provisioningrequest-crd"  # the 0.2.x ConfigFile (git show d2846c4^)
     old_config_file = urn("aws-training-dev", "gpupools", autoscaler.urn, "kubernetes:yaml/v2:ConfigFile", config_file)

@@ -35,6 +35,7 @@ from gpupools.synth.summary import cost_lines, pool_rows
 from gpupools.testing import Registration, Run, fakes, run_program, run_stack, stack_config
 
 from tests.crd_schema import validate_custom_resource
+from tests.example_runs import example_run
 from tests.k8s_schema import eks_gpu_group
 from tests.test_aws_contracts import check_request, create_nodegroup_request, operation_input, tags_by_asg
 from tests.test_karpenter_eks import CHART_VALUE_PATHS, value_paths
@@ -61,7 +62,7 @@ def with_reservations(stack: str, pool: str, reservations: list[dict[str, Any]])
 
 @cache
 def plain() -> Run:
-    return run_stack("aws-dev")
+    return example_run("aws-dev")
 
 
 @cache
@@ -363,18 +364,18 @@ def test_karpenter_states_the_reserved_capacity_gate_and_routes_reservation_inte
     assert RESERVATION_INTERRUPTION_EVENTS["capacity-reservation-interruption"] in patterns
     assert len(patterns) == 5
     # Without reservations: neither.
-    [plain_controller] = [r for r in run_stack("aws-karpenter-dev").of_type(RELEASE) if r.inputs["name"] == "karpenter"]
+    [plain_controller] = [r for r in example_run("aws-karpenter-dev").of_type(RELEASE) if r.inputs["name"] == "karpenter"]
     assert "reservedCapacity" not in plain_controller.inputs["values"]["settings"].get("featureGates", {})
 
 
 def test_karpenter_costs_price_the_nodepool_at_spot_with_reserved_listed_first() -> None:
     [row] = [r for r in karpenter().outputs["nodePools"] if r["pool"] == "gpu4"]
-    plain_row = next(r for r in run_stack("aws-karpenter-dev").outputs["nodePools"] if r["pool"] == "gpu4")
+    plain_row = next(r for r in example_run("aws-karpenter-dev").outputs["nodePools"] if r["pool"] == "gpu4")
     assert row["capacityTypes"] == ["reserved", "spot", "on-demand"]
     assert row["capacityType"] == "spot" and row["pricePerNodeHour"] == plain_row["pricePerNodeHour"] is not None
     cost = karpenter().outputs["cost"]
     assert list(cost["priorityOrder"]) == ["reserved", "spot", "on-demand"]
-    plain_cost = run_stack("aws-karpenter-dev").outputs["cost"]
+    plain_cost = example_run("aws-karpenter-dev").outputs["cost"]
     # The ceiling is the NodePool's limit at its dearest capacity, reservation or not; at max, Spot
     # first, its reservation (no count: the whole limit) fills first, at no extra cost.
     assert cost["ceilingPerHour"] == plain_cost["ceilingPerHour"]
@@ -433,7 +434,7 @@ def test_a_capacity_block_group_names_its_instance_type_in_the_launch_template_o
     the template for the same reason. main put it on the node group and left the template without one.
     Checked on the training example (its Capacity Block) and against botocore's ``CreateNodegroup``
     and ``CreateLaunchTemplate`` shapes; an ODCR group keeps its type on the group."""
-    run = run_stack("aws-training-dev")
+    run = example_run("aws-training-dev")
     blocks = [g for g in run.of_type(NODE_GROUP) if g.inputs["capacityType"] == "CAPACITY_BLOCK"]
     assert blocks, "the training example has a Capacity Block group"
     eks = operation_input("eks", "CreateNodegroup")

@@ -28,6 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.device_plugin_schema import check_config_file
+from tests.example_runs import example_run
 from tests.sharing_cases import AWS, AZURE, pool
 
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -137,7 +138,7 @@ def azure_shared() -> Run:
 
 @functools.cache
 def azure_plain() -> Run:
-    return run_stack("azure-dev")
+    return example_run("azure-dev")
 
 
 def agent_pools(run: Run, entry: str) -> list[Registration]:
@@ -260,7 +261,7 @@ def test_eks_groups_advertise_gpus_times_replicas_on_the_asg_and_the_node_group(
 
 
 def test_eks_time_slicing_does_not_replace_node_groups() -> None:
-    plain = {g.name: g.inputs["nodeGroupName"] for g in run_stack("aws-dev").of_type(NODE_GROUP)}
+    plain = {g.name: g.inputs["nodeGroupName"] for g in example_run("aws-dev").of_type(NODE_GROUP)}
     shared = {g.name: g.inputs["nodeGroupName"] for g in aws_shared().of_type(NODE_GROUP)}
     assert plain == shared
 

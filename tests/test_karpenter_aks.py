@@ -23,10 +23,11 @@ from gpupools.catalog.prices import price_table
 from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, Taint, TaintEffect
 from gpupools.errors import ConfigError
 from gpupools.specs import Cloud, ClusterSpec, SystemPoolSpec
-from gpupools.testing import Run, run_program, run_stack, stack_config
+from gpupools.testing import Run, run_program, stack_config
 from pulumi_azure_native import containerservice
 
 from tests.crd_schema import validate_custom_resource
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, untolerated
 
 STACK = "azure-nap-dev"
@@ -37,7 +38,7 @@ CLUSTER = "azure-native:containerservice:ManagedCluster"
 
 @cache
 def run() -> Run:
-    return run_stack(STACK)
+    return example_run(STACK)
 
 
 def custom_resource(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +115,7 @@ def test_no_agent_pools_and_no_priority_expander() -> None:
 
 def test_autoscaler_stack_is_unchanged_by_nap_support() -> None:
     """azure-dev keeps its autoscaled System pool, its profile and AKS's default dataplane."""
-    [cluster] = run_stack("azure-dev").of_type(CLUSTER)
+    [cluster] = example_run("azure-dev").of_type(CLUSTER)
     assert "nodeProvisioningProfile" not in cluster.inputs
     assert "networkDataplane" not in cluster.inputs["networkProfile"]
     assert cluster.inputs["agentPoolProfiles"][0]["enableAutoScaling"] is True

@@ -28,6 +28,7 @@ from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import AL2023_AMI_ALIAS, BOTTLEROCKET_AMI_ALIAS, KARPENTER_VERSION
 
 from tests.crd_schema import validate_custom_resource
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, untolerated
 
 STACK = "aws-karpenter-dev"
@@ -39,7 +40,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 @cache
 def run() -> Run:
-    return run_stack(STACK)
+    return example_run(STACK)
 
 
 def custom_resource(reg: Registration) -> dict[str, Any]:
@@ -530,7 +531,7 @@ def test_default_provisioner_is_cluster_autoscaler_and_changes_nothing() -> None
     raw = stack_config("aws-dev")
     assert config.parse(raw, "us-west-2").provisioner is Provisioner.CLUSTER_AUTOSCALER
     assert config.parse(stack_config(STACK), "us-west-2").provisioner is Provisioner.KARPENTER
-    implicit = desired_state(run_stack("aws-dev"), "aws-dev")
+    implicit = desired_state(example_run("aws-dev"), "aws-dev")
     explicit = desired_state(run_stack("aws-dev", overrides={"gpupools:provisioner": "cluster-autoscaler"}), "aws-dev")
     assert implicit == explicit
 

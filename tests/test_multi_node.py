@@ -27,6 +27,7 @@ from gpupools.specs import Cloud, GpuPoolSpec, Provisioner
 from gpupools.testing import Registration, Run, fakes, run_stack
 from gpupools.testing.manifests import to_manifest
 
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, untolerated, validate_all_versions
 from tests.multi_node_cases import AWS_ZONE, efa_overrides, ppg_overrides
 
@@ -155,7 +156,7 @@ def test_the_efa_device_plugin_objects_validate_and_carry_scan_skips_with_reason
 
 
 def test_a_stack_without_efa_has_no_efa_parts() -> None:
-    run = run_stack("aws-dev")
+    run = example_run("aws-dev")
     assert run.of_type(PLACEMENT_GROUP) == [] and run.of_type(SECURITY_GROUP) == []
     assert run.of_type(INGRESS) == [] and run.of_type(EGRESS) == []
     assert all("networkInterfaces" not in t.inputs and "placement" not in t.inputs for t in run.of_type(LAUNCH_TEMPLATE))
@@ -279,7 +280,7 @@ def test_turning_proximity_placement_on_is_a_new_pool_name_and_off_keeps_todays_
     names_on = [p.name for p in plan_agent_pools(on, ("1", "2", "3"))]
     assert all(a != b for a, b in zip(names_off, names_on, strict=True))
     assert "proximityPlacementGroupID" in CREATE_ONLY_FIELDS
-    default = run_stack("azure-dev")
+    default = example_run("azure-dev")
     assert default.of_type("azure-native:compute:ProximityPlacementGroup") == []
 
 

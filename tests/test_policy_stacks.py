@@ -28,6 +28,8 @@ if str(POLICY_DIR) not in sys.path:
 
 from gpupools_policy import rules, shapes, testing  # noqa: E402
 
+from tests.example_runs import example_run  # noqa: E402
+
 Resources = list[rules.Resource]
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -44,7 +46,7 @@ _RUNS: dict[str, Resources] = {}
 def stack_resources(stack: str) -> Resources:
     """The stack's registrations as the pack sees them (run once per test session)."""
     if stack not in _RUNS:
-        run = run_stack(stack)
+        run = example_run(stack)
         _RUNS[stack] = [rules.Resource(r.type, r.name, r.inputs, r.urn, tuple(r.ignore_changes)) for r in run.registrations]
     return _RUNS[stack]
 

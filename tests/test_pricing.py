@@ -28,8 +28,9 @@ from gpupools.pricing.estimate import (
     node_price,
 )
 from gpupools.specs import Cloud, CostSpec
-from gpupools.testing import run_stack, stack_config
+from gpupools.testing import stack_config
 
+from tests.example_runs import example_run
 from tests.test_config import AZURE
 
 D4 = "Standard_D4s_v5"
@@ -111,7 +112,7 @@ def test_an_unknown_price_makes_the_figures_unknown_and_is_named() -> None:
 
 @pytest.mark.parametrize("stack", ["azure-dev", "aws-dev", "aws-karpenter-dev", "azure-nap-dev"])
 def test_spec_and_created_pools_give_the_same_totals(stack: str) -> None:
-    run = run_stack(stack)
+    run = example_run(stack)
     raw = stack_config(stack)
     region = raw.get("aws:region") or raw["azure-native:location"]
     spec = config.parse(raw, region=region)
@@ -261,7 +262,7 @@ def test_an_unknown_price_orders_its_class_by_size_facts() -> None:
 def test_an_unpinned_one_gpu_pod_gets_the_cheapest_pool_that_fits(stack: str) -> None:
     """cluster-autoscaler picks the highest tier among groups that fit: for a pod asking one
     ``nvidia.com/gpu`` and no pool, every GPU pool fits, so the highest tier must be the cheapest."""
-    run = run_stack(stack)
+    run = example_run(stack)
     [config_map] = [r for r in run.of_type("kubernetes:core/v1:ConfigMap") if r.inputs["metadata"]["name"] == CONFIG_MAP_NAME]
     tiers = {int(k): v for k, v in yaml.safe_load(config_map.inputs["data"]["priorities"]).items()}
     rows = [p for p in run.outputs["nodePools"] if p["role"] == "gpu" and p["gpuSlotsPerNode"] >= 1]
@@ -286,7 +287,7 @@ def test_an_unpinned_one_gpu_pod_gets_the_cheapest_pool_that_fits(stack: str) ->
 
 @pytest.mark.parametrize("stack", ["azure-dev", "aws-dev"])
 def test_node_pools_output_carries_prices_and_the_cost_output_the_fleet(stack: str) -> None:
-    run = run_stack(stack)
+    run = example_run(stack)
     raw = stack_config(stack)
     region = raw.get("aws:region") or raw["azure-native:location"]
     table = price_table(Cloud(raw["gpupools:cloud"]))

@@ -42,6 +42,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.crd_schema import validate_custom_resource
+from tests.example_runs import example_run
 from tests.k8s_schema import affinity_matches, tolerates, untolerated, validate_manifest
 from tests.test_access_gate import gate_checks, gate_of, required_checks
 
@@ -343,7 +344,7 @@ def test_karpenter_stacks_have_no_provisioning_request(stack: str) -> None:
 
 
 def test_without_queueing_nothing_changes_and_atomic_off_drops_the_check() -> None:
-    plain = run_stack("aws-dev")
+    plain = example_run("aws-dev")
     assert not [r for r in plain.registrations if "kueue" in r.type or r.name == "kueue"]
     [autoscaler] = [r for r in plain.registrations if r.type == "kubernetes:helm.sh/v3:Release"]
     assert "enable-provisioning-requests" not in autoscaler.inputs["values"]["extraArgs"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -13,9 +13,13 @@ from tests.sim import conftest
 class FakeItem:
     nodeid: str
     fixturenames: tuple[str, ...]
+    markers: list[str] = field(default_factory=list)
+
+    def add_marker(self, marker: pytest.MarkDecorator) -> None:
+        self.markers.append(marker.name)
 
 
-def test_the_tests_that_need_the_engine_run_last_and_the_rest_keep_their_order() -> None:
+def test_the_tests_that_need_the_engine_are_marked_and_run_last_and_the_rest_keep_their_order() -> None:
     items = [
         FakeItem("tests/sim/test_autoscalers.py::a", ("session_cluster",)),
         FakeItem("tests/sim/test_engine.py::deploy", ("session_cluster", "engine_bin")),
@@ -26,6 +30,8 @@ def test_the_tests_that_need_the_engine_run_last_and_the_rest_keep_their_order()
     ]
     conftest.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
     assert [i.nodeid.rsplit("::", 1)[1] for i in items] == ["a", "b", "d", "deploy", "destroy", "c"]
+    assert [i.nodeid.rsplit("::", 1)[1] for i in items if i.markers == ["engine"]] == ["deploy", "destroy", "c"]
+    assert all(i.markers == [] for i in items[:3])
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from gpupools.queueing.kueue import manager_config
 from gpupools.specs import WarmScheduleSpec, WeekDay
 from gpupools.testing import Run, run_stack, stack_config
 
+from tests.example_runs import example_run
 from tests.k8s_schema import validate_manifest
 from tests.warm_cases import SCHEDULE, WARM_INVALID
 
@@ -137,7 +138,7 @@ def test_eks_cluster_autoscaler_serves_capacity_buffers_with_flags_and_crd() -> 
 
 
 def test_without_warm_the_autoscaler_is_unchanged() -> None:
-    result = run_stack("aws-dev")
+    result = example_run("aws-dev")
     [release] = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("name") == "cluster-autoscaler"]
     assert not any(k.startswith("capacity-buffer") for k in release.inputs["values"]["extraArgs"])
     assert not result.of_type(CB)
@@ -287,7 +288,7 @@ def test_cost_output_shows_each_warm_pool_under_its_schedule() -> None:
     assert row["perHour"] == round(2 * spot, 4)
     assert row["monthly"] == round(2 * spot * 55 * HOURS_PER_MONTH / 168, 2)
     assert any(line.strip().startswith(f"{pool['name']}: 2 node(s) spot") for line in cost_lines(result.outputs["cost"]))
-    assert "warm" not in run_stack("azure-dev").outputs["cost"]
+    assert "warm" not in example_run("azure-dev").outputs["cost"]
 
 
 def warm_capacity(value: str) -> Any:
@@ -305,6 +306,6 @@ def test_the_autoscaler_may_list_resource_quotas_with_buffers() -> None:
     [release] = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("name") == "cluster-autoscaler"]
     assert release.inputs["values"]["rbac"]["additionalRules"] == CAPACITY_BUFFER_RBAC
     assert CAPACITY_BUFFER_RBAC == [{"apiGroups": [""], "resources": ["resourcequotas"], "verbs": ["get", "list", "watch"]}]
-    plain = run_stack("aws-dev")
+    plain = example_run("aws-dev")
     [release] = [r for r in plain.of_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("name") == "cluster-autoscaler"]
     assert "additionalRules" not in release.inputs["values"]["rbac"]

@@ -10,9 +10,12 @@ own with its own control plane (``pytest-session-gw0``, ``pytest-session-gw1``),
 ever share a cluster at once. The tests wait on controllers' timers far more than they compute, so
 workers beside each other finish the tier in about the time of the longest share.
 
-The tests that need the Pulumi engine (``engine_bin``) run last: when CI builds the engine in the
-background beside the tier (``.ci/run``), the other tests run meanwhile and the first engine test
-waits for that build (``gpupools.sim.build.exclusive``) instead of building it a second time.
+The tests that need the Pulumi engine (``engine_bin``) carry the ``engine`` marker, and
+``scripts/test-sim`` runs them after all the others, as a second pytest run (``-m "sim and engine"``):
+xdist hands out the largest test files first, and the engine's are the largest, so in one run a worker
+would sit waiting for the engine's build. When CI builds the engine in the background beside the tier
+(``.ci/run``), the other tests run meanwhile and the first engine test waits for that build
+(``gpupools.sim.build.exclusive``) instead of building it a second time.
 """
 
 from __future__ import annotations
@@ -35,9 +38,18 @@ def session_cluster_name() -> str:
     return f"{SESSION_CLUSTER}-{worker}" if worker else SESSION_CLUSTER
 
 
+def needs_the_engine(item: pytest.Item) -> bool:
+    return "engine_bin" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that need the engine after all the others (stable otherwise): see the module docstring."""
-    items.sort(key=lambda item: "engine_bin" in getattr(item, "fixturenames", ()))
+    """Every test that needs the engine carries the ``engine`` marker (before ``-m`` selects) and runs
+    after all the others (stable otherwise): see the module docstring."""
+    for item in items:
+        if needs_the_engine(item):
+            item.add_marker(pytest.mark.engine)
+    items.sort(key=needs_the_engine)
 
 
 @pytest.fixture(scope="session")
