@@ -366,3 +366,22 @@ def test_nodes_and_status_of_a_stopped_cluster_say_so(tmp_path: Path) -> None:
     down = run_cli("down", "azure-dev", tmp_path=tmp_path)
     assert down.returncode == 0
     assert "no sim cluster of stack azure-dev was running" in down.stdout
+
+
+def test_listed_objects_carry_their_kind_so_they_can_be_deleted_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API server's list of a built-in type leaves ``apiVersion`` and ``kind`` out of its items
+    (a teardown that deleted the Jobs it listed failed with ``KeyError: 'apiVersion'``)."""
+    from gpupools.sim.kube import Client, Resource
+
+    client = Client("https://127.0.0.1:1", Path("ca"), Path("cert"), Path("key"))
+    client._resources[("batch/v1", "Job")] = Resource("batch/v1", "Job", "jobs", True)
+    asked: list[tuple[str, str]] = []
+
+    def request(method: str, path: str, body: object = None, **_: object) -> dict[str, object]:
+        asked.append((method, path))
+        return {"kind": "JobList", "items": [{"metadata": {"name": "gang", "namespace": "ml"}}]} if method == "GET" else {}
+
+    monkeypatch.setattr(client, "request", request)
+    [job] = client.list("batch/v1", "Job", namespace="ml")
+    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("batch/v1", "Job", "gang")
+    assert client.delete(job) and asked[-1] == ("DELETE", "/apis/batch/v1/namespaces/ml/jobs/gang")

@@ -157,11 +157,14 @@ def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, 
     finally:
         client.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
         # NodePools first, while Karpenter runs: it removes their NodeClaims and nodes (finalizers).
-        for manifest in karpenter.kwok_nodepools(manifests):
+        # Only a stack with NodePools waits for that: another stack has no Karpenter to remove any.
+        nodepools = karpenter.kwok_nodepools(manifests)
+        for manifest in nodepools:
             with contextlib.suppress(KubeError):
                 client.delete(manifest)
-        with contextlib.suppress(TimeoutError, KubeError):
-            wait_for(lambda: not client.list("karpenter.sh/v1", "NodeClaim"), timeout=120, what="NodeClaims to go")
+        if nodepools:
+            with contextlib.suppress(TimeoutError, KubeError):
+                wait_for(lambda: not client.list("karpenter.sh/v1", "NodeClaim"), timeout=120, what="NodeClaims to go")
         # The queue namespaces' Workloads go first, while Kueue runs: an admitted one left behind would
         # count against the next module's ClusterQueue of the same name when its Kueue starts.
         with contextlib.suppress(TimeoutError, KubeError):

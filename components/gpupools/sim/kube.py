@@ -162,9 +162,13 @@ class Client:
     def list(
         self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None
     ) -> list[dict[str, Any]]:
+        """The objects of ``kind``, each with its ``apiVersion`` and ``kind`` (the API server leaves both
+        out of a built-in type's list items; kubectl fills them in the same way), so an item can be
+        passed back to ``get``, ``delete`` or ``apply`` as it is."""
         resource = self.resource(api_version, kind)
         query = {"labelSelector": label_selector} if label_selector else None
-        return list(self.request("GET", resource.path(namespace), query=query).get("items", []))
+        items = self.request("GET", resource.path(namespace), query=query).get("items", [])
+        return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
 
     def delete(self, manifest: Mapping[str, Any], *, propagation: str = "Background") -> bool:
         """Delete ``manifest``'s object; False when it was already gone."""
