@@ -19,19 +19,6 @@ class FakeItem:
         self.markers.append(marker.name)
 
 
-class NoPlugins:
-    def hasplugin(self, name: str) -> bool:
-        return False
-
-
-@dataclass
-class FakeConfig:
-    pluginmanager: NoPlugins
-
-
-WITHOUT_XDIST = FakeConfig(NoPlugins())
-
-
 def test_the_tests_that_need_the_engine_are_marked_and_run_last_and_the_rest_keep_their_order() -> None:
     items = [
         FakeItem("tests/sim/test_autoscalers.py::a", ("session_cluster",)),
@@ -41,7 +28,7 @@ def test_the_tests_that_need_the_engine_are_marked_and_run_last_and_the_rest_kee
         FakeItem("tests/sim/test_engine_warm.py::c", ("engine_bin",)),
         FakeItem("tests/sim/test_warm.py::d", ("sim_build",)),
     ]
-    conftest.pytest_collection_modifyitems(WITHOUT_XDIST, items)  # type: ignore[arg-type]
+    conftest.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
     assert [i.nodeid.rsplit("::", 1)[1] for i in items] == ["a", "b", "d", "deploy", "destroy", "c"]
     assert [i.nodeid.rsplit("::", 1)[1] for i in items if i.markers == ["engine"]] == ["deploy", "destroy", "c"]
     assert all(i.markers == [] for i in items[:3])

@@ -4,10 +4,10 @@ Run with ``scripts/test-sim`` (it builds the pinned binaries first, cached). The
 ``sim`` marker and are deselected from the fast suite (``pyproject.toml`` ``addopts``). Without Go
 on PATH they are skipped with that reason; with Go and no cached build, the session builds first.
 
-``scripts/test-sim`` runs the tier on pytest-xdist workers, each a session of its own with its own
-control plane (``pytest-session-gw0``, ``pytest-session-gw1``), one ``worker_group`` at a time
-(``--dist loadgroup``): a module's tests of one stack stay in one process, so the module-scoped
-fixture starts that stack's controllers once, and no two groups ever share a cluster at once. The tests wait on controllers' timers far more than they compute, so
+``scripts/test-sim`` runs the tier on pytest-xdist workers, a test file per worker at a time
+(``--dist loadfile``: a module's stack fixtures stay in one process): each worker is a session of its
+own with its own control plane (``pytest-session-gw0``, ``pytest-session-gw1``, ...), so no two
+modules ever share a cluster at once. The tests wait on controllers' timers far more than they compute, so
 workers beside each other finish the tier in about the time of the longest share.
 
 The tests that need the Pulumi engine (``engine_bin``) carry the ``engine`` marker, and
@@ -42,34 +42,13 @@ def needs_the_engine(item: pytest.Item) -> bool:
     return "engine_bin" in getattr(item, "fixturenames", ())
 
 
-WIDE_SCOPES = ("module", "package", "session")
-
-
-def worker_group(item: pytest.Item) -> str:
-    """The test's module and the values of its module-scoped parametrized fixtures (the stack a
-    module's ``running`` fixture starts): the unit one worker takes whole, so a stack's controllers
-    start once per module and worker, and two stacks of one module can run on two workers at once."""
-    module = item.nodeid.split("::", 1)[0]
-    callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return module
-    definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
-    wide = [f"{name}={value}" for name, value in sorted(callspec.params.items()) if definitions[name][-1].scope in WIDE_SCOPES]
-    return "::".join([module, *wide])
-
-
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that needs the engine carries the ``engine`` marker (before ``-m`` selects) and runs
-    after all the others (stable otherwise); every test carries its ``xdist_group`` (``worker_group``,
-    read by ``--dist loadgroup``, before xdist reads it; only with xdist loaded, which registers the
-    marker): see the module docstring."""
-    grouped = config.pluginmanager.hasplugin("xdist")
+    after all the others (stable otherwise): see the module docstring."""
     for item in items:
         if needs_the_engine(item):
             item.add_marker(pytest.mark.engine)
-        if grouped:
-            item.add_marker(pytest.mark.xdist_group(worker_group(item)))
     items.sort(key=needs_the_engine)
 
 
