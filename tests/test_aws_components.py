@@ -442,10 +442,14 @@ def test_zones_default_to_the_regions_first_three():
 
 def test_node_role_policies_and_access_entry():
     seen = cluster()
-    [role] = seen.run.of_type("aws:iam/role:Role")
+    [role] = [r for r in seen.run.of_type("aws:iam/role:Role") if r.name.endswith("-node-role")]
     trust = json.loads(role.inputs["assumeRolePolicy"])
     assert trust["Statement"] == [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}}]
-    attached = sorted(r.inputs["policyArn"] for r in seen.run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment"))
+    attached = sorted(
+        r.inputs["policyArn"]
+        for r in seen.run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.inputs["role"] == role.name
+    )
     managed = (
         "AmazonEKSWorkerNodePolicy",
         "AmazonEKS_CNI_Policy",

@@ -156,7 +156,9 @@ def test_node_groups_depend_on_every_node_role_policy_attachment():
     """``pulumi destroy`` must delete the groups before the node role loses its policies
     (terraform-provider-aws ``aws_eks_node_group`` docs; components/gpupools/aws/iam.py ``NodeRole``)."""
     run = aws_dev()
-    attachments = run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    attachments = [
+        a for a in run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") if a.inputs["role"].endswith("-node-role")
+    ]
     assert sorted(a.inputs["policyArn"].rsplit("/", 1)[1] for a in attachments) == sorted(
         [
             "AmazonEKSWorkerNodePolicy",
@@ -255,6 +257,9 @@ def test_autoscaler_release_and_its_irsa_role():
     roles = {f"arn:aws:iam::{fakes.ACCOUNT}:role/{r.name}": r for r in run.of_type("aws:iam/role:Role")}
     role = roles[values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"]]
     assert "sts:AssumeRoleWithWebIdentity" in role.inputs["assumeRolePolicy"]
+    # The same role in the pod template, so a new role rolls the pod (review T1; the rendered chart:
+    # tests/test_sim_charts.py::test_a_new_controller_role_rolls_the_controllers_pods).
+    assert values["podAnnotations"] == {"gpupools.io/role-arn": f"arn:aws:iam::{fakes.ACCOUNT}:role/{role.name}"}
 
 
 def test_priority_expander_ranks_spot_above_on_demand_above_system():

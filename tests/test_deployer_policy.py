@@ -305,8 +305,9 @@ def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: s
         arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{registration.name}-1a2b3c4"
         for action in ("iam:CreateRole", "iam:DeleteRole", "iam:TagRole", "iam:UpdateAssumeRolePolicy"):
             assert allows(document, action, arn), (action, arn)
-        # Only the node role is passed (to CreateNodegroup); the IRSA roles never are.
-        passed = registration.name.endswith("-node-role")
+        # The node role (to CreateNodegroup) and the service role (to CreateCluster) are passed to
+        # EKS; the IRSA roles never are.
+        passed = registration.name.endswith(("-node-role", "-eksRole-role"))
         assert allows(document, "iam:PassRole", arn, {"iam:PassedToService": "eks.amazonaws.com"}) is passed, arn
     for attachment in (r for r in run.registrations if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"):
         arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{attachment.inputs['role']}-1a2b3c4"

@@ -94,7 +94,10 @@ def test_release_is_the_official_oci_chart_at_the_pinned_version_on_the_system_g
         "interruptionQueue": queue_outputs()["name"],
         "featureGates": {"nodeOverlay": True},
     }
-    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(f":role/{CLUSTER}-karpenter-controller")
+    role_arn = values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"]
+    assert role_arn.endswith(f":role/{CLUSTER}-karpenter-controller")
+    # The same role in the pod template, so a new role rolls the pods (review T1).
+    assert values["podAnnotations"] == {"gpupools.io/role-arn": role_arn}
     deps = controller.dependencies
     assert crd.urn in deps and any(run().by_urn(d).type == "aws:eks/nodeGroup:NodeGroup" for d in deps)
     assert any(run().by_urn(d).type == "aws:sqs/queue:Queue" for d in deps)
@@ -108,6 +111,7 @@ CHART_VALUE_PATHS = {
     "serviceAccount.create",
     "serviceAccount.name",
     "serviceAccount.annotations",
+    "podAnnotations",
     "replicas",
     "dnsPolicy",
     "nodeSelector",
@@ -118,7 +122,8 @@ CHART_VALUE_PATHS = {
 chart 1.14.1 (commit 1d927085): ``settings.{clusterName,interruptionQueue}``,
 ``settings.featureGates.nodeOverlay`` (boolean, default false: "nodeOverlay is ALPHA and is disabled by default"),
 ``settings.featureGates.reservedCapacity`` (boolean, default true: "reservedCapacity is BETA and is enabled by default"),
-``serviceAccount.{create,name,annotations}``, ``replicas``, ``dnsPolicy`` (default ``ClusterFirst``, rendered
+``serviceAccount.{create,name,annotations}``, ``podAnnotations`` (map, rendered into the pod
+template's annotations), ``replicas``, ``dnsPolicy`` (default ``ClusterFirst``, rendered
 as the pod's ``dnsPolicy`` by ``templates/deployment.yaml``), ``nodeSelector`` (map, default
 ``kubernetes.io/os: linux``), ``controller.resources`` and ``controller.env`` (list). Maps and
 lists end a path: their content is free-form."""

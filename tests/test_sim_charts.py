@@ -312,3 +312,52 @@ def test_chart_path_copies_the_chart_into_the_build_directory(sim_build: builds.
     assert path == sim_build.root / "charts" / "karpenter"
     assert yaml.safe_load((path / "Chart.yaml").read_text())["name"] == "karpenter"
     assert (path / "templates" / "deployment.yaml").stat().st_mode & 0o200  # writable: the build can be removed
+
+
+# --- The controllers' IRSA role in their pod templates (review T1) --------------------------------
+
+
+def _pod_template(rendered: charts.Rendered) -> dict[str, Any]:
+    assert rendered.workload is not None and rendered.workload["kind"] == "Deployment"
+    return dict(rendered.workload["spec"]["template"])
+
+
+def _with_role(release: Registration, old_arn: str, new_arn: str) -> Registration:
+    """``release`` as the program registers it when the controller's role is ``new_arn``: every
+    place the program wrote the role's ARN gets the new one (it writes it from one input)."""
+    values = yaml.safe_load(yaml.safe_dump(release.inputs["values"]).replace(old_arn, new_arn))
+    inputs = {**release.inputs, "values": values}
+    return Registration(release.type, release.name, release.urn, release.parent, release.custom, inputs, inputs, [], {}, "")
+
+
+def _role_account(rendered: charts.Rendered) -> dict[str, Any]:
+    """The rendered ServiceAccount that carries an IRSA role."""
+    (account,) = [
+        o for o in rendered.objects if o["kind"] == "ServiceAccount" and IRSA_ANNOTATION in o["metadata"].get("annotations", {})
+    ]
+    return account
+
+
+IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
+"""The ServiceAccount annotation the EKS Pod Identity webhook reads (EKS User Guide, IRSA)."""
+
+
+@pytest.mark.parametrize(("stack", "chart"), [("aws-dev", "cluster-autoscaler"), ("aws-karpenter-dev", "karpenter")])
+def test_a_new_controller_role_rolls_the_controllers_pods(stack: str, chart: str, sim_build: builds.Build, helm: Path) -> None:
+    """A controller's role reaches its pods only as ``AWS_ROLE_ARN``, which the EKS Pod Identity
+    webhook sets when a pod is created, never on running pods (EKS User Guide, "Configure Pods to
+    use a Kubernetes service account"). So a new role must change the pod template, or the
+    Deployment keeps its pods on the old role, which the same ``up`` deletes (review T1: 0.3.0's
+    role rename). The charts are the pinned ones, rendered by Helm; neither renders the pod
+    template from the ServiceAccount, so the ServiceAccount's annotation alone would not do."""
+    (release,) = charts.releases(objects.load(stack).run.registrations, chart)
+    found = autoscaler_build.cached()
+    assert found is not None  # the helm fixture skipped otherwise
+    source = found.chart if chart == "cluster-autoscaler" else charts.chart_path(sim_build, "karpenter")
+    before = charts.render(helm, source, release, kube_version=sim_build.kubernetes_version)
+    old_arn = _role_account(before)["metadata"]["annotations"][IRSA_ANNOTATION]
+    new_arn = old_arn.replace(":role/", ":role/renamed-")
+    after = charts.render(helm, source, _with_role(release, old_arn, new_arn), kube_version=sim_build.kubernetes_version)
+    assert _role_account(after)["metadata"]["annotations"][IRSA_ANNOTATION] == new_arn
+    assert _pod_template(before) != _pod_template(after)
+    assert _pod_template(after)["metadata"]["annotations"]["gpupools.io/role-arn"] == new_arn

@@ -73,7 +73,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpupools import rules
-from gpupools.aws.iam import AUTOSCALER_SERVICE_ACCOUNT, autoscaler_policy, create_irsa_role
+from gpupools.aws.iam import AUTOSCALER_SERVICE_ACCOUNT, autoscaler_policy, create_irsa_role, irsa_service_account_values
 from gpupools.aws.node_group import check_cluster_name, depends_on_of
 from gpupools.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, ROLE_LABEL, Role
 from gpupools.errors import ConfigError
@@ -246,6 +246,7 @@ def helm_values(
 ) -> dict[str, Any]:
     """The chart values (see the module docstring for each choice); ``capacity_buffers`` adds
     ``capacity_buffer_args`` of ``image_tag``."""
+    service_account_annotations, pod_annotations = irsa_service_account_values(role_arn)
     return {
         "cloudProvider": "aws",
         "awsRegion": region,
@@ -258,9 +259,11 @@ def helm_values(
             "serviceAccount": {
                 "create": True,
                 "name": AUTOSCALER_SERVICE_ACCOUNT,
-                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+                "annotations": service_account_annotations,
             },
         },
+        # The role in the pod template as well, so a new role rolls the pod (gpupools.aws.iam.irsa_service_account_values).
+        "podAnnotations": pod_annotations,
         "extraArgs": extra_args(autoscaler, provisioning_requests, image_tag if capacity_buffers else None),
         "priorityClassName": PRIORITY_CLASS,
         "nodeSelector": {ROLE_LABEL: Role.SYSTEM.value},

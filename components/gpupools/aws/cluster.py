@@ -33,10 +33,16 @@ What it creates, and why:
 * **Add-ons pinned**: kube-proxy and the VPC CNI (through pulumi-eks) and CoreDNS at the versions
   ``gpupools.versions.EKS_CORE_ADDONS`` pins for the minor, so an ``up`` without a config change
   never rolls them.
-* **Permissions boundary** (``gpupools:cluster.permissionsBoundary``): on the node role and, since
-  pulumi-eks's own service role takes none, on a service role of this component's
-  (``iam.create_cluster_service_role``, aliased to pulumi-eks's so that adding a boundary keeps the
-  cluster's role). Without a boundary pulumi-eks creates the service role, as before.
+* **Cluster service role**: always this component's (``iam.create_cluster_service_role``), aliased
+  to the one pulumi-eks made for stacks before 0.3.0, because pulumi-eks's own takes no permissions
+  boundary. Whether ``gpupools:cluster.permissionsBoundary`` is set or not, the role keeps its URN,
+  so adding or removing a boundary is an in-place change of that role
+  (``PutRolePermissionsBoundary`` / ``DeleteRolePermissionsBoundary``), never a new role: a new
+  role ARN would replace the cluster (``role_arn`` is ``ForceNew`` in terraform-provider-aws
+  ``internal/service/eks/cluster.go``), and the engine would delete the OIDC provider and then fail
+  on ``DeleteCluster`` with node groups attached (third EKS review, T2).
+* **Permissions boundary** (``gpupools:cluster.permissionsBoundary``): on the node role, the service
+  role and the controllers' roles.
 * **Node role** with the worker, CNI, ECR read-only and SSM managed policies (every node group
   depends on the attachments, so ``pulumi destroy`` removes the groups first), and its **access
   entry** (type ``EC2_LINUX``), created before any node group so EKS finds it rather than creating
@@ -433,14 +439,15 @@ class EksCluster(pulumi.ComponentResource):
         node_role = create_node_role(name, parent=self, permissions_boundary=boundary)
         self.node_role = node_role.role
         self.node_role_policy_attachments = list(node_role.policy_attachments)
-        # pulumi-eks's own service role takes no permissions boundary: with one, bring ours.
+        # Always ours (module docstring): pulumi-eks's own service role takes no permissions boundary,
+        # and a role that moved between the two with the boundary would replace the cluster.
         eks_name = f"{name}-eks"
-        service_role = create_cluster_service_role(eks_name, boundary, parent=self) if boundary else None
+        service_role, service_role_policy = create_cluster_service_role(eks_name, boundary, parent=self)
 
         self.eks_cluster = eks.Cluster(
             eks_name,
             name=cluster_name,
-            service_role=service_role[0] if service_role else None,
+            service_role=service_role,
             version=cluster_spec.kubernetes_version,
             vpc_id=self.vpc_id,
             private_subnet_ids=private_ids,
@@ -458,9 +465,7 @@ class EksCluster(pulumi.ComponentResource):
             skip_default_security_groups=True,
             kubernetes_service_ip_address_range=SERVICE_CIDR,
             # The service role's policy before the cluster is created and after it is deleted.
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*depends_on_of(opts), *([service_role[1]] if service_role else [])]
-            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*depends_on_of(opts), service_role_policy]),
         )
         self.oidc_provider_arn = self.eks_cluster.oidc_provider_arn
         self.oidc_provider_url = self.eks_cluster.oidc_provider_url

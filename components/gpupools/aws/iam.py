@@ -91,6 +91,29 @@ def irsa_trust_policy(oidc_provider_arn: str, oidc_issuer: str, namespace: str, 
     }
 
 
+ROLE_ARN_POD_ANNOTATION = "gpupools.io/role-arn"
+"""The pod-template annotation that carries a controller's IRSA role ARN (``irsa_service_account_values``)."""
+
+
+def irsa_service_account_values(role_arn: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ServiceAccount annotations and the pod annotations of a controller that assumes ``role_arn``
+    through IRSA: ``({"eks.amazonaws.com/role-arn": arn}, {"gpupools.io/role-arn": arn})``.
+
+    Why the role is in the pod template too: the role reaches the pod only as ``AWS_ROLE_ARN``,
+    which the EKS Pod Identity webhook sets when the pod is *created* ("The mutating web hook
+    doesn't apply them to Pods that are already running", EKS User Guide, "Configure Pods to use a
+    Kubernetes service account"). A new role that changed only the ServiceAccount's annotation
+    would update the ServiceAccount and leave the Deployment alone (neither the cluster-autoscaler
+    chart nor the Karpenter chart renders the pod template from the ServiceAccount or carries a
+    checksum of it), so the running pods would keep the old role, and the ``up`` that renamed the
+    role deletes the old one under them. Both charts render ``podAnnotations`` into the pod template
+    (cluster-autoscaler chart 9.59.0 and karpenter 1.14.1, ``templates/deployment.yaml``), so with
+    the ARN there every change of the role is a change of the pod template, and the Deployment
+    rolls its pods onto the new role.
+    """
+    return {"eks.amazonaws.com/role-arn": role_arn}, {ROLE_ARN_POD_ANNOTATION: role_arn}
+
+
 def autoscaler_policy(cluster_name: str) -> dict[str, Any]:
     """cluster-autoscaler's permissions: describe anything, resize and terminate only in Auto
     Scaling groups tagged ``k8s.io/cluster-autoscaler/<cluster>=owned`` (this cluster's)."""
@@ -212,19 +235,26 @@ def _sha1_8(text: str) -> str:
 
 
 def create_cluster_service_role(
-    eks_cluster_name: str, permissions_boundary: str, parent: pulumi.Resource
+    eks_cluster_name: str, permissions_boundary: str | None, parent: pulumi.Resource
 ) -> tuple[aws.iam.Role, aws.iam.RolePolicyAttachment]:
-    """The EKS cluster's service role with ``permissions_boundary``, for ``eks.Cluster(service_role=...)``.
+    """The EKS cluster's service role, with ``permissions_boundary`` when given, for
+    ``eks.Cluster(service_role=...)``. Every EKS stack brings it, boundary or not.
 
     pulumi-eks creates its own service role when none is given, but its ``ServiceRole`` takes no
     permissions boundary (``nodejs/eks/servicerole.ts`` v4.3.0: ``description``, ``assumeRolePolicy``
-    and ``tags`` only), so a stack with ``gpupools:cluster.permissionsBoundary`` brings its own: the
-    same trust (``eks.amazonaws.com``, ``sts:AssumeRole`` and ``sts:TagSession``), description and
-    ``AmazonEKSClusterPolicy``. Both resources are aliased to pulumi-eks's (children of its
-    ``eks:index:ServiceRole`` component under the ``eks:index:Cluster``), so a stack that adds a
-    boundary keeps its role and ARN: the role gets the boundary in place
-    (``PutRolePermissionsBoundary``), and the cluster, whose ``roleArn`` cannot change without a new
-    cluster, is untouched.
+    and ``tags`` only), so this is the same role made here: the same trust (``eks.amazonaws.com``,
+    ``sts:AssumeRole`` and ``sts:TagSession``), description and ``AmazonEKSClusterPolicy``. Both
+    resources are aliased to pulumi-eks's (children of its ``eks:index:ServiceRole`` component under
+    the ``eks:index:Cluster``), so a stack whose role pulumi-eks made (every stack before 0.3.0)
+    keeps its role and ARN. Why always, not only with a boundary: the engine matches old state only
+    by the URN and the aliases the *new* registration declares (pulumi/pulumi
+    ``pkg/resource/deploy/step_generator.go``, ``generateSteps``: "We look up first by URN and then
+    by any provided aliases"), so a role that moved back to pulumi-eks when the boundary was removed
+    would be a new role, and a new ``roleArn`` replaces the cluster. With one role at one URN,
+    adding or removing the boundary is an in-place update of that role
+    (``permissions_boundary`` is not ``ForceNew`` in terraform-provider-aws
+    ``internal/service/iam/role.go``; its update calls ``PutRolePermissionsBoundary`` or
+    ``DeleteRolePermissionsBoundary``).
     """
     partition = aws.get_partition()
     role_name = service_role_name(eks_cluster_name)

@@ -68,7 +68,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpupools.aws import karpenter_iam
-from gpupools.aws.iam import irsa_trust_policy, to_json
+from gpupools.aws.iam import irsa_service_account_values, irsa_trust_policy, to_json
 from gpupools.aws.node_group import check_cluster_name, depends_on_of
 from gpupools.conventions import ROLE_LABEL, Role
 from gpupools.errors import ConfigError
@@ -148,6 +148,7 @@ def helm_values(
     """The ``karpenter`` chart values (module docstring); every key exists in the chart's
     ``values.yaml`` at 1.14.1 (a test checks)."""
     settings: dict[str, Any] = {"clusterName": cluster_name, "interruptionQueue": queue}
+    service_account_annotations, pod_annotations = irsa_service_account_values(role_arn)
     gates = {
         **({"nodeOverlay": True} if node_overlay else {}),
         **({"reservedCapacity": True} if reserved_capacity else {}),
@@ -159,7 +160,9 @@ def helm_values(
         settings["featureGates"] = gates
     return {
         "settings": settings,
-        "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}},
+        "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT, "annotations": service_account_annotations},
+        # The role in the pod template as well, so a new role rolls the pods (gpupools.aws.iam.irsa_service_account_values).
+        "podAnnotations": pod_annotations,
         "replicas": REPLICAS,
         "dnsPolicy": DNS_POLICY,
         "nodeSelector": {"kubernetes.io/os": "linux", ROLE_LABEL: Role.SYSTEM.value},

@@ -66,6 +66,8 @@ new resource type or invoke work under the runtime, add an entry there.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import json
 import runpy
 import sys
@@ -307,14 +309,28 @@ class Run:
                 yield registration
 
 
+def _yaml_file(path: Path) -> Any:
+    """``path`` parsed as YAML, a fresh copy each call. Parsed once per file version (its size and
+    modification time): a test suite reads the same stack files hundreds of times."""
+    status = path.stat()
+    return copy.deepcopy(_parsed_yaml(path, status.st_mtime_ns, status.st_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
+    """``path`` parsed (``_yaml_file``; the version arguments are the cache key). libyaml's loader
+    when PyYAML has it: the same documents, several times faster."""
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def stack_config(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
     """The ``config:`` mapping of ``Pulumi.<stack>.yaml`` (project-level defaults merged under it)."""
     path = root / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no stack file {path.name} in {root}")
-    document = yaml.safe_load(path.read_text()) or {}
+    document = _yaml_file(path) or {}
     config: dict[str, Any] = {}
-    project = yaml.safe_load((root / "Pulumi.yaml").read_text()) or {}
+    project = _yaml_file(root / "Pulumi.yaml") or {}
     for key, value in (project.get("config") or {}).items():
         config[key] = value.get("value") if isinstance(value, dict) and "value" in value else value
     config.update(document.get("config") or {})
@@ -412,7 +428,7 @@ def run_stack(
     ``calls`` replaces invoke fakes (what the cloud answers a data source, e.g. live pool sizes).
     """
     config = {**stack_config(stack, root), **(overrides or {})}
-    project = (yaml.safe_load((root / "Pulumi.yaml").read_text()) or {}).get("name") or "gpupools"
+    project = (_yaml_file(root / "Pulumi.yaml") or {}).get("name") or "gpupools"
     entry = str(root / "__main__.py")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
