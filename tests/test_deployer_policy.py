@@ -261,6 +261,8 @@ def allows(document: dict[str, Any], action: str, resource: str, context: dict[s
                     ok = ok and got in values
                 elif operator in ("ArnLike", "ArnEquals"):
                     ok = ok and any(like(got, v) for v in values)
+                elif operator == "ForAllValues:StringEquals":  # every value of a multivalued key listed
+                    ok = ok and all(g in values for g in got.split(","))
                 else:
                     raise AssertionError(f"condition operator {operator} not modelled")
         if ok:
@@ -651,7 +653,7 @@ def test_the_preflight_simulates_each_scoped_action_on_its_resource_type(stack: 
     cluster = dict(engine_cluster(stack), **({"permissionsBoundary": boundary} if boundary else {}))
     spec = spec_of(stack, **{"gpupools:cluster": cluster})
     document = policy.policy_for(spec)
-    entries = preflight_aws.simulation_context("aws", ACCOUNT_ID, spec.cluster.permissions_boundary)
+    entries = preflight_aws.simulation_context("aws", ACCOUNT_ID, spec.cluster.name, spec.cluster.permissions_boundary)
     context = {e["ContextKeyName"]: e["ContextKeyValues"][0] for e in entries}
     actions = preflight_aws.required_actions(spec)
     if spec.provisioner is Provisioner.KARPENTER:
@@ -686,3 +688,122 @@ def test_previous_names_add_only_the_deletes_of_the_02_names(provisioner: Provis
     assert "DeletePrevious02ControllerRole" not in {
         s["Sid"] for s in policy.deployer_policy("ml-dev", provisioner=provisioner)["Statement"]
     }
+
+
+# --- T4 (third EKS review): writes on existing resources scoped to the stack ---------------------------
+
+READ_PREFIXES = ("Describe", "Get", "List", "Simulate")
+
+
+def written_on_every_resource(document: dict[str, Any]) -> set[str]:
+    """The actions other than reads (``Describe*``, ``Get*``, ``List*``, ``SimulatePrincipalPolicy``) that parliament reports as
+    granted on ``Resource: "*"`` (``RESOURCE_STAR``)."""
+    return {
+        action
+        for finding in lint(document)
+        if finding.issue == "RESOURCE_STAR"
+        for action in finding.detail
+        if not action.split(":")[1].startswith(READ_PREFIXES)
+    }
+
+
+@pytest.mark.parametrize("provisioner", list(Provisioner))
+def test_what_stays_on_every_resource_is_the_documented_list(provisioner: Provisioner) -> None:
+    """parliament's RESOURCE_STAR over the policy with network and EFA: the writes still on ``*`` are
+    exactly the ones the module docstring lists and explains (the created VPC's and an EFA pool's
+    creates, modifies and deletes, ``RunInstances``, the service-linked roles of four services).
+    Before T4 the launch template writes, every tag write, SQS and EventBridge were among them."""
+    document = policy.deployer_policy("ml-dev", provisioner=provisioner, efa=True)
+    documented = {*policy.NETWORK_ACTIONS, *policy.EFA_ACTIONS, *policy.EC2_ACTIONS, "iam:CreateServiceLinkedRole"}
+    # parliament reports only actions the reference gives a required resource type (not, e.g.,
+    # ec2:ReleaseAddress): those without one are checked on the statements themselves.
+    assert written_on_every_resource(document) == {a for a in documented if reference_arn_formats(a)}
+    on_star = {
+        action
+        for statement in document["Statement"]
+        if "*" in (statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]])
+        for action in (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+        if not action.split(":")[1].startswith(READ_PREFIXES)
+    }
+    assert on_star == documented | set(policy.EKS_CREATE_ACTIONS)
+    for scoped in (*policy.LAUNCH_TEMPLATE_ACTIONS, policy.LAUNCH_TEMPLATE_CREATE, *policy.AUTOSCALING_TAG_WRITES):
+        assert allows(document, scoped, "*") is False, scoped
+    assert not {a for a in written_on_every_resource(document) if a.startswith(("sqs:", "events:", "autoscaling:"))}
+
+
+LAUNCH_TEMPLATE = f"arn:aws:ec2:us-west-2:{ACCOUNT_ID}:launch-template/lt-0123456789abcdef0"
+OURS = {"aws:ResourceTag/gpupools.io/cluster": "ml-dev"}
+
+
+def test_launch_templates_are_written_only_where_they_carry_the_stack_tag() -> None:
+    """T4's escalation: a new version of another workload's launch template runs the deployer's
+    code under that group's instance profile. Writes need ``gpupools.io/cluster=ml-dev`` on the
+    template; a create needs it in the request; tags go on at creation or on the stack's own."""
+    document = policy.deployer_policy("ml-dev")
+    for action in ("ec2:CreateLaunchTemplateVersion", "ec2:ModifyLaunchTemplate", "ec2:DeleteLaunchTemplate"):
+        assert allows(document, action, LAUNCH_TEMPLATE, OURS), action
+        assert not allows(document, action, LAUNCH_TEMPLATE), action
+        assert not allows(document, action, LAUNCH_TEMPLATE, {"aws:ResourceTag/gpupools.io/cluster": "ml-prod"}), action
+        assert not allows(document, action, "*"), action
+    assert allows(document, "ec2:CreateLaunchTemplate", LAUNCH_TEMPLATE, {"aws:RequestTag/gpupools.io/cluster": "ml-dev"})
+    assert not allows(document, "ec2:CreateLaunchTemplate", LAUNCH_TEMPLATE)
+    # Tagging a foreign template into the stack would open the writes above: only at creation.
+    assert allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, {"ec2:CreateAction": "CreateLaunchTemplate"})
+    assert allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, OURS)
+    assert not allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, {"aws:RequestTag/gpupools.io/cluster": "ml-dev"})
+    # The network and the security groups keep their tag writes.
+    assert allows(document, "ec2:CreateTags", f"arn:aws:ec2:us-west-2:{ACCOUNT_ID}:subnet/subnet-0abc")
+
+
+def test_the_first_up_after_0_2_may_add_the_stack_tag_and_nothing_else() -> None:
+    """0.2's launch templates carry no stack tag: ``--previous-names`` (the first ``up`` after
+    upgrading) lets that ``up`` add exactly that tag, with the stack's value."""
+    document = policy.deployer_policy("ml-dev", previous_names=True)
+    request = {"aws:RequestTag/gpupools.io/cluster": "ml-dev", "aws:TagKeys": "gpupools.io/cluster"}
+    assert allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, request)
+    assert not allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, {**request, "aws:TagKeys": "gpupools.io/cluster,Name"})
+    assert not allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, {**request, "aws:RequestTag/gpupools.io/cluster": "x"})
+    assert not allows(policy.deployer_policy("ml-dev"), "ec2:CreateTags", LAUNCH_TEMPLATE, request)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_launch_template_the_stack_creates_carries_the_stack_tag_and_not_in_its_instances(stack: str) -> None:
+    """What the policy's conditions rely on (``gpupools.aws.stack_tag``): the tag on the template
+    (checked at create through ``aws:RequestTag`` and later through ``aws:ResourceTag``), never in
+    its ``tagSpecifications``, whose change would be a new version that rolls every group's nodes."""
+    cluster = spec_of(stack).cluster.name
+    templates = [r for r in example_run(stack).registrations if r.type == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert templates
+    for template in templates:
+        assert template.inputs["tags"]["gpupools.io/cluster"] == cluster, template.name
+        for specification in template.inputs.get("tagSpecifications", []):
+            assert "gpupools.io/cluster" not in specification["tags"], template.name
+
+
+def test_auto_scaling_group_tags_only_on_the_clusters_own_groups() -> None:
+    """Adding ``k8s.io/cluster-autoscaler/<cluster>=owned`` to a foreign group would hand it to the
+    cluster's cluster-autoscaler (T4, 2.): tag writes need the group to be the cluster's already."""
+    document = policy.deployer_policy("ml-dev")
+    group = f"arn:aws:autoscaling:us-west-2:{ACCOUNT_ID}:autoScalingGroup:0a1b:autoScalingGroupName/eks-ml-dev-gpu-0a1b"
+    owned = {"autoscaling:ResourceTag/k8s.io/cluster-autoscaler/ml-dev": "owned"}
+    for action in policy.AUTOSCALING_TAG_WRITES:
+        assert allows(document, action, group, owned), action
+        assert not allows(document, action, group), action
+        assert not allows(document, action, group, {"autoscaling:ResourceTag/k8s.io/cluster-autoscaler/other": "owned"})
+
+
+def test_karpenter_queue_and_rules_only_by_the_clusters_names() -> None:
+    """``SetQueueAttributes`` rewrites a queue's resource policy and ``PutTargets`` redirects a rule
+    (T4, 3.): only on ``<cluster>-karpenter-*``, the names the stack gives both."""
+    document = policy.deployer_policy("ml-dev", provisioner=Provisioner.KARPENTER)
+    queue = f"arn:aws:sqs:us-west-2:{ACCOUNT_ID}:ml-dev-karpenter-20261129000000000000000001"
+    rule = f"arn:aws:events:us-west-2:{ACCOUNT_ID}:rule/ml-dev-karpenter-20261129000000000000000002"
+    for action in ("sqs:SetQueueAttributes", "sqs:DeleteQueue", "sqs:CreateQueue"):
+        assert allows(document, action, queue) and not allows(document, action, queue.replace("ml-dev-", "other-")), action
+    for action in ("events:PutTargets", "events:PutRule", "events:DeleteRule"):
+        assert allows(document, action, rule) and not allows(document, action, rule.replace("ml-dev-", "other-")), action
+    run = example_run("aws-karpenter-dev")
+    cluster = spec_of("aws-karpenter-dev").cluster.name
+    prefixed = [r for r in run.registrations if r.type in ("aws:sqs/queue:Queue", "aws:cloudwatch/eventRule:EventRule")]
+    assert len(prefixed) >= 5
+    assert all(r.inputs["namePrefix"] == f"{cluster}-karpenter-" for r in prefixed)

@@ -355,7 +355,7 @@ class StubbedAws:
             expected: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": group}
             if resources:
                 expected["ResourceArns"] = list(resources)
-                expected["ContextEntries"] = preflight_aws.simulation_context("aws", ACCOUNT)
+                expected["ContextEntries"] = preflight_aws.simulation_context("aws", ACCOUNT, spec.cluster.name)
             self.stubs["iam"].add_response(
                 "simulate_principal_policy", {"EvaluationResults": results, "IsTruncated": False}, expected
             )

@@ -496,6 +496,7 @@ class EksCluster(pulumi.ComponentResource):
 
         launch_template = create_launch_template(
             f"{name}-system-launch-template",
+            cluster_name=cluster_name,
             ami_type=SYSTEM_AMI_TYPE,
             disk_size_gb=system_spec.disk_size_gb,
             tags={"Name": f"{cluster_name}-{SYSTEM_POOL}", POOL_LABEL: SYSTEM_POOL},

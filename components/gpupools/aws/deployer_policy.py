@@ -26,12 +26,31 @@ of everything the EKS stack registers (``tests/snapshots/aws-dev.json``,
 * the read-only calls the program and the preflight make (zones, caller identity, node group and
   ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings).
 
-Resources are ``*`` for EC2, Auto Scaling, SQS, EventBridge, ``eks:CreateCluster`` and reads (most
-create calls cannot be scoped to ARNs that do not exist yet, and tag conditions would need tags on
-every child pulumi-eks creates). Everything else is scoped to the cluster's own resources, each on
-the resource type the IAM service authorization reference gives the action (a linter,
-``parliament``, checks that in the tests):
+What stays on ``Resource: "*"`` (the ``Deploy`` statement; ``tests/test_deployer_policy.py`` pins
+the list with ``parliament``'s ``RESOURCE_STAR`` check, so it cannot grow unnoticed):
 
+* ``eks:CreateCluster`` (no resource type in the service authorization reference);
+* ``ec2:RunInstances`` (``EC2_ACTIONS``: without ``iam:PassRole`` to EC2 it launches nothing with
+  an instance profile);
+* the created VPC's actions (``NETWORK_ACTIONS``) and an EFA pool's placement group and security
+  group (``EFA_ACTIONS``): creates of resources whose ARNs do not exist yet, and the modifies and
+  deletes of the same, which a tag condition could scope only once every such resource carries the
+  stack tag; a delete there can break another workload's network, not run code or take an
+  identity;
+* the service-linked roles (``iam:CreateServiceLinkedRole``, only for the four services named);
+  the OIDC provider actions on EKS issuers' ARNs (``oidc-provider/oidc.eks.*``: the issuer ID is
+  not known before the cluster exists, so this reaches every EKS cluster's IRSA provider in the
+  account).
+
+Everything else is scoped to the cluster's own resources, each on the resource type the IAM service
+authorization reference gives the action (a linter, ``parliament``, checks that in the tests):
+
+* launch templates: created only with the stack tag ``gpupools.io/cluster=<name>`` in the request,
+  and versioned, modified, tagged and deleted only where they carry it (``LAUNCH_TEMPLATE_ACTIONS``,
+  ``gpupools.aws.stack_tag``); ``ec2:CreateTags``/``DeleteTags`` otherwise only on the EC2 types the
+  stack tags (``TAGGED_EC2_TYPES``);
+* Auto Scaling group tags only on the cluster's own groups (``AUTOSCALING_TAG_WRITES``);
+* Karpenter's queue and EventBridge rules only by their ``<name>-karpenter-`` names;
 * EKS writes on ``cluster/<name>`` and its ``nodegroup``, ``access-entry`` and ``addon`` ARNs, so
   no access entry or cluster change reaches another cluster of the account;
 * role writes (``IAM_ROLE_ACTIONS``, ``BOUNDED_ROLE_ACTIONS``) only on the cluster's roles
@@ -43,7 +62,6 @@ the resource type the IAM service authorization reference gives the action (a li
 * ``iam:PutRolePolicy`` only on cluster-autoscaler's role (the one inline policy); Karpenter's policy
   writes (``KARPENTER_POLICY_ACTIONS``) only on the cluster's ``<cluster>-karpenter-<key>-*``
   policies; ``iam:RemoveRoleFromInstanceProfile`` only on the cluster's Karpenter instance profiles;
-  the OIDC provider actions only on EKS issuers;
 * with ``--permissions-boundary``: every role write that IAM lets a policy condition on the role's
   boundary (``CreateRole``, ``PutRolePolicy``, ``AttachRolePolicy``, ``DetachRolePolicy``,
   ``DeleteRolePolicy``, ``PutRolePermissionsBoundary``) requires ``iam:PermissionsBoundary`` to be
@@ -69,8 +87,9 @@ import re
 import sys
 from typing import Any
 
-from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, service_role_name
+from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, ownership_tag, service_role_name
 from gpupools.aws.karpenter_iam import CONTROLLER_POLICIES
+from gpupools.aws.stack_tag import STACK_TAG
 from gpupools.rules import IAM_POLICY_ARN
 from gpupools.specs import Provisioner, StackSpec
 
@@ -99,20 +118,46 @@ NETWORK_ACTIONS = (
 )
 """The created VPC (``gpupools.aws.network``); not needed with ``network.vpcId``."""
 
-EC2_ACTIONS = (
-    "ec2:CreateLaunchTemplate",
+EC2_ACTIONS = ("ec2:RunInstances",)
+"""On ``*``. EC2 Auto Scaling checks ``ec2:RunInstances`` for whoever creates or updates an Auto
+Scaling group from a launch template (EC2 Auto Scaling user guide, "Launch template permissions").
+EKS creates a managed node group's ASG with its service-linked role, and whether ``CreateNodegroup``
+also checks the caller is not documented, so it is granted: denying it would fail only at the first
+node group, after the cluster's 10+ minutes. It cannot reach another workload's identity: an
+instance with an instance profile needs ``iam:PassRole`` of its role to EC2, which the policy never
+grants (``PASSED_TO_SERVICES``)."""
+
+LAUNCH_TEMPLATE_ACTIONS = (
     "ec2:CreateLaunchTemplateVersion",
     "ec2:ModifyLaunchTemplate",
     "ec2:DeleteLaunchTemplate",
     "ec2:CreateTags",
     "ec2:DeleteTags",
-    "ec2:RunInstances",
 )
-"""Launch templates and tags. ``ec2:RunInstances``: EC2 Auto Scaling checks it for whoever creates
-or updates an Auto Scaling group from a launch template (EC2 Auto Scaling user guide, "Launch
-template permissions"). EKS creates a managed node group's ASG with its service-linked role, and
-whether ``CreateNodegroup`` also checks the caller is not documented, so it is granted: denying it
-would fail only at the first node group, after the cluster's 10+ minutes."""
+"""Writes on an existing launch template: only on the stack's own, those tagged
+``gpupools.io/cluster=<cluster>`` (``aws:ResourceTag``; ``gpupools.aws.stack_tag``). On any other
+template a new version would run the deployer's user data in every Auto Scaling group on
+``$Latest``/``$Default``, with that group's instance profile (third EKS review, T4)."""
+
+LAUNCH_TEMPLATE_CREATE = "ec2:CreateLaunchTemplate"
+"""Only with the stack tag in the request (``aws:RequestTag/gpupools.io/cluster``); its tags are
+written by ``ec2:CreateTags`` with ``ec2:CreateAction`` ``CreateLaunchTemplate`` (EC2 User Guide,
+"Grant permission to tag Amazon EC2 resources during creation")."""
+
+TAGGED_EC2_TYPES = (
+    "vpc",
+    "subnet",
+    "internet-gateway",
+    "route-table",
+    "elastic-ip",
+    "natgateway",
+    "security-group",
+    "placement-group",
+)
+"""The EC2 resource types whose tags the stack writes besides its launch templates: the created
+VPC's parts, an EFA pool's security group and placement group, and Karpenter's discovery tag on the
+private subnets and the cluster security group. ``ec2:CreateTags``/``DeleteTags`` are granted on
+these types' ARNs, not on ``*``, so never on a launch template without the stack tag."""
 
 EFA_ACTIONS = (
     "ec2:CreatePlacementGroup",
@@ -269,7 +314,15 @@ AUTOSCALING_ACTIONS = (
 )
 """cluster-autoscaler mode. Karpenter mode keeps the reads (``live_capacity`` reads the system
 group's ASG) and ``DeleteTags``: a Karpenter stack deployed before its system group lost the
-node-template tags removes them on its next ``pulumi up``."""
+node-template tags removes them on its next ``pulumi up``. The tag writes only on the cluster's own
+groups (``AUTOSCALING_TAG_WRITES``)."""
+
+AUTOSCALING_TAG_WRITES = ("autoscaling:CreateOrUpdateTags", "autoscaling:DeleteTags")
+"""Only on Auto Scaling groups tagged ``k8s.io/cluster-autoscaler/<cluster>=owned``
+(``autoscaling:ResourceTag``), the tag EKS puts on every managed node group's group and the one
+cluster-autoscaler's own policy scopes ``SetDesiredCapacity`` by (``iam.ownership_tag``). On any
+other group, adding that tag would hand the group to this cluster's cluster-autoscaler, instances
+and all (third EKS review, T4)."""
 
 KARPENTER_ACTIONS = (
     "sqs:CreateQueue",
@@ -288,7 +341,11 @@ KARPENTER_ACTIONS = (
 attributes and tags; the queue policy is the ``Policy`` attribute, ``SetQueueAttributes``),
 ``aws.cloudwatch.EventRule`` and ``EventTarget``. The Terraform AWS provider's calls for these
 resources, which pulumi-aws bridges: ``internal/service/sqs/queue.go``, ``queue_policy.go``,
-``internal/service/events/rule.go``, ``target.go``."""
+``internal/service/events/rule.go``, ``target.go``. Only on the cluster's queue and rules, by name
+(``karpenter_resource_arns``: both are named ``<cluster>-karpenter-<unique suffix>``); on ``*``,
+``SetQueueAttributes`` could rewrite any queue's resource policy and ``PutTargets`` redirect any
+rule (third EKS review, T4). Neither SQS queues nor EventBridge rules take a tag condition on these
+actions (service authorization reference), so the scope is the name."""
 
 KARPENTER_POLICY_ACTIONS = (
     "iam:CreatePolicy",
@@ -414,6 +471,23 @@ def karpenter_instance_profile_arns(cluster_name: str, partition: str = "aws") -
     return [_iam(partition, f"instance-profile/karpenter/*/{cluster_name}/*/{cluster_name}_*")]
 
 
+def karpenter_resource_arns(cluster_name: str, partition: str = "aws") -> list[str]:
+    """The interruption queue and the EventBridge rules of the cluster's Karpenter: both named
+    ``<cluster>-karpenter-<unique suffix>`` (``karpenter.queue_name_prefix``)."""
+    prefix = f"{cluster_name}-{KARPENTER_COMPONENT}-"
+    return [f"arn:{partition}:sqs:*:{ACCOUNT}:{prefix}*", f"arn:{partition}:events:*:{ACCOUNT}:rule/{prefix}*"]
+
+
+def ec2_arn(partition: str, resource_type: str) -> str:
+    """Every resource of one EC2 type in the caller's account: ``arn:<p>:ec2:*:<account>:<type>/*``."""
+    return f"arn:{partition}:ec2:*:{ACCOUNT}:{resource_type}/*"
+
+
+def autoscaling_group_arn(partition: str) -> str:
+    """Every Auto Scaling group of the caller's account (the tag condition narrows it)."""
+    return f"arn:{partition}:autoscaling:*:{ACCOUNT}:autoScalingGroup:*:autoScalingGroupName/*"
+
+
 def attachable_policy_arns(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[str]:
     """What ``iam:AttachRolePolicy`` may attach (its ``iam:PolicyARN`` condition): the AWS managed
     policies of ``NODE_AND_CLUSTER_POLICIES`` and, under Karpenter, the cluster's own controller
@@ -523,10 +597,7 @@ def deployer_policy(
     writes = [*(NETWORK_ACTIONS if with_network else ()), *EC2_ACTIONS, *EKS_CREATE_ACTIONS]
     if efa:
         writes += EFA_ACTIONS
-    if karpenter:
-        writes += [*KARPENTER_ACTIONS, "autoscaling:DeleteTags"]
-    else:
-        writes += [a for a in AUTOSCALING_ACTIONS if not a.split(":")[1].startswith("Describe")]
+    autoscaling_tag_writes = ["autoscaling:DeleteTags"] if karpenter else list(AUTOSCALING_TAG_WRITES)
     reads = [*EC2_READ_ACTIONS, *EKS_READ_ACTIONS, *IAM_READ_ACTIONS, *OTHER_READ_ACTIONS]
     reads += [*(KARPENTER_READ_ACTIONS if karpenter else ())]
     reads += [a for a in AUTOSCALING_ACTIONS if a.split(":")[1].startswith("Describe")]
@@ -539,9 +610,30 @@ def deployer_policy(
         _eks(partition, f"access-entry/{cluster_name}/*"),
         _eks(partition, f"addon/{cluster_name}/*"),
     ]
+    stack_tag = {"StringEquals": {f"aws:ResourceTag/{STACK_TAG}": cluster_name}}
     statements: list[dict[str, Any]] = [
         _statement("Deploy", sorted(writes), "*"),
         _statement("Read", sorted(reads), "*"),
+        _statement(
+            "CreateStackLaunchTemplates",
+            LAUNCH_TEMPLATE_CREATE,
+            ec2_arn(partition, "launch-template"),
+            {"StringEquals": {f"aws:RequestTag/{STACK_TAG}": cluster_name}},
+        ),
+        _statement(
+            "TagLaunchTemplatesAsTheyAreCreated",
+            "ec2:CreateTags",
+            ec2_arn(partition, "launch-template"),
+            {"StringEquals": {"ec2:CreateAction": LAUNCH_TEMPLATE_CREATE.split(":")[1]}},
+        ),
+        _statement("StackLaunchTemplates", sorted(LAUNCH_TEMPLATE_ACTIONS), ec2_arn(partition, "launch-template"), stack_tag),
+        _statement("StackEc2Tags", ["ec2:CreateTags", "ec2:DeleteTags"], [ec2_arn(partition, t) for t in TAGGED_EC2_TYPES]),
+        _statement(
+            "StackAutoScalingGroupTags",
+            sorted(autoscaling_tag_writes),
+            autoscaling_group_arn(partition),
+            {"StringEquals": {f"autoscaling:ResourceTag/{ownership_tag(cluster_name)}": "owned"}},
+        ),
         _statement("StackCluster", sorted(EKS_CLUSTER_ACTIONS), _eks(partition, f"cluster/{cluster_name}")),
         _statement("StackClusterParts", sorted(EKS_CHILD_ACTIONS), eks_children),
         _statement("StackRoles", sorted(IAM_ROLE_ACTIONS), roles),
@@ -575,6 +667,9 @@ def deployer_policy(
     ]
     if karpenter:
         statements.append(
+            _statement("KarpenterQueueAndRules", sorted(KARPENTER_ACTIONS), karpenter_resource_arns(cluster_name, partition))
+        )
+        statements.append(
             _statement("KarpenterPolicies", sorted(KARPENTER_POLICY_ACTIONS), stack_policy_arns(cluster_name, partition))
         )
         # A role's delete first takes it out of every instance profile it is in (terraform-provider-aws
@@ -595,20 +690,35 @@ def deployer_policy(
             )
         )
     if previous_names:
-        statements += previous_name_statements(provisioner, partition)
+        statements += previous_name_statements(cluster_name, provisioner, partition)
     return {"Version": "2012-10-17", "Statement": statements}
 
 
-def previous_name_statements(provisioner: Provisioner, partition: str = "aws") -> list[dict[str, Any]]:
-    """Deletes only, on 0.2's controller role and (under Karpenter) policy names: what the first
-    ``up`` after upgrading does to them once the ``<cluster>-...`` ones replace them."""
+def previous_name_statements(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[dict[str, Any]]:
+    """What the first ``up`` after upgrading from 0.2 does to resources 0.2 named or tagged
+    otherwise: the deletes of 0.2's controller role, (under Karpenter) policies and EventBridge rules
+    (``karpenter-<key>-*``, replaced by ``<cluster>-karpenter-*`` ones), and the launch templates'
+    writes while they do not carry the stack tag yet: the ``up`` adds it (``ec2:CreateTags`` of that
+    one tag key with the cluster's value) and may write a new version of them before it does."""
     old_role = _iam(partition, f"role/{PREVIOUS_CONTROLLER_ROLES[provisioner]}")
     statements = [
         _statement(
             "DeletePrevious02ControllerRole",
             ["iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"],
             old_role,
-        )
+        ),
+        _statement(
+            "Tag02LaunchTemplatesWithTheStackTag",
+            "ec2:CreateTags",
+            ec2_arn(partition, "launch-template"),
+            {"StringEquals": {f"aws:RequestTag/{STACK_TAG}": cluster_name}},
+            {"ForAllValues:StringEquals": {"aws:TagKeys": [STACK_TAG]}},
+        ),
+        _statement(
+            "Write02LaunchTemplatesBeforeTheyAreTagged",
+            ["ec2:CreateLaunchTemplateVersion", "ec2:ModifyLaunchTemplate"],
+            ec2_arn(partition, "launch-template"),
+        ),
     ]
     if provisioner is Provisioner.KARPENTER:
         statements.append(
@@ -616,6 +726,13 @@ def previous_name_statements(provisioner: Provisioner, partition: str = "aws") -
                 "DeletePrevious02KarpenterPolicies",
                 ["iam:DeletePolicy", "iam:DeletePolicyVersion"],
                 _iam(partition, f"policy/{PREVIOUS_CONTROLLER_POLICIES}"),
+            )
+        )
+        statements.append(
+            _statement(
+                "DeletePrevious02KarpenterRules",
+                ["events:DeleteRule", "events:RemoveTargets"],
+                f"arn:{partition}:events:*:{ACCOUNT}:rule/{KARPENTER_COMPONENT}-*",
             )
         )
     return statements

@@ -121,7 +121,9 @@ UNIQUE_SUFFIX_LENGTH = 26
 
 
 def queue_name_prefix(cluster_name: str) -> str:
-    """``<cluster>-karpenter-``: the interruption queue's ``name_prefix``, not a fixed name.
+    """``<cluster>-karpenter-``: the interruption queue's ``name_prefix``, not a fixed name, and the
+    EventBridge rules' (``name_prefix`` too: at most 20 + 11 + 26 characters, within EventBridge's
+    64 for a rule name), so the deployer policy can scope both by name.
 
     A fixed name cannot be reused for 60 seconds after its queue is deleted ("After you delete a
     queue, you must wait at least 60 seconds before creating a queue with the same name", SQS
@@ -269,6 +271,9 @@ class Karpenter(pulumi.ComponentResource):
         for key, pattern in events.items():
             rule = aws.cloudwatch.EventRule(
                 f"{name}-{key}",
+                # Named <cluster>-karpenter-<unique suffix>, as the queue: the deployer policy scopes
+                # EventBridge writes by that name (rules have no tag condition key; T4).
+                name_prefix=queue_name_prefix(cluster_name),
                 description=f"Karpenter interruption handling for {cluster_name}: {pattern['detail-type'][0]}",
                 event_pattern=json.dumps(pattern, sort_keys=True),
                 opts=child,

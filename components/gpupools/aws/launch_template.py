@@ -55,6 +55,8 @@ from typing import Any, Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
+from gpupools.aws.stack_tag import stack_tags
+
 IMDS_HOP_LIMIT = 1
 """See the module docstring: pods cannot reach IMDS; IRSA does not need it."""
 
@@ -158,6 +160,7 @@ def reservation_options(capacity_reservation_id: str | None, capacity_block: boo
 def create_launch_template(
     name: str,
     *,
+    cluster_name: str,
     ami_type: str,
     disk_size_gb: int,
     tags: Mapping[str, str],
@@ -171,7 +174,9 @@ def create_launch_template(
 ) -> aws.ec2.LaunchTemplate:
     """A launch template for one pool's node groups (see the module docstring).
 
-    ``tags`` go on the template and, through ``tag_specifications``, on the instances and volumes.
+    ``tags`` go on the template and, through ``tag_specifications``, on the instances and volumes;
+    the template alone also carries the stack tag of ``cluster_name`` (``stack_tag``), which the
+    deployer policy scopes its writes by.
     With ``efa_interfaces`` > 0 the template lists that many EFA interfaces carrying
     ``security_group_ids`` and places instances in ``placement_group_name``.
     ``capacity_reservation_id`` (with ``capacity_block`` for a Capacity Block) makes it the template
@@ -197,7 +202,7 @@ def create_launch_template(
         tag_specifications=tag_specifications,
         network_interfaces=efa_network_interfaces(efa_interfaces, security_group_ids) if efa_interfaces else None,
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group_name) if placement_group_name else None,
-        tags=tag_map,
+        tags={**tag_map, **stack_tags(cluster_name)},
         instance_type=instance_type,
         **reservation_options(capacity_reservation_id, capacity_block),
         opts=pulumi.ResourceOptions(parent=parent),

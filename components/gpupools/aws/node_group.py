@@ -701,6 +701,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         }
         self.launch_template = create_launch_template(
             f"{name}-launch-template",
+            cluster_name=cluster_name,
             ami_type=spec.ami_type.value,
             disk_size_gb=spec.disk_size_gb,
             tags=pool_tags,
@@ -719,6 +720,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 resource_name = f"{name}-{naming.CAPACITY_TOKEN[plan.capacity]}-{plan.reservation_id}"
                 launch_template = self.reservation_launch_templates[plan.name] = create_launch_template(
                     f"{resource_name}-launch-template",
+                    cluster_name=cluster_name,
                     ami_type=spec.ami_type.value,
                     disk_size_gb=spec.disk_size_gb,
                     tags={"Name": f"{cluster_name}-{spec.name}-{plan.reservation_id}", POOL_LABEL: spec.name},

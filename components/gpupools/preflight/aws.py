@@ -255,14 +255,39 @@ def simulation_resources(action: str, spec: StackSpec, account: str, partition: 
         return (f"{iam}:oidc-provider/oidc.eks.{region}.amazonaws.com/id/0",)
     if action in deployer_policy.EKS_CLUSTER_ACTIONS:
         return (f"arn:{partition}:eks:{region}:{account}:cluster/{cluster}",)
+    if action == deployer_policy.LAUNCH_TEMPLATE_CREATE:
+        return (f"arn:{partition}:ec2:{region}:{account}:launch-template/lt-00000000000000000",)
+    if action == "ec2:CreateTags":  # Karpenter's discovery tag on the cluster security group
+        return (f"arn:{partition}:ec2:{region}:{account}:security-group/sg-00000000000000000",)
+    if action in deployer_policy.AUTOSCALING_TAG_WRITES:
+        group = f"eks-{cluster}-system-00000000-0000-0000-0000-000000000000"
+        return (f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:0:autoScalingGroupName/{group}",)
+    karpenter = f"{cluster}-{deployer_policy.KARPENTER_COMPONENT}-00000000000000000000000000"
+    if action.startswith("sqs:"):
+        return (f"arn:{partition}:sqs:{region}:{account}:{karpenter}",)
+    if action.startswith("events:"):
+        return (f"arn:{partition}:events:{region}:{account}:rule/{karpenter}",)
     return ()
 
 
-def simulation_context(partition: str, account: str, permissions_boundary: str | None = None) -> list[dict[str, Any]]:
-    """The condition values of the scoped IAM calls: the node role passed to EKS, a node policy
-    attached, the caller's account (the policy's ``${aws:PrincipalAccount}`` variable) and, for a
-    stack with ``gpupools:cluster.permissionsBoundary``, the boundary the roles carry."""
+def simulation_context(
+    partition: str, account: str, cluster_name: str, permissions_boundary: str | None = None
+) -> list[dict[str, Any]]:
+    """The condition values of the scoped calls: the node role passed to EKS, a node policy
+    attached, the caller's account (the policy's ``${aws:PrincipalAccount}`` variable), the stack
+    tag a launch template is created with and its Auto Scaling groups' ownership tag (simulation
+    reads no resource's tags: they are given as context) and, for a stack with
+    ``gpupools:cluster.permissionsBoundary``, the boundary the roles carry."""
+    from gpupools.aws.iam import ownership_tag
+    from gpupools.aws.stack_tag import STACK_TAG
+
     entries = [
+        {"ContextKeyName": f"aws:RequestTag/{STACK_TAG}", "ContextKeyValues": [cluster_name], "ContextKeyType": "string"},
+        {
+            "ContextKeyName": f"autoscaling:ResourceTag/{ownership_tag(cluster_name)}",
+            "ContextKeyValues": ["owned"],
+            "ContextKeyType": "string",
+        },
         {"ContextKeyName": "aws:PrincipalAccount", "ContextKeyValues": [account], "ContextKeyType": "string"},
         {"ContextKeyName": "iam:PassedToService", "ContextKeyValues": ["eks.amazonaws.com"], "ContextKeyType": "string"},
         {
@@ -754,8 +779,9 @@ class AwsPreflight:
             kwargs: dict[str, Any] = {"PolicySourceArn": principal, "ActionNames": list(actions)}
             if resources:
                 kwargs["ResourceArns"] = list(resources)
+                spec = self.target.spec
                 kwargs["ContextEntries"] = simulation_context(
-                    partition, principal.split(":")[4], self.target.spec.cluster.permissions_boundary
+                    partition, principal.split(":")[4], spec.cluster.name, spec.cluster.permissions_boundary
                 )
             if marker:
                 kwargs["Marker"] = marker
