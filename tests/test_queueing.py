@@ -27,8 +27,9 @@ import pytest
 import yaml
 from gpupools import config, sharing
 from gpupools.azure import kubernetes_access
+from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.sizes import size_facts
-from gpupools.conventions import GPU_RESOURCE, Taint, TaintEffect
+from gpupools.conventions import EFA_RESOURCE, GPU_RESOURCE, Taint, TaintEffect
 from gpupools.kubernetes.access_gate import ServedResource
 from gpupools.pricing.estimate import groups_of_spec
 from gpupools.quantity import amount, canonical
@@ -251,17 +252,31 @@ def test_flavour_order_is_the_nodepool_weights_order(stack: str) -> None:
 # --- quotas ----------------------------------------------------------------------------------------
 
 
+EFA_NODE_HUGEPAGES_MIB = 5128 * 2
+"""The EKS user guide (``ml/node-efa.adoc``): EFA instances "pre-allocate 5128 2MiB Huge Pages"."""
+
+
+def has_efa(stack: str) -> bool:
+    return any(p.efa for p in spec(stack).pools)
+
+
 def expected_quota(stack: str, members: list[dict[str, Any]]) -> dict[str, str]:
     pools = {p.name: p for p in spec(stack).pools}
-    cpu = memory = gpus = 0
+    cpu = memory = gpus = efa = hugepages = 0
     for g in members:
         pool = pools[g["pool"]]
         vcpus = min(size_facts(t)[1] for t in g["types"])  # type: ignore[index]
         mib = min(memory_mib(t) for t in g["types"])  # type: ignore[type-var]
         slots = size_facts(g["types"][0])[0] * sharing.slots_per_gpu(pool.sharing) if pool.is_gpu else 0  # type: ignore[index]
         cpu, memory, gpus = cpu + g["max"] * vcpus, memory + g["max"] * mib, gpus + g["max"] * slots
+        if pool.efa:  # the catalog's EFA interfaces of the pool's type, and the driver's huge pages
+            efa += g["max"] * INSTANCE_TYPES[g["types"][0]].efa_interfaces
+            hugepages += g["max"] * EFA_NODE_HUGEPAGES_MIB
     # In the form the API server returns (Kueue's controller rewrites any other, issue 39).
-    return {"cpu": canonical(str(cpu)), "memory": canonical(f"{memory}Mi"), GPU_RESOURCE: canonical(str(gpus))}
+    quota = {"cpu": canonical(str(cpu)), "memory": canonical(f"{memory}Mi"), GPU_RESOURCE: canonical(str(gpus))}
+    if has_efa(stack):
+        quota |= {EFA_RESOURCE: canonical(str(efa)), "hugepages-2Mi": canonical(f"{hugepages}Mi")}
+    return quota
 
 
 @pytest.mark.parametrize("stack", ALL)
@@ -271,7 +286,10 @@ def test_quotas_are_the_groups_at_their_registered_max(stack: str) -> None:
     for group in groups(result, stack):
         by_flavour.setdefault(flavour_of(result, group)["metadata"]["name"], []).append(group)
     [group_spec] = cluster_queue(result)["spec"]["resourceGroups"]
-    assert group_spec["coveredResources"] == ["cpu", "memory", GPU_RESOURCE]
+    # EFA stacks also cover what an EFA job requests: Kueue admits nothing that requests a resource
+    # its ClusterQueue does not cover (issue 48, 1.: "resource vpc.amazonaws.com/efa unavailable").
+    efa = [EFA_RESOURCE, "hugepages-2Mi"] if has_efa(stack) else []
+    assert group_spec["coveredResources"] == ["cpu", "memory", GPU_RESOURCE, *efa]
     for flavor in group_spec["flavors"]:
         assert quota_of(flavor) == expected_quota(stack, by_flavour[flavor["name"]]), flavor["name"]
         for g in by_flavour[flavor["name"]]:
@@ -548,3 +566,35 @@ def test_queue_namespaces_are_retained_and_kueue_objects_go_before_the_release(s
     [release] = [r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == kueue_component.RELEASE_NAME]
     kueue_objects = [r for r in result.registrations if r.type.startswith(KUEUE_TYPE)]
     assert kueue_objects and all(release.urn in r.dependencies for r in kueue_objects)
+
+
+def test_an_efa_gang_job_requests_only_what_the_queue_covers_and_fits_its_efa_flavour() -> None:
+    """Issue 48, 1.: the second new user's EFA training Job was never admitted ("resource
+    vpc.amazonaws.com/efa unavailable in ClusterQueue": Kueue's flavour assigner refuses a pod set
+    requesting a resource no resource group covers). A two-node gang on the training stack's EFA
+    pool, requesting what the EKS user guide's NCCL example requests per pod: every resource is
+    covered, and one flavour of that pool holds both pods."""
+    stack = "aws-training-dev"
+    [pool] = [p for p in spec(stack).gpu_pools if p.efa and not p.reservations] or [p for p in spec(stack).gpu_pools if p.efa]
+    node = INSTANCE_TYPES[pool.instance_types[0]]
+    _, job = gang_job(
+        "nccl",
+        image="nvcr.io/nvidia/pytorch:25.01-py3",
+        script=["all_reduce.py"],
+        nodes=2,
+        gpus_per_node=node.gpus,
+        pool=pool.name,
+        efa_per_node=node.efa_interfaces,
+    )
+    validate_manifest(job)
+    requests = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert requests[EFA_RESOURCE] == str(node.efa_interfaces) and requests["hugepages-2Mi"] == "5120Mi"
+    [group_spec] = cluster_queue(run(stack))["spec"]["resourceGroups"]
+    assert set(requests) <= set(group_spec["coveredResources"])
+    fits = [
+        flavor["name"]
+        for flavor in group_spec["flavors"]
+        if flavor["name"].startswith(f"{pool.name}-")
+        and all(amount(quota_of(flavor)[r]) >= 2 * amount(v) for r, v in requests.items())
+    ]
+    assert fits, [quota_of(f) for f in group_spec["flavors"]]

@@ -95,6 +95,14 @@ device plugin selects it (the label terraform-aws-eks puts on its EFA node group
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 """The extended resource the AWS EFA device plugin advertises, one per EFA interface."""
 
+HUGEPAGES_2MI_RESOURCE = "hugepages-2Mi"
+"""2 MiB huge pages, which an EFA job requests beside ``vpc.amazonaws.com/efa``."""
+
+EFA_HUGEPAGES_2MI = 5128
+"""2 MiB huge pages the EFA driver pre-allocates on every EFA instance (EKS user guide
+``ml/node-efa.adoc``: "Amazon EC2 instances with the EFA driver installed pre-allocate 5128 2MiB Huge
+Pages, which you can request as resources"; its NCCL example requests ``hugepages-2Mi: 5120Mi``)."""
+
 GPU_RESOURCE = "nvidia.com/gpu"
 """The extended resource the NVIDIA device plugin advertises. Every sharing mode gpupools configures
 keeps this name (``renameByDefault: false``; MIG strategy ``single``), so pods request it as usual

@@ -242,21 +242,30 @@ def test_a_reserved_group_is_used_before_spot(kueue_ca_stack: Running) -> None:
         remove_nodes_of(run, pool.name)
 
 
-def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_pods_run(kueue_ca_stack: Running) -> None:
+@pytest.mark.parametrize("efa", [False, True], ids=["gpus", "gpus-and-efa"])
+def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_pods_run(
+    kueue_ca_stack: Running, efa: bool
+) -> None:
+    """The stack's Kueue and cluster-autoscaler admit a two-node gang whole. With ``efa`` the pods
+    also request the nodes' EFA interfaces and the EFA huge pages (``gang_job(efa_per_node=...)``),
+    which Kueue admits only because the ClusterQueue covers both (issue 48, 1.: before, the Workload
+    stayed pending with "resource vpc.amazonaws.com/efa unavailable in ClusterQueue")."""
     run = kueue_ca_stack
     queueing = run.objects.spec.queueing
     namespace = queueing.namespaces[0]
-    pool = next(p for p in gpu_pools(run) if not p.reservations)
-    per_node = node_shapes.resources_of(pool.instance_types[0]).gpus
+    pool = next(p for p in gpu_pools(run) if not p.reservations and (p.efa or not efa))
+    shape = node_shapes.resources_of(pool.instance_types[0])
+    name = "ca-gang-efa" if efa else "ca-gang"
     job = gang_job(
-        "ca-gang",
+        name,
         image=IMAGE,
         script=["train.py"],
         nodes=2,
-        gpus_per_node=per_node,
+        gpus_per_node=shape.gpus,
         namespace=namespace,
         pool=pool.name,
         extra_taints=pool.taints,
+        efa_per_node=shape.efa if efa else 0,
     )
     try:
         for manifest in job:
@@ -269,7 +278,7 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
                     (
                         r
                         for r in run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace)
-                        if "ca-gang" in r["metadata"]["name"]
+                        if name in r["metadata"]["name"]
                     ),
                     None,
                 ),
@@ -288,8 +297,7 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
                     (
                         w
                         for w in run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
-                        if kueue.admitted([w])
-                        and any(o.get("name") == "ca-gang" for o in w["metadata"].get("ownerReferences") or [])
+                        if kueue.admitted([w]) and any(o.get("name") == name for o in w["metadata"].get("ownerReferences") or [])
                     ),
                     None,
                 ),
@@ -303,7 +311,7 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
                         pods := [
                             p
                             for p in run.client.list("v1", "Pod", namespace=namespace)
-                            if p["metadata"]["name"].startswith("ca-gang")
+                            if p["metadata"]["name"].startswith(f"{name}-")
                         ]
                     )
                     and len(pods) == 2

@@ -24,10 +24,9 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpupools.conventions import CA_TAG_PREFIX, GPU_RESOURCE, Taint
+from gpupools.conventions import CA_TAG_PREFIX, EFA_HUGEPAGES_2MI, GPU_RESOURCE, HUGEPAGES_2MI_RESOURCE, Taint
 
 EPHEMERAL_STORAGE_RESOURCE = "ephemeral-storage"
-HUGEPAGES_2MI_RESOURCE = "hugepages-2Mi"
 
 LABEL_PREFIX = f"{CA_TAG_PREFIX}/label/"
 TAINT_PREFIX = f"{CA_TAG_PREFIX}/taint/"
@@ -82,11 +81,6 @@ FILESYSTEM_MARGIN_GIB = 1
 """What the root filesystem's own metadata takes from the volume (the kubelet's capacity is the
 filesystem's size, a little under the volume's), rounded up to a whole GiB: the template must never
 promise more than a node reports, or the autoscaler buys a node the pod then does not fit on."""
-
-EFA_HUGEPAGES_2MI = 5128
-"""2 MiB huge pages the EFA driver pre-allocates on every EFA instance (EKS user guide
-``ml/node-efa.adoc``: "Amazon EC2 instances with the EFA driver installed pre-allocate 5128 2MiB Huge
-Pages, which you can request as resources"; its NCCL example requests ``hugepages-2Mi: 5120Mi``)."""
 
 
 def ephemeral_storage_gib(disk_size_gb: int) -> int:

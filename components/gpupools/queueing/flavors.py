@@ -123,7 +123,7 @@ def flavours(
     work = [p for p in pools if p.role is not Role.SYSTEM and (not only or p.pool in set(only))]
     groups = groups_of_pools(work)
     slots = {p.pool: p.gpu_slots_per_node for p in work}
-    quotas = group_quotas(groups, slots, path)
+    quotas = group_quotas(groups, slots, path, {p.pool: p.efa_interfaces for p in work})
     result: list[Flavour] = []
     if weights is not None:
         # Karpenter/NAP: one flavour per NodePool, its whole limit.

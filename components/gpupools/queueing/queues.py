@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 from gpupools.conventions import GPU_RESOURCE, KUEUE_QUEUE_LABEL
 from gpupools.queueing.flavors import API_VERSION, Flavour
-from gpupools.queueing.quotas import CPU, MEMORY, RESOURCES, Quota
+from gpupools.queueing.quotas import CPU, EFA_RESOURCES, MEMORY, RESOURCES, Quota
 from gpupools.specs import TeamQueueSpec
 
 SHARED_QUEUE = "gpupools"
@@ -60,11 +60,15 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "pulumi"}
 
 
 def covered_resources(flavours: Sequence[Flavour]) -> tuple[str, ...]:
-    """``cpu``, ``memory``, and ``nvidia.com/gpu`` when any flavour is a GPU flavour. Every flavour of
-    a resource group lists every covered resource (the CRD's rule ``self.flavors.all(x,
-    size(x.resources) == size(self.coveredResources))``): a CPU flavour's GPU quota is 0, so a pod
-    set that requests GPUs never fits it and moves on to the next flavour."""
-    return RESOURCES if any(f.is_gpu for f in flavours) else (CPU, MEMORY)
+    """``cpu``, ``memory``, ``nvidia.com/gpu`` when any flavour is a GPU flavour, and
+    ``vpc.amazonaws.com/efa`` with ``hugepages-2Mi`` when any flavour has EFA nodes
+    (``quotas.EFA_RESOURCES``: Kueue admits nothing that requests a resource its ClusterQueue does
+    not cover). Every flavour of a resource group lists every covered resource (the CRD's rule
+    ``self.flavors.all(x, size(x.resources) == size(self.coveredResources))``): a CPU flavour's GPU
+    quota is 0, so a pod set that requests GPUs never fits it and moves on to the next flavour, and
+    likewise a non-EFA flavour for an EFA pod set."""
+    base = RESOURCES if any(f.is_gpu for f in flavours) else (CPU, MEMORY)
+    return (*base, *EFA_RESOURCES) if any(f.quota.efa for f in flavours) else base
 
 
 def resource_groups(flavours: Sequence[Flavour], quotas: dict[str, Quota] | None = None) -> list[dict[str, Any]]:
@@ -89,7 +93,7 @@ def resource_groups(flavours: Sequence[Flavour], quotas: dict[str, Quota] | None
 
 def team_quotas(flavours: Sequence[Flavour], teams: Sequence[TeamQueueSpec]) -> dict[str, dict[str, Quota]]:
     """Per team, per flavour, its nominal quota: its ``gpus`` taken from the GPU flavours in order
-    (each team in config order), with CPU and memory in the same proportion of the flavour (rounded
+    (each team in config order), with CPU, memory, EFA and huge pages in the same proportion of the flavour (rounded
     down). What the teams do not take is the cohort's (``cohort_quotas``)."""
     left = {f.name: f.quota for f in flavours}
     result: dict[str, dict[str, Quota]] = {}
@@ -99,12 +103,14 @@ def team_quotas(flavours: Sequence[Flavour], teams: Sequence[TeamQueueSpec]) -> 
         for f in flavours:
             free = left[f.name]
             take = min(wanted, free.gpus) if f.quota.gpus else 0
-            quota = (
-                Quota(cpu=f.quota.cpu * take // f.quota.gpus, memory_mib=f.quota.memory_mib * take // f.quota.gpus, gpus=take)
-                if take
-                else Quota()
+            quota = f.quota.share(take, f.quota.gpus) if take else Quota()
+            quota = Quota(
+                min(quota.cpu, free.cpu),
+                min(quota.memory_mib, free.memory_mib),
+                take,
+                min(quota.efa, free.efa),
+                min(quota.hugepages_2mi_mib, free.hugepages_2mi_mib),
             )
-            quota = Quota(min(quota.cpu, free.cpu), min(quota.memory_mib, free.memory_mib), quota.gpus)
             mine[f.name] = quota
             left[f.name] = free - quota
             wanted -= take

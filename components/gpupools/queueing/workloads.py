@@ -22,6 +22,11 @@ What a gang job needs under Kueue, and why:
 * **placement**: ``gpupools.scheduling.gpu_workload`` (the GPU taint, the AKS Spot taint, a pool
   pin if asked); Kueue adds the admitted flavour's node labels and tolerations on top.
 * **no voluntary disruption** under Karpenter/NAP: ``scheduling.do_not_disrupt()``.
+* **EFA** (``efa_per_node``, EKS ``efa: true`` pools): each pod requests the node's EFA interfaces
+  (``vpc.amazonaws.com/efa``) and the EFA driver's huge pages with some memory, as the EKS user
+  guide's NCCL example does (``ml/node-efa.adoc``: ``hugepages-2Mi: 5120Mi``, ``memory: 8000Mi``;
+  Kubernetes refuses huge pages without a CPU or memory request). The stack's ClusterQueue covers
+  both resources (``gpupools.queueing.quotas``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from gpupools import rules, scheduling
-from gpupools.conventions import GPU_RESOURCE
+from gpupools.conventions import EFA_RESOURCE, GPU_RESOURCE, HUGEPAGES_2MI_RESOURCE
 from gpupools.errors import ConfigError
 from gpupools.queueing.queues import QUEUE_LABEL, SHARED_QUEUE
 
@@ -41,6 +46,10 @@ JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 NAME_MAX = 50
 """Room for ``-<index>`` in the pods' hostnames (a DNS label is at most 63 characters)."""
+
+EFA_POD_HUGEPAGES = "5120Mi"
+EFA_POD_MEMORY = "8000Mi"
+"""What the EKS user guide's NCCL-over-EFA example requests per pod besides the EFA interfaces."""
 
 
 def gang_job(
@@ -56,6 +65,7 @@ def gang_job(
     extra_taints: Sequence[scheduling.TaintArg] = (),
     port: int = DEFAULT_PORT,
     backoff_limit: int = 0,
+    efa_per_node: int = 0,
 ) -> list[dict[str, Any]]:
     """The headless Service and the Indexed Job of a ``nodes``-node PyTorch job (module docstring).
 
@@ -73,6 +83,8 @@ def gang_job(
         port: rank 0's rendezvous port; default 29500.
         backoff_limit: pod failures before the Job fails; default 0 (a lost rank fails the run,
             which is then re-queued by whoever submitted it).
+        efa_per_node: EFA interfaces each pod requests (the pool's type's, on an ``efa: true``
+            pool), with the EFA huge pages and memory (module docstring); default 0, none.
 
     Returns:
         ``[service, job]`` as plain manifests: apply the Service first.
@@ -88,10 +100,15 @@ def gang_job(
         raise ConfigError("gang_job.gpus_per_node", "must be an integer >= 1", gpus_per_node)
     if not isinstance(port, int) or not 1 <= port <= 65535:
         raise ConfigError("gang_job.port", "must be a port number (1-65535)", port)
+    if not isinstance(efa_per_node, int) or isinstance(efa_per_node, bool) or efa_per_node < 0:
+        raise ConfigError("gang_job.efa_per_node", "must be an integer >= 0", efa_per_node)
     if not script:
         raise ConfigError("gang_job.script", "must name the training script to run", list(script))
     rules.check_label_value(queue, "gang_job.queue", allow_empty=False)
     placement = scheduling.gpu_workload(pool, extra_taints=scheduling.taint_args(extra_taints, "gang_job.extra_taints"))
+    limits = {GPU_RESOURCE: str(gpus_per_node)}
+    if efa_per_node:
+        limits |= {EFA_RESOURCE: str(efa_per_node), HUGEPAGES_2MI_RESOURCE: EFA_POD_HUGEPAGES, "memory": EFA_POD_MEMORY}
     master = f"{name}-0.{name}"
     torchrun = [
         "torchrun",
@@ -135,7 +152,7 @@ def gang_job(
                             "image": image,
                             "command": torchrun,
                             "ports": [{"containerPort": port, "name": "rendezvous"}],
-                            "resources": {"limits": {GPU_RESOURCE: str(gpus_per_node)}},
+                            "resources": {"limits": limits},
                         }
                     ],
                 },

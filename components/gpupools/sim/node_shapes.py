@@ -30,9 +30,11 @@ from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.conventions import (
     CAPACITY_TYPE_LABEL,
+    EFA_HUGEPAGES_2MI,
     EFA_PRESENT_LABEL,
     EFA_RESOURCE,
     GPU_RESOURCE,
+    HUGEPAGES_2MI_RESOURCE,
     KARPENTER_CAPACITY_TYPE_LABEL,
     KARPENTER_NODEPOOL_LABEL,
     POOL_LABEL,
@@ -104,7 +106,10 @@ class Resources:
         if self.gpus:
             quantities[GPU_RESOURCE] = str(self.gpus)
         if self.efa:
+            # An EFA node also has the huge pages the EFA driver pre-allocates (EKS user guide,
+            # ml/node-efa.adoc: "pre-allocate 5128 2MiB Huge Pages, which you can request as resources").
             quantities[EFA_RESOURCE] = str(self.efa)
+            quantities[HUGEPAGES_2MI_RESOURCE] = f"{EFA_HUGEPAGES_2MI * 2}Mi"
         return quantities
 
 
