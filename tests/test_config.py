@@ -592,3 +592,34 @@ def test_an_infiniband_pool_takes_only_infiniband_capable_sizes() -> None:
     with pytest.raises(ConfigError) as on_aws:
         config.parse(with_pool(AWS, infiniband=True))
     assert on_aws.value.path == "gpupools:gpuPools[0].infiniband" and "Azure only" in str(on_aws.value)
+
+
+# --- issue 48, 5.: a namespace one edit from gpupools ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key", ["gpupool:cost", "gpupoolss:cost", "gpuools:cost", "gpuppools:cost", "gupools:cost", "GPUPools:queueing", "gpupoosl:cost"]
+)
+def test_a_key_whose_namespace_is_one_edit_from_gpupools_is_named(key: str) -> None:
+    assert config.misspelt_namespace_keys([key, "gpupools:cost", "aws:region"]) == [key]
+    warning = config.misspelt_namespace_warning([key])
+    assert warning is not None and f"{key} (did you mean gpupools:{key.split(':', 1)[1]}?)" in warning
+
+
+@pytest.mark.parametrize("key", ["gpupools:cost", "aws:region", "azure-native:location", "kubernetes:context", "pulumi:tags", "gpu:x"])
+def test_other_namespaces_are_left_alone(key: str) -> None:
+    assert config.misspelt_namespace_keys([key]) == []
+    assert config.misspelt_namespace_warning([key]) is None
+
+
+def test_the_program_warns_about_a_misspelt_namespace_before_it_registers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second new user's budget under ``gpupool:cost`` was dropped with exit 0: ``config.load``
+    now says so through ``pulumi.log.warn`` (the engine shows it on ``preview`` and ``up``)."""
+    import pulumi
+    from gpupools.testing import run_stack, stack_config
+
+    said: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: said.append(str(message)))
+    cost = stack_config("aws-dev").get("gpupools:cost") or {"monthlyBudget": 1}
+    run_stack("aws-dev", overrides={"gpupool:cost": cost})
+    assert any("gpupool:cost (did you mean gpupools:cost?)" in line for line in said), said

@@ -29,7 +29,7 @@ import typing
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
 from gpupools.catalog import regions
@@ -1003,10 +1003,57 @@ def load_cloud() -> Cloud:
     return cloud_of(_raw_config())
 
 
-def load() -> StackSpec:
-    """The running stack's validated spec. Raises ``ConfigError`` before any resource exists."""
-    import pulumi
+def _one_edit_apart(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one inserted, deleted or replaced character, or two swapped
+    neighbours (optimal string alignment distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diffs) == 1 or (
+            len(diffs) == 2 and diffs[1] == diffs[0] + 1 and a[diffs[0]] == b[diffs[1]] and a[diffs[1]] == b[diffs[0]]
+        )
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
+
+def misspelt_namespace_keys(keys: Iterable[str]) -> list[str]:
+    """The config keys whose namespace is not ``gpupools`` but one edit from it, case aside
+    (``gpupool:cost``, ``GPUPools:queueing``, ``gpuools:gpuPools``). Pulumi hands a program every key
+    of the stack file and the program reads only ``gpupools:*``, so such a key would be dropped
+    without a word (a budget under ``gpupool:cost`` was, with exit 0: issue 48, 5.)."""
+    found = []
+    for key in keys:
+        namespace = key.split(":", 1)[0]
+        if (
+            ":" in key
+            and namespace != NAMESPACE
+            and (namespace.lower() == NAMESPACE or _one_edit_apart(namespace.lower(), NAMESPACE))
+        ):
+            found.append(key)
+    return sorted(found)
+
+
+def misspelt_namespace_warning(keys: Iterable[str]) -> str | None:
+    """One line naming every ``misspelt_namespace_keys`` key and the key it was probably meant to be;
+    None when there is none."""
+    found = misspelt_namespace_keys(keys)
+    if not found:
+        return None
+    meant = ", ".join(f"{key} (did you mean {NAMESPACE}:{key.split(':', 1)[1]}?)" for key in found)
+    return f"config keys not read by gpupools, their namespace one edit from '{NAMESPACE}': {meant}"
+
+
+def load() -> StackSpec:
+    """The running stack's validated spec. Raises ``ConfigError`` before any resource exists; warns
+    (``pulumi.log.warn``) about keys whose namespace is a misspelling of ``gpupools``
+    (``misspelt_namespace_warning``), which nothing else would read."""
+    import pulumi
+    from pulumi.runtime.config import CONFIG
+
+    warning = misspelt_namespace_warning(CONFIG.get().keys())
+    if warning:
+        pulumi.log.warn(warning)
     namespace, key = ("aws", "region") if load_cloud() is Cloud.AWS else ("azure-native", "location")
     region = pulumi.Config(namespace).get(key)
     return parse(_raw_config(), region=region)
