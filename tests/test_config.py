@@ -598,7 +598,8 @@ def test_an_infiniband_pool_takes_only_infiniband_capable_sizes() -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["gpupool:cost", "gpupoolss:cost", "gpuools:cost", "gpuppools:cost", "gupools:cost", "GPUPools:queueing", "gpupoosl:cost"]
+    "key",
+    ["gpupool:cost", "gpupoolss:cost", "gpuools:cost", "gpuppools:cost", "gupools:cost", "GPUPools:queueing", "gpupoosl:cost"],
 )
 def test_a_key_whose_namespace_is_one_edit_from_gpupools_is_named(key: str) -> None:
     assert config.misspelt_namespace_keys([key, "gpupools:cost", "aws:region"]) == [key]
@@ -606,7 +607,9 @@ def test_a_key_whose_namespace_is_one_edit_from_gpupools_is_named(key: str) -> N
     assert warning is not None and f"{key} (did you mean gpupools:{key.split(':', 1)[1]}?)" in warning
 
 
-@pytest.mark.parametrize("key", ["gpupools:cost", "aws:region", "azure-native:location", "kubernetes:context", "pulumi:tags", "gpu:x"])
+@pytest.mark.parametrize(
+    "key", ["gpupools:cost", "aws:region", "azure-native:location", "kubernetes:context", "pulumi:tags", "gpu:x"]
+)
 def test_other_namespaces_are_left_alone(key: str) -> None:
     assert config.misspelt_namespace_keys([key]) == []
     assert config.misspelt_namespace_warning([key]) is None
