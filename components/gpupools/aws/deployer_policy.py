@@ -88,6 +88,7 @@ import sys
 from typing import Any
 
 from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, ownership_tag, service_role_name
+from gpupools.aws.karpenter import queue_name_prefix
 from gpupools.aws.karpenter_iam import CONTROLLER_POLICIES
 from gpupools.aws.stack_tag import STACK_TAG
 from gpupools.rules import IAM_POLICY_ARN
@@ -474,7 +475,7 @@ def karpenter_instance_profile_arns(cluster_name: str, partition: str = "aws") -
 def karpenter_resource_arns(cluster_name: str, partition: str = "aws") -> list[str]:
     """The interruption queue and the EventBridge rules of the cluster's Karpenter: both named
     ``<cluster>-karpenter-<unique suffix>`` (``karpenter.queue_name_prefix``)."""
-    prefix = f"{cluster_name}-{KARPENTER_COMPONENT}-"
+    prefix = queue_name_prefix(cluster_name)
     return [f"arn:{partition}:sqs:*:{ACCOUNT}:{prefix}*", f"arn:{partition}:events:*:{ACCOUNT}:rule/{prefix}*"]
 
 

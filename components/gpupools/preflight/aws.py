@@ -238,6 +238,7 @@ def simulation_resources(action: str, spec: StackSpec, account: str, partition: 
     (the deployer policy scopes these actions to them: ``gpupools.aws.deployer_policy``); empty
     (``*``) for every other action."""
     from gpupools.aws import deployer_policy
+    from gpupools.aws.karpenter import queue_name_prefix
 
     cluster = spec.cluster.name
     iam = f"arn:{partition}:iam::{account}"
@@ -262,7 +263,7 @@ def simulation_resources(action: str, spec: StackSpec, account: str, partition: 
     if action in deployer_policy.AUTOSCALING_TAG_WRITES:
         group = f"eks-{cluster}-system-00000000-0000-0000-0000-000000000000"
         return (f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:0:autoScalingGroupName/{group}",)
-    karpenter = f"{cluster}-{deployer_policy.KARPENTER_COMPONENT}-00000000000000000000000000"
+    karpenter = f"{queue_name_prefix(cluster)}00000000000000000000000000"
     if action.startswith("sqs:"):
         return (f"arn:{partition}:sqs:{region}:{account}:{karpenter}",)
     if action.startswith("events:"):

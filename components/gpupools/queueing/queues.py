@@ -103,14 +103,8 @@ def team_quotas(flavours: Sequence[Flavour], teams: Sequence[TeamQueueSpec]) -> 
         for f in flavours:
             free = left[f.name]
             take = min(wanted, free.gpus) if f.quota.gpus else 0
-            quota = f.quota.share(take, f.quota.gpus) if take else Quota()
-            quota = Quota(
-                min(quota.cpu, free.cpu),
-                min(quota.memory_mib, free.memory_mib),
-                take,
-                min(quota.efa, free.efa),
-                min(quota.hugepages_2mi_mib, free.hugepages_2mi_mib),
-            )
+            # take <= free.gpus, so the cap leaves the share's GPU slots (exactly take) as they are.
+            quota = f.quota.share(take, f.quota.gpus).at_most(free) if take else Quota()
             mine[f.name] = quota
             left[f.name] = free - quota
             wanted -= take

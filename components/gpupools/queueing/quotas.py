@@ -91,6 +91,10 @@ class Quota:
         """``part``/``whole`` of every resource, rounded down (a team's share of a flavour)."""
         return Quota(*(a * part // whole for a in self._values()))
 
+    def at_most(self, other: Quota) -> Quota:
+        """Every resource capped at ``other``'s."""
+        return Quota(*(min(a, b) for a, b in zip(self._values(), other._values(), strict=True)))
+
     def quantities(self, resources: Sequence[str] = RESOURCES) -> dict[str, str]:
         """Kubernetes quantities per resource name, in the canonical form the API server returns
         (``gpupools.quantity``: Kueue's controller rewrites any other when it adds its finalizer): ``{"cpu": "48",
