@@ -140,6 +140,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # Cheapest node-hour first where the price catalog knows every pool (else size facts).
         order=price_order(spec.pools, price_table(spec.cloud), region),
         maintenance=spec.maintenance,
+        keep_classes_of=spec.upgrade.from_version,
         # Custom resources after the release that installs their CRDs and the controller.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[karpenter.release]),
     )
@@ -189,6 +190,9 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     pulumi.export("nodePools", outputs)
     pulumi.export("cost", with_warm_costs(cost, spec, region))
+    if node_pools.kept_classes:
+        # gpupools:upgrade.fromVersion: the old classes left for `kubectl delete ec2nodeclass ... --wait=false`.
+        pulumi.export("keptNodeClasses", node_pools.kept_classes)
 
 
 def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:

@@ -68,6 +68,10 @@ POOLS_RULE = "must be a list of pools"
 NO_GPU_POOL = "is required: list at least one GPU pool"
 
 UPGRADE_NODES_PATTERN = r"^(\d+)(%?)$"
+
+RELEASES_UPGRADED_FROM = ("0.2.0",)
+"""Releases a stack may name in ``gpupools:upgrade.fromVersion``: those whose first ``up`` under
+this release needs something kept (see the key's notes)."""
 """``upgrade.maxSurge`` / ``maxUnavailable`` as text: digits, optionally a percent sign (``specs.UPGRADE_VALUE``)."""
 
 
@@ -989,6 +993,24 @@ STACK = Key(
             keys=(
                 Key(
                     "enabled", "boolean", default=False, doc=Doc(notes="a CUDA Job per GPU pool on `pulumi up` (buys a GPU node)")
+                ),
+            ),
+        ),
+        Key(
+            "upgrade",
+            "section",
+            keys=(
+                Key(
+                    "fromVersion",
+                    "string",
+                    choices=RELEASES_UPGRADED_FROM,
+                    doc=Doc(
+                        default="none (a stack this release created)",
+                        notes="the gpupools release that last deployed the stack, for the first `up` after upgrading: "
+                        "`0.2.0` keeps an EKS Karpenter stack's 0.2 EC2NodeClasses (`nvidia-al2023-100g`, ...) "
+                        "registered as they are and never deleted by Pulumi, so the `up` does not wait for their "
+                        "nodes to drift; no effect on other stacks ([Upgrading from 0.2.0](karpenter-nap.md#upgrading-from-020))",
+                    ),
                 ),
             ),
         ),

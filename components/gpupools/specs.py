@@ -499,6 +499,14 @@ class SmokeTestSpec:
 
 
 @dataclass(frozen=True)
+class ReleaseUpgradeSpec:
+    """``gpupools:upgrade``: what the first ``up`` after upgrading gpupools keeps. ``from_version``
+    (default None: a stack this release created) names the release that last deployed the stack."""
+
+    from_version: str | None = None
+
+
+@dataclass(frozen=True)
 class NodeRepairSpec:
     """``gpupools:nodeRepair``: GPU node health and auto-repair where the cloud offers it.
 
@@ -624,6 +632,7 @@ class StackSpec:
     device_plugin: DevicePluginSpec = DevicePluginSpec()
     autoscaler: AutoscalerSpec = AutoscalerSpec()
     smoke_test: SmokeTestSpec = SmokeTestSpec()
+    upgrade: ReleaseUpgradeSpec = ReleaseUpgradeSpec()
     cpu_pools: tuple[PoolSpec, ...] = ()
     cost: CostSpec = CostSpec()
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER

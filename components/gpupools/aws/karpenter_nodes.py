@@ -108,6 +108,32 @@ def node_class_plan(pool: PoolSpec) -> NodeClassPlan:
     )
 
 
+RELEASED_CLASS_RULES = ("0.2.0",)
+"""Releases whose node classes ``released_node_class_plans`` can name (``gpupools:upgrade.fromVersion``)."""
+
+
+def released_node_class_plans(pools: Sequence[PoolSpec], version: str) -> list[NodeClassPlan]:
+    """The EC2NodeClasses release ``version`` made for ``pools``. 0.2.x named a class after what it
+    set and shared it between pools: ``<nvidia|standard>-<al2023|bottlerocket>-<disk>g`` (``8b33421``,
+    ``aws/karpenter_nodes.py``, ``node_class_plan``)."""
+    if version not in RELEASED_CLASS_RULES:
+        raise ValueError(f"no node class rule for release {version!r} (known: {', '.join(RELEASED_CLASS_RULES)})")
+    plans = set()
+    for pool in pools:
+        bottlerocket = pool.ami_type in (AmiType.BOTTLEROCKET_NVIDIA, AmiType.BOTTLEROCKET, AmiType.BOTTLEROCKET_ARM)
+        family = "bottlerocket" if bottlerocket else "al2023"
+        flavour = "nvidia" if pool.ami_type.is_gpu else "standard"
+        plans.add(
+            NodeClassPlan(
+                name=f"{flavour}-{family}-{pool.disk_size_gb}g",
+                alias=BOTTLEROCKET_AMI_ALIAS if bottlerocket else AL2023_AMI_ALIAS,
+                bottlerocket=bottlerocket,
+                disk_size_gb=pool.disk_size_gb,
+            )
+        )
+    return sorted(plans, key=lambda p: p.name)
+
+
 def reserved_first(order: Sequence[str], pools: Sequence[PoolSpec]) -> list[str]:
     """``order`` with the pools that have reservations moved to the front (stable otherwise): a pod
     that fits several NodePools goes to one whose reserved capacity costs nothing extra. Within the
@@ -193,6 +219,13 @@ class KarpenterNodePools(pulumi.ComponentResource):
         maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
             ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
         cpu_pools: plain ``cpuPools`` mappings (or CPU ``PoolSpec``s); default none.
+        keep_classes_of: a release (``"0.2.0"``) whose EC2NodeClasses this stack still has: they are
+            registered under their old names and URNs as they are (``ignoreChanges`` on everything
+            but their identity) with ``retainOnDelete``, so this ``up`` does not delete them and wait
+            for their nodes (Karpenter's class finalizer holds a class while a NodeClaim uses it,
+            ``pkg/controllers/nodeclass/controller.go``, ``finalize``). Default None: a new stack
+            gets none. Once dropped, Pulumi forgets them without deleting; ``kubectl delete
+            ec2nodeclass <name> --wait=false`` lets Karpenter remove each when its nodes are gone.
         opts: ``provider`` the cluster's Kubernetes provider, ``depends_on`` the Karpenter release.
 
     Attributes:
@@ -201,6 +234,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
         manifests: the NodePool manifests by pool name.
         node_classes: the EC2NodeClass plans by name (each pool's name).
         overlays: the NodeOverlay manifests of the shared GPU pools, by pool name.
+        kept_classes: the names of the released node classes kept (``keep_classes_of``).
     """
 
     node_pools: list[NodePoolInfo]
@@ -208,6 +242,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, NodeClassPlan]
     overlays: dict[str, dict[str, Any]]
+    kept_classes: list[str]
 
     def __init__(
         self,
@@ -220,6 +255,7 @@ class KarpenterNodePools(pulumi.ComponentResource):
         order: Sequence[str] | None = None,
         maintenance: MaintenanceSpec | None = None,
         cpu_pools: Sequence[PoolArg] = (),
+        keep_classes_of: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"KarpenterNodePools({name})"
@@ -239,6 +275,13 @@ class KarpenterNodePools(pulumi.ComponentResource):
         preference = reserved_first(order if order is not None else nodepool.default_order(pools, shapes), pools)
         weights = nodepool.pool_weights(pools, shapes, preference, path)
         plans = {pool.name: node_class_plan(pool) for pool in pools}
+        kept = released_node_class_plans(pools, keep_classes_of) if keep_classes_of else []
+        clash = sorted({p.name for p in kept} & {p.name for p in plans.values()})
+        if clash:
+            raise ConfigError(
+                f"{path}.keep_classes_of: the {keep_classes_of} node class {clash[0]!r} has a pool's name; "
+                f"rename the pool, got pools {sorted(plans)}"
+            )
 
         super().__init__(TYPE, name, None, opts)
         after = depends_on_of(opts)
@@ -257,6 +300,21 @@ class KarpenterNodePools(pulumi.ComponentResource):
             }
             # Through nodepool.apply for its delete timeout: an EC2NodeClass waits for its nodes' drain.
             classes[plan.name] = nodepool.apply(f"{name}-{plan.name}-class", manifest, child, window)
+        self.kept_classes = [plan.name for plan in kept]
+        for plan in kept:
+            # The old URN (0.2.x registered "<component>-<class>"), the old object; never updated or deleted.
+            k8s.apiextensions.CustomResource(
+                f"{name}-{plan.name}",
+                api_version=NODE_CLASS_API_VERSION,
+                kind=NODE_CLASS_KIND,
+                metadata={"name": plan.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
+                spec=pulumi.Output.from_input(node_role_name).apply(
+                    lambda role, plan=plan: node_class_spec(plan, cluster_name, role)  # type: ignore[misc]
+                ),
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(retain_on_delete=True, ignore_changes=["spec", "metadata.labels"])
+                ),
+            )
         self.manifests = {}
         self.overlays = {}
         self.pools = []
@@ -296,5 +354,10 @@ class KarpenterNodePools(pulumi.ComponentResource):
                 )
             )
         self.register_outputs(
-            {"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes), "nodeOverlays": sorted(self.overlays)}
+            {
+                "nodePools": sorted(self.manifests),
+                "nodeClasses": sorted(self.node_classes),
+                "nodeOverlays": sorted(self.overlays),
+                "keptNodeClasses": self.kept_classes,
+            }
         )

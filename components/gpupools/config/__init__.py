@@ -64,6 +64,7 @@ from gpupools.specs import (
     PoolSpec,
     Provisioner,
     QueueingSpec,
+    ReleaseUpgradeSpec,
     ReservationSpec,
     SharingMode,
     SharingSpec,
@@ -817,6 +818,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     device = open_section(ours.get("devicePlugin"), declared("devicePlugin"), p + "devicePlugin")
     autoscaler = open_section(ours.get("autoscaler"), declared("autoscaler"), p + "autoscaler")
     smoke = open_section(ours.get("smokeTest"), declared("smokeTest"), p + "smokeTest")
+    upgrade = open_section(ours.get("upgrade"), declared("upgrade"), p + "upgrade")
     metrics = open_section(ours.get("gpuMetrics"), declared("gpuMetrics"), p + "gpuMetrics")
     network = parse_network(ours.get("network"), cloud)
     system_pool = parse_system_pool(ours.get("systemPool"), cloud)
@@ -845,6 +847,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
             )
         ),
         smoke_test=SmokeTestSpec(**read_keys(smoke, declared("smokeTest"), p + "smokeTest")),
+        upgrade=ReleaseUpgradeSpec(**read_keys(upgrade, declared("upgrade"), p + "upgrade")),
         cost=parse_cost(ours.get("cost"), p + "cost"),
         provisioner=provisioner,
         maintenance=parse_maintenance(ours.get("maintenance"), p + "maintenance"),

@@ -180,6 +180,7 @@ def _node_pools(facts: StackFacts, on_cluster: pulumi.ResourceOptions) -> tuple[
             consolidate_after=spec.autoscaler.scale_down_unneeded_time,
             order=order,
             maintenance=spec.maintenance,
+            keep_classes_of=spec.upgrade.from_version,
             opts=on_cluster,
         )
     weights = {info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools}
