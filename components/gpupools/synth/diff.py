@@ -126,8 +126,29 @@ PROVIDER_REPLACE_FIELDS: dict[str, tuple[str, ...]] = {
         "remoteAccess",
         "subnetIds",
     ),
+    # pulumi-eks v4.3.0 nodejs/eks/cluster/cluster.ts, createCore: the arguments that reach a
+    # force-new field of its aws.eks.Cluster (terraform-provider-aws v6 internal/service/eks/cluster.go:
+    # name, role_arn, kubernetes_network_config.service_ipv4_cidr and .ip_family ForceNew; subnets and
+    # security groups in place since v5.25.0). serviceRole is a resource reference: the upgrade model
+    # (tests/upgrade/plan.py) compares the physical role instead.
+    "eks:index:Cluster": ("name", "kubernetesServiceIpAddressRange", "ipFamily"),
+    # terraform-provider-aws v6 internal/service/iam/*.go: ForceNew schema fields.
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": ("url",),
+    "aws:iam/role:Role": ("path",),
+    "aws:iam/policy:Policy": ("path", "description"),
+    "aws:iam/instanceProfile:InstanceProfile": ("path",),
+    "aws:iam/rolePolicy:RolePolicy": ("role",),
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ("role", "policyArn"),
+    # internal/service/eks/access_entry.go, addon.go, pod_identity_association.go.
+    "aws:eks/accessEntry:AccessEntry": ("principalArn", "type"),
+    "aws:eks/addon:Addon": ("addonName", "namespaceConfig"),
+    "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("namespace", "serviceAccount"),
+    # internal/service/sqs/queue.go, internal/service/events/rule.go.
+    "aws:sqs/queue:Queue": ("fifoQueue",),
+    "aws:cloudwatch/eventRule:EventRule": ("eventBusName",),
 }
-"""Inputs whose change makes the provider replace the resource even without ``replaceOnChanges``."""
+"""Inputs whose change makes the provider replace the resource even without ``replaceOnChanges``
+(name inputs are ``NAME_FIELDS``, for every type)."""
 
 NAME_FIELDS = frozenset(
     {
