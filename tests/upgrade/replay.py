@@ -1,0 +1,77 @@
+"""A recording's Kubernetes half as a program of its own, for the real engine (``tests/sim/test_upgrade.py``).
+
+Every recorded registration is registered again in the recorded order, with the same type, name
+and parent, so the engine gives it the same URN the stack program's ``up`` gave it:
+
+* each ``kubernetes:*`` custom resource as a ``pulumi.CustomResource`` of its type with its recorded
+  inputs and options (aliases, ``retainOnDelete``, ``ignoreChanges``, ``replaceOnChanges``,
+  ``deleteBeforeReplace``, custom timeouts, dependencies among themselves), on
+* the recorded ``pulumi:providers:kubernetes`` provider with its recorded inputs, the kubeconfig
+  being the sim's;
+* everything else (components, the cloud half, the Helm releases: their charts come from registries
+  this machine cannot reach; in the sim their controllers run as local processes) as a component of
+  the same type and name, which keeps the URNs of its children.
+
+The real pulumi-kubernetes provider then decides creates, updates, replacements and deletes, against
+the sim's API server.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import pulumi
+
+from tests.upgrade.recorded import Recorded
+
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _replayed(r: Recorded) -> bool:
+    return r.custom and r.type.startswith("kubernetes:") and r.type != RELEASE
+
+
+def program(resources: Sequence[Recorded], kubeconfig: str) -> Callable[[], None]:
+    """The inline program that registers ``resources`` (see the module docstring)."""
+
+    def run() -> None:
+        made: dict[str, pulumi.Resource] = {}
+        for r in resources:
+            parent = made.get(r.parent)
+            aliases: list[Any] = list(r.aliases)
+            if r.type.startswith("pulumi:providers:"):
+                if r.type == K8S_PROVIDER:
+                    props = {k: v for k, v in r.inputs.items() if k not in ("kubeconfig", "version")}
+                    props["kubeconfig"] = pulumi.Output.secret(kubeconfig)
+                    made[r.urn] = pulumi.ProviderResource(
+                        "kubernetes", r.name, props, pulumi.ResourceOptions(parent=parent, aliases=aliases)
+                    )
+                continue
+            if not _replayed(r):
+                made[r.urn] = pulumi.ComponentResource(
+                    r.type, r.name, None, pulumi.ResourceOptions(parent=parent, aliases=aliases)
+                )
+                continue
+            provider = made.get(r.provider.rsplit("::", 1)[0]) if r.provider else None
+            depends = [made[d] for d in r.options.get("dependencies", []) if d in made and d != r.parent]
+            timeouts = r.options.get("customTimeouts")
+            opts = pulumi.ResourceOptions(
+                parent=parent,
+                provider=provider if isinstance(provider, pulumi.ProviderResource) else None,
+                aliases=aliases,
+                depends_on=depends,
+                retain_on_delete=r.retained or None,
+                ignore_changes=r.options.get("ignoreChanges") or None,
+                replace_on_changes=r.options.get("replaceOnChanges") or None,
+                delete_before_replace=r.options.get("deleteBeforeReplace"),
+                custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None,
+            )
+            made[r.urn] = pulumi.CustomResource(r.type, r.name, dict(r.inputs), opts)
+
+    return run
+
+
+def kubernetes_objects(resources: Sequence[Recorded]) -> list[Recorded]:
+    """The recorded resources the replay registers as Kubernetes objects."""
+    return [r for r in resources if _replayed(r)]
