@@ -83,6 +83,7 @@ ITEM_BASES: dict[str, dict[str, Any]] = {
     "gpuPools.taints": {"key": "team", "value": "ml", "effect": "NoSchedule"},
     "gpuPools.reservations": {"id": "cr-0123456789abcdef0"},
     "queueing.teams": {"name": "ml"},
+    "catalog.instanceTypes": {"name": "x9.large", "vcpus": 4, "memoryGib": 16},
 }
 """A valid entry of each list of sections (``gpuPools`` uses the stack's first pool)."""
 

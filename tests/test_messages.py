@@ -66,7 +66,7 @@ def test_a_near_miss_gpu_size_is_suggested_and_a_cpu_size_is_called_one() -> Non
     near = parse_error("azure-dev", "eastus", **with_types("azure-dev", ["Standard_NC4as_T4_v4"]))
     assert str(near).endswith("got 'Standard_NC4as_T4_v4' (did you mean Standard_NC4as_T4_v3?)")
     unknown = parse_error("azure-dev", "eastus", **with_types("azure-dev", ["Standard_XY9_v9"]))
-    assert "non-GPU" not in str(unknown) and "azure_vm_sizes.py" in str(unknown)
+    assert "non-GPU" not in str(unknown) and "gpupools:catalog.instanceTypes" in str(unknown)
 
 
 def test_cpu_and_system_sizes_and_aws_types_get_the_right_spelling() -> None:

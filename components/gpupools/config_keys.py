@@ -288,6 +288,18 @@ RESERVATION = (
 )
 """``reservations[].kind``: ``capacityBlock`` is AWS only (``rules.check_reservations`` refuses it on Azure)."""
 
+USER_SIZE = (
+    Key("name", "string", required=True),
+    Key("vcpus", "integer", required=True, minimum=1),
+    Key("memoryGib", "number", required=True, minimum=1),
+    Key("gpus", "integer", default=0, minimum=0),
+    Key("gpuModel", "string", default=""),
+    Key("architecture", "string", choices=("x86_64", "arm64"), default="x86_64"),
+    Key("efaInterfaces", "integer", default=0, minimum=0, clouds=AWS),
+)
+"""``catalog.instanceTypes[]``: a size the offline catalog lacks, with the facts gpupools needs of it
+(``gpupools.catalog.user_sizes``)."""
+
 SHARING = (
     Key(
         "timeSlicing",
@@ -1302,6 +1314,25 @@ STACK = Key(
                         "(a catalog that lags the cloud); without it such a size is a config error naming the regions "
                         "that list it. Each must be a size of the stack's pools. The online preflight asks the cloud and "
                         "is the final word ([Preflight](preflight.md))",
+                    ),
+                ),
+                Key(
+                    "instanceTypes",
+                    "list",
+                    type_error="must be a list of {name, vcpus, memoryGib, gpus}",
+                    keys=USER_SIZE,
+                    rules=("catalog.user_sizes.install",),
+                    doc=Doc(
+                        type=lambda d: f"list of `{_shape(USER_SIZE)}`",
+                        default="`[]`",
+                        notes="sizes the offline catalog does not know ([Instance types](instance-types.md) lists the ones "
+                        "it does), with the facts gpupools sizes nodes, quotas and scale-from-zero templates from: `name` as "
+                        "the cloud spells it, `vcpus`, `memoryGib`, `gpus` (whole NVIDIA GPUs; default 0), `gpuModel` "
+                        "(e.g. `nvidia-a10g`), `architecture` (`x86_64` or `arm64`), `efaInterfaces` (AWS, default 0). "
+                        "Such a size counts as offered in the stack's region and has no price: no cost estimate for "
+                        "its pool, and a `budgetPerHour` cannot be checked with it. A name the catalog already knows "
+                        "is an error (its facts are kept)",
+                        includes_keys=True,
                     ),
                 ),
             ),

@@ -503,6 +503,17 @@ def check_spelling(name: str, known: Iterable[str], path: str, what: str) -> Non
         fail(path, f"must be spelled as the cloud lists the {what} (names match exactly)", name, f"did you mean {spelled}?")
 
 
+USER_SIZES_KEY = "gpupools:catalog.instanceTypes"
+
+
+def unknown_size_hint(name: str, known: Iterable[str]) -> str:
+    """What an unknown size's error adds: the nearest known name if one is close, and how to declare
+    a size the catalog lacks (a close name may be another size of the family, not a typo)."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.85)
+    declare = f"declare it in {USER_SIZES_KEY} with its vcpus, memoryGib and gpus (docs/instance-types.md lists the known sizes)"
+    return f"did you mean {close[0]}? If not, {declare}" if close else declare[0].upper() + declare[1:]
+
+
 def check_azure_gpu_size(size: str, path: str) -> None:
     check_spelling(size, [*GPU_SIZES, *CPU_SIZES, *RETIRED_SIZES], path, "VM size")
     retired = RETIRED_SIZES.get(size)
@@ -518,7 +529,7 @@ def check_azure_gpu_size(size: str, path: str) -> None:
             if close
             else "a non-GPU size cannot serve GPU pods"
             if size in CPU_SIZES
-            else "to add a GPU size, add its facts to components/gpupools/catalog/azure_vm_sizes.py",
+            else unknown_size_hint(size, GPU_SIZES),
         )
 
 
@@ -531,7 +542,7 @@ def check_azure_cpu_size(size: str, path: str) -> None:
             path,
             "must be a general-purpose VM size gpupools knows (for example Standard_D8s_v5, Standard_D8ps_v5 for Arm64)",
             size,
-            "to add a size, add its facts to CPU_SIZES in components/gpupools/catalog/azure_vm_sizes.py",
+            unknown_size_hint(size, CPU_SIZES),
         )
 
 
@@ -547,12 +558,7 @@ def check_aws_cpu_types(types: Sequence[str], ami_type: AmiType, path: str, karp
         check_spelling(name, INSTANCE_TYPES, f"{path}[{index}]", "instance type")
         facts = INSTANCE_TYPES.get(name)
         if facts is None:
-            fail(
-                f"{path}[{index}]",
-                "must be an instance type gpupools knows",
-                name,
-                "add it to components/gpupools/catalog/aws_instance_types.py with vCPU, memory and architecture",
-            )
+            fail(f"{path}[{index}]", "must be an instance type gpupools knows", name, unknown_size_hint(name, INSTANCE_TYPES))
             return
         if facts.gpus:
             fail(f"{path}[{index}]", "must not be a GPU type in cpuPools: GPU nodes belong in gpuPools", name)
@@ -594,13 +600,7 @@ def check_aws_gpu_types(types: Sequence[str], path: str, karpenter: bool = False
         check_spelling(name, INSTANCE_TYPES, f"{path}[{index}]", "instance type")
         facts = INSTANCE_TYPES.get(name)
         if facts is None:
-            fail(
-                f"{path}[{index}]",
-                "must be an instance type gpupools knows",
-                name,
-                "add it to components/gpupools/catalog/aws_instance_types.py with vCPU, memory and GPUs "
-                "from cluster-autoscaler's static EC2 instance list",
-            )
+            fail(f"{path}[{index}]", "must be an instance type gpupools knows", name, unknown_size_hint(name, INSTANCE_TYPES))
             return
         if facts.gpus == 0:
             fail(
@@ -1204,7 +1204,8 @@ def check_offered(spec: StackSpec, region: str | None) -> None:
     if not region:
         return
     table = price_table(spec.cloud)
-    allowed = set(spec.catalog.allow_unlisted)
+    # Declared sizes have no price rows anywhere: the stack vouches for them (the preflight asks the cloud).
+    allowed = set(spec.catalog.allow_unlisted) | {size.name for size in spec.catalog.instance_types}
     for path, types in sizes:
         for index, size in enumerate(types):
             reason = table.not_offered(region, size)

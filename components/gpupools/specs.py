@@ -443,6 +443,21 @@ class AutoscalerSpec:
 
 
 @dataclass(frozen=True)
+class UserSizeSpec:
+    """One ``gpupools:catalog.instanceTypes`` entry: a size the offline catalog lacks
+    (``gpupools.catalog.user_sizes``). ``gpus`` defaults to 0 (a CPU size), ``architecture`` to
+    ``x86_64``, ``efa_interfaces`` (AWS) to 0."""
+
+    name: str
+    vcpus: int
+    memory_gib: float
+    gpus: int = 0
+    gpu_model: str = ""
+    architecture: str = "x86_64"
+    efa_interfaces: int = 0
+
+
+@dataclass(frozen=True)
 class CatalogSpec:
     """``gpupools:catalog``: how the offline size catalog is applied to this stack.
 
@@ -453,9 +468,12 @@ class CatalogSpec:
             a size the catalog says is not offered in the region is a config error, since the
             cloud would refuse it only at deploy time. The online preflight
             (``python -m gpupools.preflight``) asks the cloud itself and is the final word.
+        instance_types: sizes the catalog lacks, declared with their facts (``UserSizeSpec``,
+            ``gpupools.catalog.user_sizes``); default none.
     """
 
     allow_unlisted: tuple[str, ...] = ()
+    instance_types: tuple[UserSizeSpec, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from gpupools import rules
-from gpupools.catalog import regions
+from gpupools.catalog import regions, user_sizes
 from gpupools.config_keys import (
     KARPENTER_MEANINGLESS_AUTOSCALER_KEYS,
     KARPENTER_MEANINGLESS_POOL_KEYS,
@@ -73,6 +73,7 @@ from gpupools.specs import (
     SystemPoolSpec,
     TeamQueueSpec,
     UpgradeSpec,
+    UserSizeSpec,
     WarmScheduleSpec,
     WarmSpec,
     WeekDay,
@@ -200,6 +201,10 @@ CLOUD_ONLY_RULES: Mapping[str, Mapping[Cloud, str]] = MappingProxyType(
         "pool": {
             Cloud.AZURE: "is Azure only (EKS Spot pays the current Spot price, capped at on-demand)",
             Cloud.AWS: "is AWS only",
+        },
+        "size": {
+            Cloud.AZURE: "is Azure only",
+            Cloud.AWS: "is AWS only (Elastic Fabric Adapter interfaces of an EC2 instance type)",
         },
     }
 )
@@ -815,6 +820,9 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     provisioner = parse_provisioner(ours.get("provisioner"))
     check_provisioner_keys(ours, cloud, provisioner)
     p = f"{NAMESPACE}:"
+    # First: the sizes a stack declares join the catalog before any pool is read (catalog.user_sizes).
+    catalog = parse_catalog(ours.get("catalog"), p + "catalog", cloud)
+    user_sizes.install(cloud, catalog.instance_types, p + "catalog.instanceTypes")
     device = open_section(ours.get("devicePlugin"), declared("devicePlugin"), p + "devicePlugin")
     autoscaler = open_section(ours.get("autoscaler"), declared("autoscaler"), p + "autoscaler")
     smoke = open_section(ours.get("smokeTest"), declared("smokeTest"), p + "smokeTest")
@@ -854,7 +862,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
         node_repair=parse_node_repair(ours.get("nodeRepair"), cloud, provisioner, p + "nodeRepair"),
         gpu_metrics=parse_gpu_metrics(metrics, p + "gpuMetrics"),
         queueing=parse_queueing(ours.get("queueing"), p + "queueing"),
-        catalog=parse_catalog(ours.get("catalog"), p + "catalog"),
+        catalog=catalog,
     )
     spec = dataclasses.replace(spec, cost=with_pool_eviction_rates(spec.cost, spec.gpu_pools))
     rules.check_stack(spec, region)
@@ -866,10 +874,22 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     return spec
 
 
-def parse_catalog(raw: Any, path: str) -> CatalogSpec:
-    """``gpupools:catalog``: optional; ``allowUnlisted`` a list of sizes (checked in ``rules.check_offered``)."""
+def parse_catalog(raw: Any, path: str, cloud: Cloud) -> CatalogSpec:
+    """``gpupools:catalog``: optional; ``allowUnlisted`` a list of sizes (checked in ``rules.check_offered``),
+    ``instanceTypes`` sizes the catalog lacks (``parse_user_size``)."""
     section = declared("catalog")
-    return CatalogSpec(**read_keys(open_section(raw, section, path), section, path))
+
+    def size(item: Any, at: str) -> UserSizeSpec:
+        return parse_user_size(item, at, cloud)
+
+    values = read_keys(open_section(raw, section, path), section, path, parsers={"instanceTypes": size})
+    return CatalogSpec(**values)
+
+
+def parse_user_size(raw: Any, path: str, cloud: Cloud) -> UserSizeSpec:
+    """One ``catalog.instanceTypes`` entry ``{name, vcpus, memoryGib, gpus, gpuModel, architecture, efaInterfaces}``."""
+    section = declared("catalog.instanceTypes")
+    return UserSizeSpec(**read_keys(open_section(raw, section, path, cloud=cloud, refusals="size"), section, path))
 
 
 def parse_gpu_metrics(section: Mapping[str, Any], path: str) -> GpuMetricsSpec:
