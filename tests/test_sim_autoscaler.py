@@ -131,7 +131,11 @@ def test_the_aks_profile_becomes_the_flags_of_the_same_names(azure_dev: objects.
     assert by_name["expander"] == profile["expander"] == "priority"
     assert by_name["max-node-provision-time"] == profile["maxNodeProvisionTime"]
     assert by_name["daemonset-eviction-for-occupied-nodes"] == "true"
-    assert set(by_name) - {"cloud-provider", "namespace"} <= VENDORED_AUTOSCALER_FLAGS
+    # enable-provisioning-requests: the flag the EKS chart path passes the same binary (gpupools.aws.autoscaler).
+    assert set(by_name) - {"cloud-provider", "namespace", "enable-provisioning-requests"} <= VENDORED_AUTOSCALER_FLAGS
+    # As AKS runs it: serving ProvisioningRequests (issue 48, 4.), a flag of the pinned autoscaler.
+    assert by_name["enable-provisioning-requests"] == "true"
+    assert any("Azure/AKS PR #5867" in n for n in notes)
     assert "max-empty-bulk-delete" not in by_name
     assert any("max-empty-bulk-delete" in n for n in notes)
     # Nothing is added for the sim's Spot shortage (the autoscaler module docstring): the profile's flags only.

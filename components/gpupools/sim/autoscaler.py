@@ -234,6 +234,16 @@ def _kebab(camel: str) -> str:
     return "".join(f"-{c.lower()}" if c.isupper() else c for c in camel)
 
 
+AKS_PROVISIONING_REQUESTS = "--enable-provisioning-requests=true"
+AKS_PROVISIONING_REQUESTS_WHY = (
+    "AKS's managed autoscaler serves ProvisioningRequests (from Kubernetes 1.33, Azure/AKS PR #5867; the AKS "
+    "article \"Provision capacity for Kueue batch jobs with the cluster autoscaler on AKS\": Kueue creates the "
+    "request and the cluster autoscaler atomically scales up the node pool, with no setting to turn it on)"
+)
+"""Not a profile field: on AKS it is how the managed autoscaler runs. Without it the sim's autoscaler
+left a Kueue ProvisioningRequest without a status and Kueue never admitted the job (issue 48, 4.)."""
+
+
 def profile_flags(profile: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """``--<field>=<value>`` for each AKS ``autoScalerProfile`` field (camelCase as the stack sends
     it, kebab-case on the wire and as the flag), and the notes on fields left out."""
@@ -255,7 +265,8 @@ def aks_flags(stack_objects: StackObjects) -> tuple[list[str], list[str]]:
         raise SimError(f"stack {stack_objects.stack} registers no AKS cluster: no autoScalerProfile to run the autoscaler with")
     flags, notes = profile_flags(clusters[0].inputs.get("autoScalerProfile") or {})
     notes.append("AKS runs its managed autoscaler in the control plane under its own identity: the sim runs it as admin")
-    return ["--cloud-provider=kwok", f"--namespace={NAMESPACE}", *flags], notes
+    notes.append(f"{AKS_PROVISIONING_REQUESTS}: {AKS_PROVISIONING_REQUESTS_WHY}")
+    return ["--cloud-provider=kwok", f"--namespace={NAMESPACE}", *flags, AKS_PROVISIONING_REQUESTS], notes
 
 
 def chart_flags(rendered: charts.Rendered) -> tuple[list[str], list[str]]:
