@@ -265,7 +265,7 @@ def test_kubernetes_version_is_sent_when_given():
         pytest.param(
             {**T4_POOL, "instanceTypes": ["g4dn.xlarge", "g99.xlarge"]},
             {},
-            r"^GpuNodeGroup\(t4\)\.pool\.instanceTypes\[1\]: must be an instance type gpupools knows.*aws_instance_types\.py",
+            r"^GpuNodeGroup\(t4\)\.pool\.instanceTypes\[1\]: must be an instance type gpupools knows.*gpupools:catalog\.instanceTypes",
             id="unknown-type-says-how-to-proceed",
         ),
         pytest.param(

@@ -29,15 +29,15 @@ from gpupools.conventions import CAPACITY_TYPE_LABEL, GPU_RESOURCE, CapacityType
 from gpupools.errors import ConfigError
 from gpupools.pricing.estimate import CapacityGroup, check_budget, fleet_cost, groups_of_spec
 from gpupools.specs import CostSpec
-from gpupools.synth import committed_stacks
 from gpupools.synth.diff import fleet_totals
 from gpupools.synth.summary import fleet_total, render
-from gpupools.testing import PROJECT_ROOT, Run, run_stack, stack_config
+from gpupools.testing import Run, run_stack, stack_config
 from gpupools.testing.manifests import to_manifest
 
 from tests.example_runs import example_run
+from tests.examples import EXAMPLE_STACKS
 
-STACKS = committed_stacks(PROJECT_ROOT)
+STACKS = list(EXAMPLE_STACKS)
 QUEUEING = {"enabled": True, "namespaces": ["ml"]}
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 ODCR = "cr-0123456789abcdef0"

@@ -30,6 +30,7 @@ MODULES = {
     "gpupools.aws.deployer_policy": [PY, "-m", "gpupools.aws.deployer_policy", "--cluster-name", "ml-dev"],
     "gpupools.config": [PY, "-m", "gpupools.config", "schema"],
     "gpupools.config_reference": [PY, "-m", "gpupools.config_reference"],
+    "gpupools.catalog.sizes_doc": [PY, "-m", "gpupools.catalog.sizes_doc"],
     "gpupools.sim": [PY, "-m", "gpupools.sim"],
     "gpupools.sim.build": [PY, "-m", "gpupools.sim.build"],
     "gpupools.sim.engine_build": [PY, "-m", "gpupools.sim.engine_build"],

@@ -28,12 +28,13 @@ from gpupools.errors import ConfigError
 from gpupools.specs import Cloud
 from gpupools.testing import PROJECT_ROOT
 
+from tests.examples import EXAMPLE_FILES
 from tests.test_bad_input_catalogue import STACK_CASES
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
 
 ROOT = Path(PROJECT_ROOT)
-STACK_FILES = sorted(ROOT.glob("Pulumi.*.yaml"))
+STACK_FILES = list(EXAMPLE_FILES)
 SCHEMA = config_schema.schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 

@@ -14,10 +14,11 @@ import pytest
 from gpupools import config, rules
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.errors import ConfigError
-from gpupools.testing import PROJECT_ROOT, Registration, Run, fakes, run_stack, stack_config
+from gpupools.testing import Registration, Run, fakes, run_stack, stack_config
 from gpupools.versions import DEFAULT_KUBERNETES_VERSION, EKS_CORE_ADDONS, EKS_VERSIONS
 
 from tests.example_runs import example_run
+from tests.examples import EXAMPLE_STACKS
 from tests.test_aws_contracts import asg_name, check_request, operation_input
 
 NAT = "aws:ec2/natGateway:NatGateway"
@@ -72,7 +73,7 @@ def egress(result: Run) -> list[Registration]:
 
 def karpenter_stacks() -> list[str]:
     """Every committed AWS example stack whose provisioner is Karpenter (``Pulumi.<stack>.yaml``)."""
-    stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+    stacks = EXAMPLE_STACKS
     return [
         s
         for s in stacks

@@ -16,16 +16,17 @@ from typing import Any
 import pytest
 from gpupools.preflight.aws import AwsPreflight
 from gpupools.preflight.report import render as render_preflight
-from gpupools.synth import committed_stacks, synthesize
+from gpupools.synth import synthesize
 from gpupools.synth.diff import MARKDOWN_NOTE, diff_documents, render_markdown
 from gpupools.synth.summary import WIDTH, render
 from gpupools.testing import PROJECT_ROOT
 
+from tests.examples import EXAMPLE_STACKS
 from tests.test_fleet_totals_unknowns import eastus2_h100, project, synth, westeurope_t4
 from tests.test_preflight_aws import StubbedAws, aws_dev, aws_karpenter_dev, good_account
 from tests.test_preflight_azure import FAMILIES, azure_dev, good_subscription, run, sku
 
-STACKS = committed_stacks(PROJECT_ROOT)
+STACKS = list(EXAMPLE_STACKS)
 
 
 def widest(text: str) -> tuple[int, str]:

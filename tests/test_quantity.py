@@ -16,10 +16,11 @@ from typing import Any, Iterator
 import pytest
 from gpupools.quantity import canonical, is_canonical
 from gpupools.sim import objects
-from gpupools.synth import committed_stacks
 from gpupools.testing import PROJECT_ROOT, stack_config
 
-STACKS = committed_stacks(PROJECT_ROOT)
+from tests.examples import EXAMPLE_STACKS
+
+STACKS = list(EXAMPLE_STACKS)
 
 APIMACHINERY = [
     # TestQuantityParseEmit

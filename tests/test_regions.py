@@ -17,6 +17,7 @@ from gpupools.catalog.prices import price_table
 from gpupools.errors import ConfigError
 from gpupools.specs import Cloud
 
+from tests.examples import EXAMPLE_FILES
 from tests.test_config import AWS, AZURE, with_key
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +52,7 @@ def test_every_priced_region_is_a_known_region(cloud: Cloud) -> None:
 def test_every_example_stack_names_a_known_region() -> None:
     import yaml
 
-    for path in sorted(ROOT.glob("Pulumi.*.yaml")):
+    for path in EXAMPLE_FILES:
         values = yaml.safe_load(path.read_text())["config"]
         cloud = Cloud(values["gpupools:cloud"])
         assert regions.is_known(cloud, values[regions.REGION_KEYS[cloud]]), path.name

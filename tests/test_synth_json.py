@@ -18,11 +18,13 @@ import yaml
 from gpupools.catalog.prices import price_table
 from gpupools.catalog.sizes import size_facts
 from gpupools.specs import Cloud
-from gpupools.synth import committed_stacks, main
+from gpupools.synth import main
 from gpupools.synth.summary import NOT_A_SUM
 from gpupools.testing import PROJECT_ROOT
 
-STACKS = committed_stacks(PROJECT_ROOT)
+from tests.examples import EXAMPLE_STACKS
+
+STACKS = list(EXAMPLE_STACKS)
 
 
 def stack_config(stack: str) -> dict[str, Any]:

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpupools.synth import committed_stacks, main
+from gpupools.synth import main
 from gpupools.synth.summary import WIDTH, render, resource_tree, with_footnotes, wrap, zones_cell
 from gpupools.testing import PROJECT_ROOT
 
-STACKS = committed_stacks(PROJECT_ROOT)
+from tests.examples import EXAMPLE_STACKS
+
+STACKS = list(EXAMPLE_STACKS)
 
 
 def synth(stack: str, out: Path, *flags: str) -> str:

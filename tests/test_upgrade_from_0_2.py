@@ -29,6 +29,8 @@ from tests.upgrade.plan import Step
 from tests.upgrade.recorded import Recorded
 
 VERSION = "0.2.0"
+if not recorded.have_history():
+    pytest.skip("no git history here: the released program is read from it", allow_module_level=True)
 STACKS = recorded.released_stacks(VERSION)
 UPGRADE_STEP = {"gpupools:upgrade": {"fromVersion": VERSION}}
 """What CHANGELOG.md "Upgrading from 0.2.0" asks a user to add before the first ``up``."""

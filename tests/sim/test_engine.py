@@ -32,14 +32,14 @@ from gpupools.sim import cluster, control_plane, engine, engine_build, layout, o
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError, wait_for
-from gpupools.synth import committed_stacks
 from gpupools.testing import PROJECT_ROOT, stack_config
 
+from tests.examples import EXAMPLE_STACKS
 from tests.sim.test_autoscalers import drop_finalizers
 
 pytestmark = pytest.mark.sim
 
-STACKS = committed_stacks(PROJECT_ROOT)
+STACKS = list(EXAMPLE_STACKS)
 
 
 @dataclass

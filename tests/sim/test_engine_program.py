@@ -14,11 +14,12 @@ from typing import Any
 import pulumi_kubernetes as k8s
 import pytest
 from gpupools.sim import engine_program, objects
-from gpupools.synth import committed_stacks
-from gpupools.testing import PROJECT_ROOT, run_program, stack_config
+from gpupools.testing import run_program, stack_config
 from gpupools.testing.manifests import to_manifest
 
-STACKS = committed_stacks(PROJECT_ROOT)
+from tests.examples import EXAMPLE_STACKS
+
+STACKS = list(EXAMPLE_STACKS)
 
 
 def _key(manifest: dict[str, Any]) -> str:

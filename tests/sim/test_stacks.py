@@ -29,12 +29,13 @@ from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError, wait_for
 from gpupools.specs import PoolSpec, SharingMode
-from gpupools.synth import committed_stacks
 from gpupools.testing import PROJECT_ROOT, stack_config
+
+from tests.examples import EXAMPLE_STACKS
 
 pytestmark = pytest.mark.sim
 
-STACKS = committed_stacks(PROJECT_ROOT)
+STACKS = list(EXAMPLE_STACKS)
 WORKLOADS = "sim-workloads"
 DEVICE_PLUGIN = "nvidia-device-plugin"
 IMAGE = "registry.invalid/cuda:sim"

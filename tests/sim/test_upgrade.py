@@ -41,6 +41,8 @@ from tests.upgrade.recorded import Recorded
 
 pytestmark = pytest.mark.sim
 
+if not recorded.have_history():
+    pytest.skip("no git history here: the released program is read from it", allow_module_level=True)
 STACKS = recorded.released_stacks(VERSION)
 KARPENTER_STACK = "aws-karpenter-dev"
 CLASS_FINALIZER = "karpenter.k8s.aws/termination"

@@ -80,6 +80,13 @@ def _recorded(raw: dict[str, Any]) -> Recorded:
     )
 
 
+def have_history() -> bool:
+    """Whether this checkout has the git history the released commits are read from (a source
+    archive or an installed package has not)."""
+    found = subprocess.run(["git", "cat-file", "-e", f"{RELEASES['0.2.0']}^{{commit}}"], cwd=PROJECT_ROOT, capture_output=True)
+    return found.returncode == 0
+
+
 @functools.cache
 def release_tree(version: str) -> Path:
     """The released commit's files, exported once per session into a temporary directory."""
