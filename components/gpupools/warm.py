@@ -302,12 +302,25 @@ def capacity_buffer(pool: str, warm: WarmSpec) -> dict[str, Any]:
     }
 
 
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+"""On the placeholder Deployment: ``pulumi up`` does not wait for the placeholders to run. Whether they
+run is the autoscaler's business: pulumi-kubernetes otherwise waits for a created or updated
+Deployment to be ``Available`` for up to 10 minutes and then fails the ``up``
+(``provider/pkg/await/deployment.go``, ``DefaultDeploymentTimeoutMins``), which a buffer whose pool
+cannot get a node in that time (a Spot shortage before the fallback, no quota, a pool at ``maxSize``)
+would hit (third AKS review, NM4). ``skipAwait`` is honoured on create and update
+(``provider/pkg/metadata/overrides.go``, ``SkipAwaitLogic``)."""
+
+
 def placeholder_deployment(pool: str, infos: Sequence[NodePoolInfo], warm: WarmSpec) -> dict[str, Any]:
-    """The placeholder Deployment: ``replicas`` pause pods of one node each at priority -10."""
+    """The placeholder Deployment: ``replicas`` pause pods of one node each at priority -10, not
+    awaited by ``pulumi up`` (``SKIP_AWAIT``)."""
+    meta = metadata(object_name(pool), pool)
+    meta["annotations"] = {**meta.get("annotations", {}), **SKIP_AWAIT}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(object_name(pool), pool),
+        "metadata": meta,
         "spec": {
             "replicas": initial_replicas(warm),
             "selector": {"matchLabels": labels(pool)},

@@ -27,6 +27,7 @@ from typing import Any, Iterator
 
 import pytest
 from gpupools import warm
+from gpupools.conventions import POOL_LABEL
 from gpupools.sim import engine, engine_build, layout
 from gpupools.sim import warm as sim_warm
 from gpupools.sim.build import Build
@@ -116,3 +117,48 @@ def test_a_scheduled_buffer_keeps_the_cronjobs_count_through_the_next_deploy_and
         interval=1.0,
         what=f"{e.stack}'s warm objects and namespace to be gone",
     )
+
+
+ALWAYS_ON = "azure-dev"
+"""The placeholder Deployment's stack (AKS's managed cluster-autoscaler)."""
+
+
+def always_on(stack: str) -> dict[str, Any]:
+    """The stack with an always-on warm node (no schedule: created at ``nodes``) on its first GPU pool."""
+    pools = copy.deepcopy(stack_config(stack)["gpupools:gpuPools"])
+    pools[0]["warm"] = {"nodes": 1}
+    return {"gpupools:gpuPools": pools}
+
+
+@pytest.fixture(scope="module")
+def always_on_by_engine(
+    tmp_path_factory: pytest.TempPathFactory,
+    session_cluster: ClusterState,
+    sim_build: Build,
+    engine_bin: engine_build.EngineBuild,
+) -> Iterator[Engine]:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(layout.STATE_ENV, str(tmp_path_factory.mktemp(f"engine-always-on-{ALWAYS_ON}")))
+        yield from _deployed(ALWAYS_ON, session_cluster, sim_build, engine_bin, always_on(ALWAYS_ON))
+
+
+def test_an_always_on_buffer_whose_pool_has_no_node_does_not_hold_the_up(always_on_by_engine: Engine) -> None:
+    """Third AKS review, NM4: the placeholder Deployment is created at ``warm.nodes`` and its pods
+    need a node of the pool; here the pool has none (as in a Spot shortage, without quota, at
+    ``maxSize``). The ``up`` completes with the placeholder not Available: pulumi-kubernetes did not
+    wait for it (``pulumi.com/skipAwait``). Without the annotation it waits 10 minutes for
+    ``Available`` and fails the ``up`` (``provider/pkg/await/deployment.go``)."""
+    e = always_on_by_engine
+    pool = e.loaded.spec.gpu_pools[0].name
+    for name in list(e.nodes):
+        node = e.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}) or {}
+        if node.get("metadata", {}).get("labels", {}).get(POOL_LABEL) == pool:
+            e.client.delete(node)
+    buffer = sim_warm.target(e.loaded, pool)
+    assert buffer["kind"] == "Deployment" and buffer["metadata"]["annotations"] == warm.SKIP_AWAIT
+    created = engine.deploy(e.stack, e.kubeconfig, build=e.build, overrides=always_on(e.stack), echo=None)
+    assert set(created.changes) == {"create"}, created.output
+    live = e.client.get(buffer) or {}
+    assert live["spec"]["replicas"] == 1, "an always-on buffer is created at warm.nodes"
+    assert not (live.get("status") or {}).get("availableReplicas"), "the placeholder found a node: nothing was tested"
+    engine.destroy(e.stack, e.kubeconfig, build=e.build, echo=None)

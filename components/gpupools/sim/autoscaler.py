@@ -237,7 +237,7 @@ def _kebab(camel: str) -> str:
 AKS_PROVISIONING_REQUESTS = "--enable-provisioning-requests=true"
 AKS_PROVISIONING_REQUESTS_WHY = (
     "AKS's managed autoscaler serves ProvisioningRequests (from Kubernetes 1.33, Azure/AKS PR #5867; the AKS "
-    "article \"Provision capacity for Kueue batch jobs with the cluster autoscaler on AKS\": Kueue creates the "
+    'article "Provision capacity for Kueue batch jobs with the cluster autoscaler on AKS": Kueue creates the '
     "request and the cluster autoscaler atomically scales up the node pool, with no setting to turn it on)"
 )
 """Not a profile field: on AKS it is how the managed autoscaler runs. Without it the sim's autoscaler
