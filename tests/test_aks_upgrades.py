@@ -165,3 +165,25 @@ def test_docs_state_the_committed_stacks_figures() -> None:
     nap = example_run("azure-nap-dev").outputs["upgrade"]["worstCaseMinutes"]
     assert f"`azure-dev` states {dev} minutes" in text
     assert f"figure is {nap} minutes" in text
+
+
+def test_every_agent_pool_and_the_cluster_wait_as_long_as_their_own_upgrade_line() -> None:
+    """Third AKS review, NM3: pulumi-azure-native gives an operation 2 hours unless ``customTimeouts``
+    says otherwise (``azureContext``, provider.go). Each AgentPool's update deadline is its line of the
+    ``upgrade`` output plus 30 minutes, the ManagedCluster's the control plane plus the System pool's
+    line plus 30, and none is below the provider's 2 hours."""
+    from gpupools.testing import run_stack
+
+    run = run_stack("azure-dev")
+    lines = {p["name"]: p["minutes"] for p in run.outputs["upgrade"]["pools"]}
+    pools = run.of_type("azure-native:containerservice:AgentPool")
+    assert pools
+    for pool in pools:
+        expected = max(120, lines[pool.inputs["agentPoolName"]] + 30)
+        assert pool.options["customTimeouts"] == {"update": f"{expected}m"}, pool.name
+    [cluster] = run.of_type("azure-native:containerservice:ManagedCluster")
+    assert cluster.options["customTimeouts"] == {"update": f"{15 + lines['system'] + 30}m"}
+    # By hand from Pulumi.azure-dev.yaml: `general` on-demand, maxSize 10, one node at a time, the
+    # default 60-minute drain, 10 minutes a node: 10 x 70 = 700, past the provider's 120.
+    [general] = [p for p in pools if p.inputs["agentPoolName"].startswith("generalo")]
+    assert general.options["customTimeouts"] == {"update": "730m"}

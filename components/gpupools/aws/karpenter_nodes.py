@@ -279,8 +279,9 @@ class KarpenterNodePools(pulumi.ComponentResource):
         clash = sorted({p.name for p in kept} & {p.name for p in plans.values()})
         if clash:
             raise ConfigError(
-                f"{path}.keep_classes_of: the {keep_classes_of} node class {clash[0]!r} has a pool's name; "
-                f"rename the pool, got pools {sorted(plans)}"
+                f"{path}.keep_classes_of",
+                f"must not keep a {keep_classes_of} node class named like a pool ({clash[0]}): rename the pool",
+                keep_classes_of,
             )
 
         super().__init__(TYPE, name, None, opts)

@@ -115,6 +115,7 @@ from gpupools.azure.kubeconfig import AZURE_CLI, LOGIN_MODES, with_kubelogin_log
 from gpupools.azure.live_capacity import AgentPoolCounts, LiveCluster, LivePool
 from gpupools.azure.naming import create_only_digest, scale_set_regex
 from gpupools.azure.network import create_node_network
+from gpupools.azure.upgrade import cluster_minutes, operation_timeout
 from gpupools.conventions import AKS_SYSTEM_TAINT, CapacityType, Role, pool_labels
 from gpupools.errors import ConfigError
 from gpupools.kubernetes.access_gate import KubernetesAccessGate
@@ -616,6 +617,8 @@ class AksCluster(pulumi.ComponentResource):
                 # Protected: no diff (a provider upgrade's force-new field, a network change) can delete the
                 # cluster; destroying it is a deliberate `pulumi state unprotect` first (docs/safety.md).
                 protect=True,
+                # A minor upgrade's PUT (control plane, then the System pool) may outlast the provider's 2 hours.
+                custom_timeouts=pulumi.CustomTimeouts(update=operation_timeout(cluster_minutes(system_pool.max_size))),
                 # Stated, not the provider's choice: azure-native asks for delete-first on any replacement of
                 # a named resource (provider.go Diff). Create-first fails at create (the name exists) instead.
                 delete_before_replace=False,

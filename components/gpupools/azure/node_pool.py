@@ -91,6 +91,7 @@ from gpupools.azure.cluster import reservation_group_scope
 from gpupools.azure.live_capacity import AgentPoolCounts
 from gpupools.azure.naming import agent_pool_name, create_only_digest, scale_set_regex
 from gpupools.azure.reservation_grant import warn_if_created_before_propagation
+from gpupools.azure.upgrade import agent_pool_minutes, operation_timeout
 from gpupools.catalog.azure_vm_sizes import GPU_SIZES
 from gpupools.conventions import (
     AKS_CA_RESOURCES_TAG_PREFIX,
@@ -623,6 +624,15 @@ class GpuNodePool(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     depends_on=[previous] if previous is not None else None,
+                    # An upgrade of the pool may take longer than the provider's 2 hours (upgrade.operation_timeout).
+                    custom_timeouts=pulumi.CustomTimeouts(
+                        update=operation_timeout(
+                            agent_pool_minutes(
+                                int(plan.args.get("max_count") or plan.args.get("count") or 0),
+                                None if plan.capacity is CapacityType.SPOT else spec.upgrade,
+                            )
+                        )
+                    ),
                     ignore_changes=list(COUNT_IGNORE) if live is None else None,
                     replace_on_changes=replace_on_changes(spec),
                     # Create the new pool before deleting the old one (module docstring).

@@ -46,6 +46,33 @@ DEPLOY_JOB_TIMEOUT_MINUTES = 120
 """``timeout-minutes`` of the ``deploy`` job in ``.github/workflows/deploy.yml`` (a test keeps them equal)."""
 
 
+AZURE_NATIVE_DEFAULT_TIMEOUT_MINUTES = 120
+"""pulumi-azure-native's deadline for a create or update (its PUT and the long-running-operation poll)
+unless ``customTimeouts`` sets one: ``azureContext`` in ``provider/pkg/provider/provider.go`` ("either the
+one explicitly specified, or the default one (2 hours)"; custom timeouts honoured since PR #496)."""
+
+TIMEOUT_MARGIN_MINUTES = 30
+"""Added to an operation's estimate for its deadline: the estimate assumes 10 minutes a node."""
+
+
+def operation_timeout(minutes: int) -> str:
+    """The ``customTimeouts`` ``update`` of an operation estimated at ``minutes``: the estimate plus
+    ``TIMEOUT_MARGIN_MINUTES``, never below the provider's own 2 hours. Without it an agent pool whose
+    upgrade the stack itself estimates past 2 hours fails the ``up`` at the provider's deadline while AKS
+    goes on upgrading, and the next pool's PUT gets 409 until it is done (third AKS review, NM3)."""
+    return f"{max(AZURE_NATIVE_DEFAULT_TIMEOUT_MINUTES, minutes + TIMEOUT_MARGIN_MINUTES)}m"
+
+
+def agent_pool_minutes(max_nodes: int, upgrade: UpgradeSpec | None) -> int:
+    """One agent pool's upgrade estimate: ``upgrade`` None for a Spot pool (no drain, no surge)."""
+    return int(_entry("", max_nodes, upgrade)["minutes"])
+
+
+def cluster_minutes(system_max_nodes: int) -> int:
+    """The managed cluster's PUT of a minor upgrade: the control plane, then its inline System pool."""
+    return CONTROL_PLANE_MINUTES + agent_pool_minutes(system_max_nodes, SYSTEM_POOL_UPGRADE)
+
+
 def pool_minutes(max_nodes: int, nodes_at_once: int, drain_minutes: int) -> int:
     """``ceil(max_nodes / nodes_at_once) * (drain_minutes + PER_NODE_MINUTES)``; 0 for an empty pool."""
     if max_nodes <= 0:
