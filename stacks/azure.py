@@ -125,6 +125,8 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         # Cheapest node-hour first where the price catalog knows every pool (else size facts).
         order=price_order(spec.pools, price_table(spec.cloud), location),
         maintenance=spec.maintenance,
+        # `pulumi destroy` deletes the cluster, and AKS its NAP nodes with it: no NodePool drain to wait on.
+        deleted_with=cluster.managed_cluster,
         opts=on_cluster,
     )
     served = list(served_pools(node_pools.pools))
@@ -201,17 +203,13 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     dcgm_exporter.for_stack(spec.gpu_metrics, all_pools, k8s_opts)
     prices, node_pools, cost = stack_costs(all_pools, price_table(spec.cloud), location, spec.cost)
     PriorityExpander("priority-expander", pools=all_pools, opts=k8s_opts, prices=prices)
-    warm_pools(spec, gpu_infos, cluster, [after] if after is not None else [])
-    # After every agent pool: AKS's managed autoscaler serves ProvisioningRequests for them, and
-    # Kueue sets its ProvisioningRequest controller up only if the API is there when it starts.
-    install_queueing(
-        spec,
-        cluster.system_pool,
-        [*gpu_infos, *cpu_infos],
-        cluster.provider,
-        after=[after] if after is not None else [],
-        prices=prices,
-    )
+    # Each buffer after its own pool only, and Kueue after no pool: removing or replacing pools
+    # (`destroy --target-dependents` on pool components, step 3 of the switch to NAP) takes only
+    # their own buffers, never the queues (third AKS review, NM5). Kueue sets its ProvisioningRequest
+    # controller up only if the API is served when it starts: the cluster's provider waits for the
+    # access gate, which waits for that API with atomicScaleUp (kubernetes_access.gate_served).
+    warm_pools(spec, gpu_infos, cluster, [gpu_pool for gpu_pool in gpu_pools if gpu_pool.spec.warm])
+    install_queueing(spec, cluster.system_pool, [*gpu_infos, *cpu_infos], cluster.provider, prices=prices)
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.
         after_all = pulumi.ResourceOptions(

@@ -347,11 +347,16 @@ def test_real_stack_max_size_change_shows_exactly_that_field_on_exactly_that_poo
 
     for change in diff.changed:
         assert component in ancestors(change.address), f"{change.address} is not part of pool {pool['name']}"
-        leaves = {f.segments[-1] for f in change.fields}
-        assert leaves <= {"maxCount", "maxSize"}, [f.path for f in change.fields]
-        assert all(f.capacity and not f.replaces for f in change.fields)
-        assert all(f.new > f.old for f in change.fields)
-    assert sum(f.new - f.old for c in diff.changed for f in c.fields) == 3 + (
+        # An AKS agent pool's update deadline follows its upgrade estimate, which grows with its
+        # max count (gpupools.azure.upgrade.operation_timeout): an option, never a replacement.
+        options = [f for f in change.fields if f.segments[:2] == ("options", "customTimeouts")]
+        inputs = [f for f in change.fields if f.segments[:2] != ("options", "customTimeouts")]
+        assert {f.segments[-1] for f in inputs} <= {"maxCount", "maxSize"}, [f.path for f in change.fields]
+        assert all(f.capacity and not f.replaces for f in inputs)
+        assert all(not f.replaces for f in options) and (not options or stack.startswith("azure"))
+        assert all(f.new > f.old for f in inputs)
+    counts = [f for c in diff.changed for f in c.fields if f.segments[0] == "inputs"]
+    assert sum(f.new - f.old for f in counts) == 3 + (
         3 if pool.get("onDemandMaxSize") is None and pool.get("onDemandFallback", True) else 0
     )
 

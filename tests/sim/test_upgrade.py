@@ -24,12 +24,11 @@ the pinned modules and a local file backend:
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
-from gpupools.sim import cluster, control_plane, engine, engine_build, objects, pki
+from gpupools.sim import cluster, control_plane, engine_build, objects, pki
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError
@@ -55,58 +54,24 @@ def manifest_of(r: Recorded) -> dict[str, Any]:
 
 
 class Upgrade:
-    """One stack's engine workspace (project ``gpupools``, the stack's name) and the two programs."""
+    """One stack's upgrade: its replay workspace (``replay.Workspace``) and the three recordings."""
 
     def __init__(self, stack: str, kubeconfig: Path, state: Path, build: engine_build.EngineBuild, client: Client) -> None:
-        from pulumi import automation as auto
-
         self.stack, self.client = stack, client
-        self.kubeconfig = kubeconfig.read_text()
         self.released = recorded.record_release(VERSION, stack)
         config = recorded.released_config(VERSION, stack)
         self.upgraded = recorded.record_head(stack, {**config, **UPGRADE_STEP})
         self.without_step = recorded.record_head(stack, config)
-        (state / "work").mkdir(parents=True, exist_ok=True)
-        engine.pulumi_home().mkdir(parents=True, exist_ok=True)
-        options = auto.LocalWorkspaceOptions(
-            work_dir=str(state / "work"),
-            pulumi_home=str(engine.pulumi_home()),
-            env_vars=engine.engine_env(build),
-            secrets_provider="passphrase",
-            project_settings=auto.ProjectSettings(
-                name=recorded.PROJECT, runtime="python", backend=auto.ProjectBackend(url=f"file://{state}")
-            ),
-            pulumi_command=auto.PulumiCommand(root=str(build.root)),
-        )
-        self.engine = auto.create_or_select_stack(
-            stack_name=stack, project_name=recorded.PROJECT, program=self.program(self.released), opts=options
-        )
+        self.workspace = replay.Workspace(stack, kubeconfig, state, build)
 
-    def program(self, resources: tuple[Recorded, ...]) -> Callable[[], None]:
-        return replay.program(resources, self.kubeconfig)
+    def up(self, resources: tuple[Recorded, ...]) -> tuple[dict[str, int], replay.Steps]:
+        return self.workspace.up(resources)
 
-    def up(self, resources: tuple[Recorded, ...]) -> tuple[dict[str, int], list[tuple[str, str]]]:
-        steps: list[tuple[str, str]] = []
-        lines: list[str] = []
-        result = self.engine.up(program=self.program(resources), color="never", on_output=lines.append, on_event=_collect(steps))
-        return dict(result.summary.resource_changes or {}), steps
-
-    def preview(self, resources: tuple[Recorded, ...]) -> list[tuple[str, str]]:
-        steps: list[tuple[str, str]] = []
-        self.engine.preview(program=self.program(resources), color="never", on_output=lambda _: None, on_event=_collect(steps))
-        return steps
+    def preview(self, resources: tuple[Recorded, ...]) -> replay.Steps:
+        return self.workspace.preview(resources)
 
     def state(self) -> dict[str, Any]:
-        return {r["urn"]: r for r in json.loads(json.dumps(self.engine.export_stack().deployment))["resources"]}
-
-
-def _collect(steps: list[tuple[str, str]]) -> Callable[[Any], None]:
-    def on_event(event: Any) -> None:
-        pre = getattr(event, "resource_pre_event", None)
-        if pre is not None:
-            steps.append((str(pre.metadata.urn), str(getattr(pre.metadata.op, "value", pre.metadata.op))))
-
-    return on_event
+        return self.workspace.state()
 
 
 @pytest.fixture(scope="module", params=STACKS)

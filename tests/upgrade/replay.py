@@ -18,11 +18,14 @@ the sim's API server.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pulumi
+from gpupools.sim import engine, engine_build
 
-from tests.upgrade.recorded import Recorded
+from tests.upgrade.recorded import PROJECT, Recorded, normalise
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -54,6 +57,7 @@ def program(resources: Sequence[Recorded], kubeconfig: str) -> Callable[[], None
                 )
                 continue
             provider = made.get(r.provider.rsplit("::", 1)[0]) if r.provider else None
+            deleted_with = made.get(normalise(str(r.options.get("deletedWith") or "")))
             depends = [made[d] for d in r.options.get("dependencies", []) if d in made and d != r.parent]
             timeouts = r.options.get("customTimeouts")
             opts = pulumi.ResourceOptions(
@@ -66,6 +70,7 @@ def program(resources: Sequence[Recorded], kubeconfig: str) -> Callable[[], None
                 replace_on_changes=r.options.get("replaceOnChanges") or None,
                 delete_before_replace=r.options.get("deleteBeforeReplace"),
                 custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None,
+                deleted_with=deleted_with,
             )
             made[r.urn] = pulumi.CustomResource(r.type, r.name, dict(r.inputs), opts)
 
@@ -75,3 +80,62 @@ def program(resources: Sequence[Recorded], kubeconfig: str) -> Callable[[], None
 def kubernetes_objects(resources: Sequence[Recorded]) -> list[Recorded]:
     """The recorded resources the replay registers as Kubernetes objects."""
     return [r for r in resources if _replayed(r)]
+
+
+Steps = list[tuple[str, str]]
+"""``(URN, op)`` of every step the engine announced (its ``ResourcePreEvent``s), in order."""
+
+
+class Workspace:
+    """One stack's engine workspace for replays: project ``gpupools`` (the recordings' URNs), the
+    stack's name, a local file backend in ``state``, the sim's engine build and kubeconfig."""
+
+    def __init__(self, stack: str, kubeconfig: Path, state: Path, build: engine_build.EngineBuild) -> None:
+        from pulumi import automation as auto
+
+        self.kubeconfig = kubeconfig.read_text()
+        (state / "work").mkdir(parents=True, exist_ok=True)
+        engine.pulumi_home().mkdir(parents=True, exist_ok=True)
+        options = auto.LocalWorkspaceOptions(
+            work_dir=str(state / "work"),
+            pulumi_home=str(engine.pulumi_home()),
+            env_vars=engine.engine_env(build),
+            secrets_provider="passphrase",
+            project_settings=auto.ProjectSettings(
+                name=PROJECT, runtime="python", backend=auto.ProjectBackend(url=f"file://{state}")
+            ),
+            pulumi_command=auto.PulumiCommand(root=str(build.root)),
+        )
+        self.stack = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=lambda: None, opts=options)
+
+    def up(self, resources: Sequence[Recorded]) -> tuple[dict[str, int], Steps]:
+        steps: Steps = []
+        result = self.stack.up(
+            program=program(resources, self.kubeconfig), color="never", on_output=lambda _: None, on_event=_collect(steps)
+        )
+        return dict(result.summary.resource_changes or {}), steps
+
+    def preview(self, resources: Sequence[Recorded]) -> Steps:
+        steps: Steps = []
+        self.stack.preview(
+            program=program(resources, self.kubeconfig), color="never", on_output=lambda _: None, on_event=_collect(steps)
+        )
+        return steps
+
+    def destroy(self) -> tuple[dict[str, int], Steps]:
+        steps: Steps = []
+        result = self.stack.destroy(color="never", on_output=lambda _: None, on_event=_collect(steps))
+        return dict(result.summary.resource_changes or {}), steps
+
+    def state(self) -> dict[str, Any]:
+        """The engine's state, resources by URN (``pulumi stack export``)."""
+        return {r["urn"]: r for r in json.loads(json.dumps(self.stack.export_stack().deployment)).get("resources") or []}
+
+
+def _collect(steps: Steps) -> Callable[[Any], None]:
+    def on_event(event: Any) -> None:
+        pre = getattr(event, "resource_pre_event", None)
+        if pre is not None:
+            steps.append((str(pre.metadata.urn), str(getattr(pre.metadata.op, "value", pre.metadata.op))))
+
+    return on_event

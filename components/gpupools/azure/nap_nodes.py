@@ -211,6 +211,13 @@ class NapNodePools(pulumi.ComponentResource):
         maintenance: ``gpupools:maintenance`` (``MaintenanceSpec``): the window in which NodePools allow
             ``Drifted`` disruptions, and their ``terminationGracePeriod``; default ``MaintenanceSpec()``.
         cpu_pools: plain ``cpuPools`` mappings (or CPU ``PoolSpec``s); default none.
+        deleted_with: the ``ManagedCluster``: a destroy that deletes it does not delete the NodePools
+            and AKSNodeClasses first (Pulumi's ``deletedWith``: "the provider's Delete method will not
+            be called for this resource if the specified resource is being deleted as well"). Deleting
+            an AKS cluster deletes its node resource group, NAP's VMs included; deleting each NodePool
+            first waits for its nodes to drain, which a ``do-not-disrupt`` or PDB-protected pod holds
+            forever without a ``terminationGracePeriod`` (third AKS review, B5'). A pool removed from
+            the config is still deleted, drain included. Default None (the library's own use decides).
         opts: ``provider`` the cluster's Kubernetes provider.
 
     Attributes:
@@ -234,6 +241,7 @@ class NapNodePools(pulumi.ComponentResource):
         order: Sequence[str] | None = None,
         maintenance: MaintenanceSpec | None = None,
         cpu_pools: Sequence[PoolArg] = (),
+        deleted_with: pulumi.Resource | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"NapNodePools({name})"
@@ -278,12 +286,15 @@ class NapNodePools(pulumi.ComponentResource):
         for pool in pools:
             # Both wait, on delete, as long as the pool's nodes may take to drain (nodepool.delete_timeout).
             node_class = nodepool.apply(
-                f"{name}-{pool.name}-class", self.node_classes[pool.name], pulumi.ResourceOptions(parent=self), window
+                f"{name}-{pool.name}-class",
+                self.node_classes[pool.name],
+                pulumi.ResourceOptions(parent=self, deleted_with=deleted_with),
+                window,
             )
             nodepool.apply(
                 f"{name}-{pool.name}",
                 self.manifests[pool.name],
-                pulumi.ResourceOptions(parent=self, depends_on=[node_class]),
+                pulumi.ResourceOptions(parent=self, depends_on=[node_class], deleted_with=deleted_with),
                 window,
             )
         self.register_outputs({"nodePools": sorted(self.manifests), "nodeClasses": sorted(self.node_classes)})

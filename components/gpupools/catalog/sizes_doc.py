@@ -1,5 +1,8 @@
 """``docs/instance-types.md``: every size the offline catalog knows, generated from the catalogs.
 
+``python -m gpupools.catalog.sizes_doc`` prints the page; ``--write PAGE`` writes it, ``--check PAGE``
+exits 1 when PAGE differs.
+
 A size not listed is declared in the stack file (``gpupools:catalog.instanceTypes``, with its vCPUs,
 memory and GPUs); the page says so. ``tests/test_sizes_doc.py`` fails when the committed page
 differs from ``render()``::
@@ -93,11 +96,14 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpupools.catalog.sizes_doc", description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group(required=True)
+    group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="PAGE", type=Path, help="write the page (docs/instance-types.md)")
     group.add_argument("--check", metavar="PAGE", type=Path, help="exit 1 when PAGE differs from the catalogs")
     args = parser.parse_args(argv)
     page = render()
+    if not args.write and not args.check:
+        sys.stdout.write(page)
+        return 0
     if args.write:
         args.write.write_text(page)
         return 0

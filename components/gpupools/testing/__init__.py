@@ -182,6 +182,8 @@ def _options(request: Any) -> dict[str, Any]:
         options["protect"] = True
     if request.HasField("retainOnDelete") and request.retainOnDelete:
         options["retainOnDelete"] = True
+    if request.deletedWith:
+        options["deletedWith"] = request.deletedWith
     if request.HasField("customTimeouts"):
         timeouts = json_format.MessageToDict(request.customTimeouts)
         if timeouts:
