@@ -65,9 +65,8 @@ def smoke_test_target(groups: list[NodePoolInfo]) -> NodePoolInfo:
 def main() -> None:
     spec = config.load()
     # Past EKS's default node group quota: said before anything is registered (the preflight reads the real quota).
-    quota_warning = rules.node_group_quota_warning(spec)
-    if quota_warning:
-        pulumi.log.warn(quota_warning)
+    for warning in rules.stack_warnings(spec):
+        pulumi.log.warn(warning)
     region = pulumi.Config("aws").get("region") or aws.get_region().region
     karpenter = spec.provisioner is Provisioner.KARPENTER
 

@@ -26,7 +26,7 @@ managed cluster-autoscaler the ProvisioningRequest admission check.
 from __future__ import annotations
 
 import pulumi
-from gpupools import config
+from gpupools import config, rules
 from gpupools.azure import AksCluster, CpuNodePool, GpuNodePool, NapNodePools, NodeImageMaintenance
 from gpupools.azure.upgrade import upgrade_estimate
 from gpupools.catalog.prices import price_table
@@ -61,6 +61,8 @@ def smoke_test_target(pools: list[NodePoolInfo]) -> NodePoolInfo:
 
 def main() -> None:
     spec = config.load()
+    for warning in rules.stack_warnings(spec):  # AKS MIG pools at zero (Azure/AKS #4216)
+        pulumi.log.warn(warning)
     location = load_location()
     cluster_name = spec.cluster.name
 

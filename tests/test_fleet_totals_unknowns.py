@@ -19,6 +19,7 @@ import contextlib
 import copy
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -268,3 +269,19 @@ def test_synth_diff_says_why_no_cost_figure_moved_when_capacity_changed(tmp_path
     text = render_markdown([diff_documents(documents[0], documents[1], "s")])
     assert "💰" in text and "💵 Cost" not in text
     assert "Unknown prices" in text and "`a100`: spot and on-demand price unknown" in text and "no bound" in text
+
+
+def test_a_budget_error_names_no_pool_above_the_ceiling_it_states() -> None:
+    """Issue 48, 5.: with an unknown Spot price the error states the ceiling from the known prices;
+    its drivers are from the same prices, so none exceeds it. Before, they were at the bounds: the
+    a100 pool showed its Spot group at on-demand (4 x 6.98 more) beside a total without it."""
+    spec = parse(eastus2_h100(), region="eastus2")
+    table = price_table(Cloud.AZURE)
+    lower = dict(fleet_cost(groups_of_spec(spec), table, "eastus2", CostSpec()).known_per_hour)[Scenario.CEILING.value]
+    with pytest.raises(ConfigError) as caught:
+        check_budget(fleet_cost(groups_of_spec(spec), table, "eastus2", CostSpec(budget_per_hour=lower - 0.01)))
+    rule = caught.value.rule
+    stated = float(re.search(r"\$([\d,.]+)/h", rule).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert stated == pytest.approx(lower, abs=0.01)
+    drivers = [float(x.replace(",", "")) for x in re.findall(r"\w+ \$([\d,.]+)", rule.split(": ", 1)[1])]
+    assert drivers and max(drivers) <= stated and sum(drivers) == pytest.approx(stated, abs=0.05)

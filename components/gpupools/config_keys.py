@@ -1042,6 +1042,18 @@ STACK = Key(
                     ),
                 ),
                 Key(
+                    "cpuNodeHoursPerMonth",
+                    "number",
+                    type_error="must be a number of hours",
+                    minimum=0,
+                    default=0,
+                    doc=Doc(
+                        notes="CPU node-hours of work per month beyond the CPU pools' `minSize`, spread evenly over the "
+                        "CPU pools, `spotShare` of them on Spot like the GPU hours; in the monthly estimate only "
+                        "(with `gpuHoursPerMonth`); >= 0",
+                    ),
+                ),
+                Key(
                     "spotShare",
                     "number",
                     type_error="must be a number from 0 to 1",

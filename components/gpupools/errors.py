@@ -49,3 +49,20 @@ class MissingOutputError(RuntimeError):
             f"{resource}.{output}: {why}, got {got!r}. Under pulumi.runtime.set_mocks, return it from your "
             "Mocks.new_resource or pass gpupools.testing.GpupoolsMocks(), which does"
         )
+
+
+def yaml_error(name: str, text: str, error: Exception) -> ConfigError:
+    """One line for a YAML syntax error instead of PyYAML's traceback (issue 48, 5.): ``<file> line
+    L, column C: must be valid YAML: <problem> (<context> at line L'), got '<the line>'``; an
+    indentation slip is the common case, hence the hint."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    context_mark = getattr(error, "context_mark", None)
+    where = f"{name} line {mark.line + 1}, column {mark.column + 1}" if mark is not None else name
+    lines = text.splitlines()
+    line = lines[mark.line].rstrip() if mark is not None and mark.line < len(lines) else ""
+    rule = f"must be valid YAML: {problem}"
+    if context and context_mark is not None:
+        rule += f" ({context} at line {context_mark.line + 1})"
+    return ConfigError(where, rule, line, "check the indentation: keys of one mapping start in the same column")

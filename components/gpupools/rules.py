@@ -98,6 +98,30 @@ def node_group_quota_warning(spec: StackSpec, quota: int = EKS_MANAGED_NODE_GROU
     )
 
 
+def aks_mig_from_zero_warnings(spec: StackSpec) -> list[str]:
+    """One warning per AKS MIG pool that may sit at zero nodes (``minSize`` 0) under AKS's managed
+    cluster-autoscaler: scaling a MIG pool up from zero is an open request (Azure/AKS #4216), so a
+    pod may stay Pending while the pool is empty. A warning, not an error: AKS may ship it, and a
+    pool kept at one node or warm is unaffected."""
+    if spec.cloud is not Cloud.AZURE or spec.provisioner is not Provisioner.CLUSTER_AUTOSCALER:
+        return []
+    return [
+        f"gpupools:gpuPools[{index}].sharing.mig: pool {pool.name} may not scale up from zero nodes: scaling a MIG "
+        "pool up from zero under AKS's cluster-autoscaler is an open request (Azure/AKS #4216), so its pods can stay "
+        "Pending while it is empty; keep minSize >= 1 or a warm node (warm.nodes) until AKS ships it"
+        for index, pool in enumerate(spec.gpu_pools)
+        if pool.sharing.mode is SharingMode.MIG and pool.min_size == 0 and pool.warm is None
+    ]
+
+
+def stack_warnings(spec: StackSpec) -> list[str]:
+    """What the stack program warns about (``pulumi.log.warn``) before registering anything: past
+    EKS's node group quota (``node_group_quota_warning``), AKS MIG pools at zero
+    (``aks_mig_from_zero_warnings``)."""
+    quota = node_group_quota_warning(spec) if spec.cloud is Cloud.AWS else None
+    return [*([quota] if quota else []), *aks_mig_from_zero_warnings(spec)]
+
+
 EKS_MAX_INSTANCE_TYPES = 20
 """EKS ``CreateNodegroup``: at most 20 instance types."""
 

@@ -483,6 +483,9 @@ class CostSpec:
     Attributes:
         gpu_hours_per_month: GPU node-hours of work per month, spread evenly over the GPU pools;
             default none (no monthly estimate: only the per-hour figures, which need no guess).
+        cpu_node_hours_per_month: CPU node-hours of work per month beyond the CPU pools' minimum,
+            spread evenly over the CPU pools; default 0 (their idle nodes only). Part of the monthly
+            estimate, which ``gpu_hours_per_month`` turns on.
         spot_share: share of those hours served by Spot, 0 to 1; default 1.0 (every hour on Spot,
             the point of gpupools). Lower it to fold in hours the on-demand fallbacks serve.
         budget_per_hour: USD; the fleet's ceiling (every pool and fallback at ``maxSize``) must not
@@ -497,6 +500,7 @@ class CostSpec:
     """
 
     gpu_hours_per_month: float | None = None
+    cpu_node_hours_per_month: float = 0.0
     spot_share: float = 1.0
     budget_per_hour: float | None = None
     eviction_rate: float = 0.0

@@ -46,7 +46,7 @@ from gpupools.config_keys import (
 )
 from gpupools.config_keys import section as declared
 from gpupools.conventions import Role, Taint, TaintEffect
-from gpupools.errors import ConfigError
+from gpupools.errors import ConfigError, yaml_error
 from gpupools.specs import (
     UPGRADE_VALUE,
     AmiType,
@@ -1098,7 +1098,11 @@ def load_file(path: str | os.PathLike[str]) -> StackSpec:
     """
     import yaml
 
-    document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        document = yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
+        raise yaml_error(Path(path).name, text, error) from None
     values = document.get("config") or {} if isinstance(document, Mapping) else {}
     if not isinstance(values, Mapping):
         raise ConfigError(f"{os.fspath(path)}: config", "must be a mapping", values)

@@ -24,7 +24,8 @@ What a figure means:
   ``onDemandInsteadAtMaxPerHour`` (at max, Spot gone) and ``ceilingPerHour``. ``budgetPerHour``
   is checked against the ceiling. A reserved group's maximum is its reservations' ``count``.
 * **monthly**: idle for every hour of the month (``HOURS_PER_MONTH``) plus ``gpuHoursPerMonth`` GPU
-  node-hours, spread evenly over the GPU pools, ``spotShare`` of them at the Spot price (pools
+  node-hours, spread evenly over the GPU pools, and ``cpuNodeHoursPerMonth`` CPU node-hours over the
+  CPU pools (default 0: before issue 48 CPU pools counted idle only), ``spotShare`` of them at the Spot price (pools
   without Spot: all on-demand; Spot pools without a fallback: all Spot). Savings compare it with
   the same hours with every node on-demand (the list-price saving). With an eviction rate
   (``gpupools:cost.evictionRate``, a pool's own ``evictionRate``) the Spot hours grow by the work
@@ -344,6 +345,8 @@ class FleetCost:
             the region's source (``PriceTable.notes_for``); synth prints them with the source.
         known_per_hour: per state (``Scenario`` value), its cost from the known prices alone (unknown
             ones at 0): a lower bound; equal to the state's figure when that is exact.
+        ceiling_known_by_pool: each pool's share of ``known_per_hour``'s ceiling, dearest first: the
+            drivers a budget error names beside that known part (so no pool shows more than the total).
         unknown_parts: per pool with a group whose price is unknown, why, and the bound it is
             counted at (or that it has none and is left out). Empty when every price is known.
         doubtful: one line per size whose Spot figure is kept but doubtful (``PriceTable.doubtful_notes``).
@@ -363,6 +366,7 @@ class FleetCost:
     spot_basis: str = ""
     refresh: str = ""
     gpu_hours_per_month: float | None = None
+    cpu_node_hours_per_month: float = 0.0
     spot_share: float = 1.0
     budget_per_hour: float | None = None
     monthly_with_evictions: float | None = None
@@ -377,6 +381,7 @@ class FleetCost:
     price_footnotes: tuple[str, ...] = ()
     price_notes: tuple[str, ...] = ()
     known_per_hour: tuple[tuple[str, float], ...] = ()
+    ceiling_known_by_pool: tuple[tuple[str, float], ...] = ()
     unknown_parts: tuple[tuple[str, str], ...] = ()
     doubtful: tuple[str, ...] = ()
 
@@ -416,6 +421,7 @@ class FleetCost:
             "ceilingPerHour": _round(self.ceiling),
             "idlePerHour": _round(self.idle),
             "gpuHoursPerMonth": self.gpu_hours_per_month,
+            "cpuNodeHoursPerMonth": self.cpu_node_hours_per_month,
             "spotShare": self.spot_share,
             "monthly": _round(self.monthly, 2),
             "monthlyAllOnDemand": _round(self.monthly_all_on_demand, 2),
@@ -551,6 +557,7 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         spot_basis=table.spot_basis,
         refresh=REFRESH_HINT.format(cloud=table.cloud.value),
         gpu_hours_per_month=cost.gpu_hours_per_month,
+        cpu_node_hours_per_month=cost.cpu_node_hours_per_month,
         spot_share=cost.spot_share,
         budget_per_hour=cost.budget_per_hour,
         monthly_with_evictions=with_evictions,
@@ -565,6 +572,13 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
         price_footnotes=tuple(table.footnotes(region, footnoted_sizes(table, region, groups))),
         price_notes=tuple(table.notes_for(region, sorted({size for group in groups for size in group.instance_types}))),
         known_per_hour=known_per_hour,
+        ceiling_known_by_pool=tuple(
+            sorted(
+                ((pool.pool, pool.figures[Scenario.CEILING].cost_per_hour or 0.0) for pool in known.pools),
+                key=lambda item: item[1],
+                reverse=True,
+            )
+        ),
         unknown_parts=tuple(unknown_parts(priced, table, region).items()),
         doubtful=tuple(
             table.doubtful_notes(
@@ -582,19 +596,38 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
     on-demand price, so the figures are then upper bounds); on-demand hours are not interrupted."""
     assert cost.gpu_hours_per_month is not None
     idle_on_demand = _sum(None if p.on_demand_price is None else p.on_demand_price * p.group.min_size for p in priced)
-    gpu_pools = sorted({p.group.pool for p in priced if p.group.role is Role.GPU})
     if idle is None or idle_on_demand is None:
         return None, None, None
     work = work_evicted = work_on_demand = 0.0
-    hours = cost.gpu_hours_per_month / len(gpu_pools) if gpu_pools else 0.0
-    for pool in gpu_pools:
+    for role, total in ((Role.GPU, cost.gpu_hours_per_month), (Role.CPU, cost.cpu_node_hours_per_month)):
+        pools = sorted({p.group.pool for p in priced if p.group.role is role})
+        if not pools or not total:
+            continue
+        figures = _pool_hours(priced, cost, pools, total / len(pools))
+        if figures is None:
+            return None, None, None
+        work, work_evicted, work_on_demand = work + figures[0], work_evicted + figures[1], work_on_demand + figures[2]
+    return (
+        idle * HOURS_PER_MONTH + work,
+        idle * HOURS_PER_MONTH + work_evicted,
+        idle_on_demand * HOURS_PER_MONTH + work_on_demand,
+    )
+
+
+def _pool_hours(
+    priced: Sequence[_Priced], cost: CostSpec, pools: Sequence[str], hours: float
+) -> tuple[float, float, float] | None:
+    """(work, work with evictions, work all on-demand) in USD for ``hours`` node-hours in each of
+    ``pools``; None where a needed price is unknown."""
+    work = work_evicted = work_on_demand = 0.0
+    for pool in pools:
         mine = [p for p in priced if p.group.pool == pool]
         spot = next((p for p in mine if p.group.capacity is CapacityType.SPOT), None)
         on_demand = next((p for p in mine if p.group.capacity is CapacityType.ON_DEMAND), None)
         # The pool's own groups' on-demand price (a reserved group may hold only the first type).
         od_price = next((p for p in mine if p.group.capacity is not CapacityType.RESERVED), mine[0]).on_demand_price
         if od_price is None:
-            return None, None, None
+            return None
         if spot is None:
             share = 0.0
         elif on_demand is None:
@@ -603,17 +636,13 @@ def _monthly(priced: Sequence[_Priced], cost: CostSpec, idle: float | None) -> t
             share = cost.spot_share
         spot_price = spot.bound if spot is not None else None  # an unknown Spot price at its upper bound
         if share > 0 and spot_price is None:
-            return None, None, None
+            return None
         spot_hours = hours * share
         evicted = spot_hours_with_evictions(spot_hours, cost.eviction_rate_of(pool), cost.redone_share)
         work += spot_hours * (spot_price or 0.0) + (hours - spot_hours) * od_price
         work_evicted += evicted * (spot_price or 0.0) + (hours - spot_hours) * od_price
         work_on_demand += hours * od_price
-    return (
-        idle * HOURS_PER_MONTH + work,
-        idle * HOURS_PER_MONTH + work_evicted,
-        idle_on_demand * HOURS_PER_MONTH + work_on_demand,
-    )
+    return work, work_evicted, work_on_demand
 
 
 def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") -> None:
@@ -634,8 +663,10 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
     known = fleet.ceiling_known
     if exact or (known is not None and known > budget):
         assert known is not None
-        drivers = ", ".join(f"{pool} ${share:,.2f}" for pool, share in fleet.ceiling_by_pool if share)
-        part = "" if exact else ", from the known prices alone (unknown ones left out; per pool at the bounds)"
+        # Every figure from the same prices as the total: per pool at the known prices when the total is.
+        shares = fleet.ceiling_by_pool if exact else fleet.ceiling_known_by_pool
+        drivers = ", ".join(f"{pool} ${share:,.2f}" for pool, share in shares if share)
+        part = "" if exact else ", from the known prices alone (unknown ones left out)"
         raise ConfigError(
             path,
             f"must be at least the fleet's ceiling (every group at its max at once: reserved, Spot and "

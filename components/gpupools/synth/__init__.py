@@ -241,11 +241,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         from gpupools.synth.summary import summary_data
 
-        sys.stdout.write(json.dumps(summary_data(synthesis.document, files=shown), indent=2, sort_keys=True) + "\n")
+        data = summary_data(synthesis.document, files=shown, program_warnings=synthesis.run.warnings)
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     elif not args.quiet:
         from gpupools.synth.summary import render
 
-        sys.stdout.write(render(synthesis.document, files=shown, tree=not args.no_tree, wide=args.wide))
+        sys.stdout.write(
+            render(synthesis.document, files=shown, tree=not args.no_tree, wide=args.wide, program_warnings=synthesis.run.warnings)
+        )
     return 0
 
 

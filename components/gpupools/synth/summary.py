@@ -433,7 +433,8 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         bounded = bool(cost.get("unknownParts")) and cost.get("monthly") is not None
         at_most, at_least = ("<=", ">=") if bounded else ("", "")
         lines.append(
-            f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours at {100 * float(cost.get('spotShare', 1.0)):g}% Spot "
+            f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours{_cpu_hours(cost)} at "
+            f"{100 * float(cost.get('spotShare', 1.0)):g}% Spot "
             f"plus idle all month: {at_most}{money(cost.get('monthly'))} (all on-demand: {money(cost.get('monthlyAllOnDemand'))}; "
             f"savings {at_least}{_percent(savings)} at list prices)"
         )
@@ -615,9 +616,11 @@ def render(
     tree: bool = True,
     today: date | None = None,
     wide: bool = False,
+    program_warnings: Sequence[str] = (),
 ) -> str:
     """The whole summary: header, resource tree (unless ``tree=False``), node-pool table, cost lines,
-    warnings about the prices as of ``today`` (default: the system date), files written.
+    warnings about the prices as of ``today`` (default: the system date), what the program warned
+    about (``program_warnings``: ``Run.warnings``, as ``pulumi up`` would show them), files written.
 
     Default: at most ``WIDTH`` columns (tags folded, the table split into groups and pool shapes,
     price reasons as footnotes, long lines wrapped); ``wide``: every resource, column and reason
@@ -672,6 +675,8 @@ def render(
             lines += [""] + ["  " + line for line in upgrade_lines(upgrade)]
     else:
         lines.append("  (no nodePools stack output)")
+    if program_warnings:
+        lines += ["", "The program warns (pulumi up shows these too):"] + [f"  Warning: {w}" for w in program_warnings]
     if files:
         lines += ["", "Wrote:"] + [f"  {f}" for f in files]
     if not wide:
@@ -679,7 +684,9 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = (), today: date | None = None) -> dict[str, Any]:
+def summary_data(
+    document: Mapping[str, Any], *, files: Sequence[str] = (), today: date | None = None, program_warnings: Sequence[str] = ()
+) -> dict[str, Any]:
     """The summary as plain data (``--json``), from the same document as ``render``.
 
     Keys: ``stack``, ``clusterName``, ``resources`` (counts), ``nodePools`` (the stack output as
@@ -688,7 +695,8 @@ def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = (), toda
     ``cost`` output: ``idlePerHour``, ``spotAtMaxPerHour``, ``onDemandInsteadAtMaxPerHour``,
     ``ceilingPerHour``, ``monthly``, ``monthlyWithEvictions``, ``effectiveSavingsPercent``,
     ``unpricedReasons``, ``priceSource``, ``pricesSourceDate``, ``pricesReadOn``, ...; ``null`` without
-    one), ``upgrade`` (AKS: the worst-case minor upgrade, ``gpupools.azure.upgrade``; ``null`` elsewhere), ``warnings`` (``price_warnings`` as of ``today``, default the system date) and ``files`` written.
+    one), ``upgrade`` (AKS: the worst-case minor upgrade, ``gpupools.azure.upgrade``; ``null`` elsewhere), ``warnings`` (``price_warnings`` as of ``today``, default the system date), ``programWarnings`` (what
+    the program warned about, ``Run.warnings``) and ``files`` written.
     A pool without a price carries ``noPrice``: why.
     """
     resources = document.get("resources", [])
@@ -713,5 +721,12 @@ def summary_data(document: Mapping[str, Any], *, files: Sequence[str] = (), toda
         "cost": cost,
         "upgrade": outputs.get("upgrade"),
         "warnings": price_warnings(cost, today or date.today()),
+        "programWarnings": list(program_warnings),
         "files": list(files),
     }
+
+
+def _cpu_hours(cost: Mapping[str, Any]) -> str:
+    """``" and N CPU node-hours"`` when the monthly estimate counts CPU work (``cpuNodeHoursPerMonth``)."""
+    hours = float(cost.get("cpuNodeHoursPerMonth") or 0)
+    return f" and {hours:g} CPU node-hours" if hours else ""

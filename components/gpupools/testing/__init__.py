@@ -69,6 +69,7 @@ import asyncio
 import copy
 import functools
 import json
+import logging
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -81,6 +82,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
+from gpupools.errors import yaml_error
 from gpupools.testing import fakes
 
 
@@ -283,6 +285,9 @@ class Run:
     secret_outputs: list[str] = field(default_factory=list)
     invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     error: BaseException | None = None
+    warnings: list[str] = field(default_factory=list)
+    """What the program warned about (``pulumi.log.warn``), in order: collected, not printed, so a
+    caller shows them its own way (synth prints them with its summary and puts them in ``--json``)."""
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_]
@@ -321,8 +326,13 @@ def _yaml_file(path: Path) -> Any:
 @functools.lru_cache(maxsize=64)
 def _parsed_yaml(path: Path, mtime_ns: int, size: int) -> Any:
     """``path`` parsed (``_yaml_file``; the version arguments are the cache key). libyaml's loader
-    when PyYAML has it: the same documents, several times faster."""
-    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    when PyYAML has it: the same documents, several times faster. A file that is not YAML is one
+    ``ConfigError`` naming the file, the line and column and the offending line (``yaml_error``)."""
+    text = path.read_text()
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as error:
+        raise yaml_error(path.name, text, error) from None
 
 
 def stack_config(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
@@ -373,9 +383,10 @@ def run_program(
     """
     mocks = GpupoolsMocks(outputs, calls)
     monitor = RecordingMonitor(mocks)
+    warnings: list[str] = []
     pulumi_settings.ROOT.set(None)
     pulumi.runtime.set_all_config(_engine_config(config or {}), [])
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=_collecting(warnings))
 
     resolved: dict[str, Any] = {}
     secret_outputs: list[str] = []
@@ -409,7 +420,22 @@ def run_program(
         secret_outputs=sorted(secret_outputs),
         invokes=list(mocks.invokes),
         error=errors[0] if errors else None,
+        warnings=warnings,
     )
+
+
+def _collecting(warnings: list[str]) -> logging.Logger:
+    """A logger for the mock engine's ``Log`` (``pulumi.runtime.mocks.MockEngine``) that keeps each
+    warning or error message in ``warnings`` and prints nothing."""
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            warnings.append(record.getMessage())
+
+    logger = logging.Logger("gpupools.testing.run", level=logging.WARNING)
+    logger.addHandler(Keep(level=logging.WARNING))
+    logger.propagate = False
+    return logger
 
 
 def run_stack(
