@@ -58,6 +58,29 @@ def hand_over(stack: str, client: Client) -> None:
         objects.delete(client, applied)
 
 
+def remove_never_ready_nodes(client: Client) -> list[str]:
+    """Delete the nodes of unavailable Spot groups (``control_plane.UNAVAILABLE_LABEL``) and the pods
+    bound to them; return the nodes' names.
+
+    Such a node stands for an instance that never registers (``gpupools.sim.autoscaler``): in the
+    cloud there is no Node, so no DaemonSet pod. In the sim the DaemonSet controller schedules the
+    device plugin (which tolerates every taint) onto it, the pod never runs, and an update leaves
+    the old pod Terminating for ever (no kubelet confirms it). pulumi-kubernetes waits until every
+    scheduled DaemonSet pod is updated and available (``provider/pkg/await/daemonset.go``: kstatus),
+    so ``sim deploy`` would time out after 10 minutes (issue 48, 4.). Deleting the Node takes it out
+    of every DaemonSet's count at once; its pods are deleted with grace 0, as the pod garbage
+    collector does for a node that is gone."""
+    from gpupools.sim.control_plane import UNAVAILABLE_LABEL
+
+    nodes = [n["metadata"]["name"] for n in client.list("v1", "Node", label_selector=UNAVAILABLE_LABEL)]
+    for name in nodes:
+        client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    for pod in client.list("v1", "Pod"):
+        if (pod.get("spec") or {}).get("nodeName") in nodes:
+            client.request("DELETE", client.object_path(pod), {"gracePeriodSeconds": 0})
+    return nodes
+
+
 def run(args: argparse.Namespace) -> None:
     """Run ``args.command`` (one of ``COMMANDS``); SimError when no cluster of the stack runs."""
     from gpupools.sim import cluster, control_plane, engine
@@ -69,6 +92,14 @@ def run(args: argparse.Namespace) -> None:
         state = control_plane.running_state(args.stack)
         kubeconfig = Path(state.kubeconfig) if state.kubeconfig else state.path / "kubeconfig"
     if args.command == "deploy":
+        if state is not None:
+            removed = remove_never_ready_nodes(state.client())
+            if removed:
+                print(
+                    f"removed {len(removed)} never-Ready node(s) of unavailable Spot groups ({', '.join(removed)}): "
+                    "in the cloud those instances never registered, and the engine would wait for DaemonSet pods on them",
+                    flush=True,
+                )
         if state is not None and not engine.has_state(args.stack):
             hand_over(args.stack, state.client())
         outcome = engine.deploy(args.stack, kubeconfig)
