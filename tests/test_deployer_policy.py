@@ -586,7 +586,11 @@ def lint(document: dict[str, Any]) -> list[Any]:
 def test_parliament_finds_no_resource_type_mismatch_in_any_deployer_policy() -> None:
     """Issue 37 (n5, M2'): a real IAM policy linter, not only the evaluator above, for both
     provisioners, with and without network, EFA and boundary, and with the 0.2 deletes."""
-    documents = all_policies() + [policy.deployer_policy("ml-dev", provisioner=p, previous_names=True) for p in Provisioner]
+    previous = {
+        p: policy.previous_resources(exported_02_state(s))
+        for p, s in ((Provisioner.CLUSTER_AUTOSCALER, "aws-dev"), (Provisioner.KARPENTER, "aws-karpenter-dev"))
+    }
+    documents = all_policies() + [policy.deployer_policy("ml-dev", provisioner=p, previous=previous[p]) for p in Provisioner]
     for document in documents:
         findings = [f for f in lint(document) if f.issue not in ("RESOURCE_STAR",)]
         assert findings == [], [(f.issue, f.detail) for f in findings]
@@ -670,24 +674,69 @@ def engine_cluster(stack: str) -> dict[str, Any]:
     return dict(json.loads(engine_values(stack, PROJECT_ROOT)["gpupools:cluster"]))
 
 
-@pytest.mark.parametrize("provisioner", list(Provisioner))
-def test_previous_names_add_only_the_deletes_of_the_02_names(provisioner: Provisioner) -> None:
-    """``--previous-names``: the first ``up`` after upgrading deletes 0.2's controller role (and
-    Karpenter's policies), which had no cluster name; nothing else is granted on those names."""
-    document = policy.deployer_policy("ml-dev", provisioner=provisioner, previous_names=True)
-    old_role = f"{ACCOUNT_ARN}:role/{policy.PREVIOUS_CONTROLLER_ROLES[provisioner].replace('*', 'abc1234')}"
+def exported_02_state(stack: str) -> dict[str, Any]:
+    """A ``pulumi stack export`` of ``stack`` as 0.2.0 left it: every URN 0.2.0's own program
+    registered (``tests.upgrade.recorded``), with the outputs pulumi-aws stores for the types
+    ``previous_resources`` reads: ``arn`` in AWS's formats (IAM ``role/<name>``, ``policy/<name>``,
+    EventBridge ``rule/<name>``, EC2 ``launch-template/lt-<17 hex>``), physical names as Pulumi
+    auto-names them (``<logical name>-<7 characters>``), the templates' ``tags`` without the stack tag."""
+    from tests.upgrade import recorded
+
+    resources = []
+    for index, r in enumerate(recorded.record_release("0.2.0", stack)):
+        physical = f"{r.name}-{index:07x}"
+        arn = {
+            "aws:iam/role:Role": f"arn:aws:iam::{ACCOUNT_ID}:role/{physical}",
+            "aws:iam/policy:Policy": f"arn:aws:iam::{ACCOUNT_ID}:policy/{physical}",
+            "aws:cloudwatch/eventRule:EventRule": f"arn:aws:events:us-west-2:{ACCOUNT_ID}:rule/{physical}",
+            "aws:ec2/launchTemplate:LaunchTemplate": f"arn:aws:ec2:us-west-2:{ACCOUNT_ID}:launch-template/lt-{index:017x}",
+        }.get(r.type)
+        outputs = {"arn": arn, "tags": dict(r.inputs.get("tags") or {})} if arn else {}
+        resources.append({"urn": r.urn, "type": r.type, "custom": r.custom, "outputs": outputs})
+    return {"version": 3, "deployment": {"resources": resources}}
+
+
+@pytest.mark.parametrize(
+    ("stack", "provisioner"), [("aws-dev", Provisioner.CLUSTER_AUTOSCALER), ("aws-karpenter-dev", Provisioner.KARPENTER)]
+)
+def test_previous_names_grant_the_deletes_on_that_stacks_02_resources_only(stack: str, provisioner: Provisioner) -> None:
+    """``--previous-names STATE``: the first ``up`` after upgrading deletes the stack's 0.2 controller
+    role (and Karpenter's policies and rules), which had no cluster name; the grant is on their ARNs
+    from the stack's state, so another stack's 0.2 role of the same logical name is out of reach
+    (third EKS review, t1: the patterns ``role/cluster-autoscaler-role-*``, ``policy/karpenter-*``
+    matched every stack in the account)."""
+    export = exported_02_state(stack)
+    previous = policy.previous_resources(export)
+    document = policy.deployer_policy("ml-dev", provisioner=provisioner, previous=previous)
+    [old_role] = previous.roles
+    assert old_role.rsplit("/", 1)[1].startswith(policy.PREVIOUS_CONTROLLER_ROLES[provisioner] + "-")
     for action in ("iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"):
         assert allows(document, action, old_role), action
+        assert not allows(document, action, old_role[:-3] + "zzz"), action  # another stack's 0.2 role
     for action in ("iam:CreateRole", "iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:UpdateAssumeRolePolicy", "iam:PassRole"):
         assert not allows(document, action, old_role, {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}), (
             action
         )
-    old_policy = f"{ACCOUNT_ARN}:policy/karpenter-node-lifecycle-abc1234"
-    assert allows(document, "iam:DeletePolicy", old_policy) is (provisioner is Provisioner.KARPENTER)
-    assert not allows(document, "iam:CreatePolicyVersion", old_policy)
+    karpenter = provisioner is Provisioner.KARPENTER
+    assert (len(previous.policies), len(previous.rules)) == ((5, 4) if karpenter else (0, 0))
+    for old_policy in previous.policies:
+        assert allows(document, "iam:DeletePolicy", old_policy)
+        assert not allows(document, "iam:CreatePolicyVersion", old_policy)
+    assert not allows(document, "iam:DeletePolicy", f"{ACCOUNT_ARN}:policy/karpenter-node-lifecycle-abc1234")
+    for rule in previous.rules:
+        assert allows(document, "events:DeleteRule", rule)
     assert "DeletePrevious02ControllerRole" not in {
         s["Sid"] for s in policy.deployer_policy("ml-dev", provisioner=provisioner)["Statement"]
     }
+
+
+def test_previous_names_reads_the_export_and_refuses_anything_else(tmp_path: Any) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(exported_02_state("aws-dev")))
+    assert policy.read_previous_resources(str(path)) == policy.previous_resources(exported_02_state("aws-dev"))
+    path.write_text("{}")
+    with pytest.raises(policy.ConfigError, match=r"^--previous-names: must be the JSON of `pulumi stack export`"):
+        policy.read_previous_resources(str(path))
 
 
 # --- T4 (third EKS review): writes on existing resources scoped to the stack ---------------------------
@@ -758,12 +807,19 @@ def test_launch_templates_are_written_only_where_they_carry_the_stack_tag() -> N
 def test_the_first_up_after_0_2_may_add_the_stack_tag_and_nothing_else() -> None:
     """0.2's launch templates carry no stack tag: ``--previous-names`` (the first ``up`` after
     upgrading) lets that ``up`` add exactly that tag, with the stack's value."""
-    document = policy.deployer_policy("ml-dev", previous_names=True)
+    previous = policy.previous_resources(exported_02_state("aws-dev"))
+    document = policy.deployer_policy("ml-dev", previous=previous)
+    assert len(previous.launch_templates) == len(example_run("aws-dev").of_type("aws:ec2/launchTemplate:LaunchTemplate"))
     request = {"aws:RequestTag/gpupools.io/cluster": "ml-dev", "aws:TagKeys": "gpupools.io/cluster"}
-    assert allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, request)
-    assert not allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, {**request, "aws:TagKeys": "gpupools.io/cluster,Name"})
-    assert not allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, {**request, "aws:RequestTag/gpupools.io/cluster": "x"})
-    assert not allows(policy.deployer_policy("ml-dev"), "ec2:CreateTags", LAUNCH_TEMPLATE, request)
+    for template in previous.launch_templates:
+        assert allows(document, "ec2:CreateTags", template, request)
+        assert allows(document, "ec2:CreateLaunchTemplateVersion", template)
+        assert not allows(document, "ec2:CreateTags", template, {**request, "aws:TagKeys": "gpupools.io/cluster,Name"})
+        assert not allows(document, "ec2:CreateTags", template, {**request, "aws:RequestTag/gpupools.io/cluster": "x"})
+        assert not allows(policy.deployer_policy("ml-dev"), "ec2:CreateTags", template, request)
+    # Another workload's template stays out of reach during the upgrade too (T4's escalation).
+    assert not allows(document, "ec2:CreateLaunchTemplateVersion", LAUNCH_TEMPLATE)
+    assert not allows(document, "ec2:CreateTags", LAUNCH_TEMPLATE, request)
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -85,12 +85,15 @@ import argparse
 import json
 import re
 import sys
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
 
 from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, ownership_tag, service_role_name
 from gpupools.aws.karpenter import queue_name_prefix
 from gpupools.aws.karpenter_iam import CONTROLLER_POLICIES
 from gpupools.aws.stack_tag import STACK_TAG
+from gpupools.errors import ConfigError
 from gpupools.rules import IAM_POLICY_ARN
 from gpupools.specs import Provisioner, StackSpec
 
@@ -498,13 +501,70 @@ def attachable_policy_arns(cluster_name: str, provisioner: Provisioner, partitio
 
 
 PREVIOUS_CONTROLLER_ROLES = {
-    Provisioner.CLUSTER_AUTOSCALER: "cluster-autoscaler-role-*",
-    Provisioner.KARPENTER: "karpenter-controller-*",
+    Provisioner.CLUSTER_AUTOSCALER: "cluster-autoscaler-role",
+    Provisioner.KARPENTER: "karpenter-controller",
 }
-PREVIOUS_CONTROLLER_POLICIES = "karpenter-*"
-"""The names gpupools 0.2 gave the controller roles and Karpenter's policies (no cluster name). The
-first ``up`` after upgrading creates the new ``<cluster>-...`` ones and then deletes these:
-``--previous-names`` grants that delete (and nothing else) on them, for that one ``up``."""
+"""The logical names gpupools 0.2 gave the controller roles (physical names ``<name>-<7 characters>``,
+no cluster name, so no pattern can single out one stack's). The first ``up`` after upgrading creates
+the new ``<cluster>-...`` ones and deletes these."""
+
+PREVIOUS_RESOURCE_TYPES = {
+    "role": "aws:iam/role:Role",
+    "policy": "aws:iam/policy:Policy",
+    "rule": "aws:cloudwatch/eventRule:EventRule",
+    "launch template": "aws:ec2/launchTemplate:LaunchTemplate",
+}
+
+
+@dataclass(frozen=True)
+class PreviousResources:
+    """The 0.2 resources of one stack that its first ``up`` after upgrading deletes or retags, by ARN,
+    read from the stack's own state (``pulumi stack export``): ``--previous-names STATE`` grants those
+    writes on exactly these, never on a name pattern that other stacks' resources match (third EKS
+    review, t1)."""
+
+    roles: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    launch_templates: tuple[str, ...] = ()
+
+
+def previous_resources(export: Mapping[str, Any]) -> PreviousResources:
+    """The ``PreviousResources`` of a ``pulumi stack export`` document: the 0.2 controller role
+    (``PREVIOUS_CONTROLLER_ROLES``), Karpenter's ``karpenter-*`` policies and EventBridge rules, and
+    the launch templates that do not carry the stack tag yet; each by its ``arn`` output."""
+    resources = (export.get("deployment") or export).get("resources") or []
+    found: dict[str, list[str]] = {kind: [] for kind in PREVIOUS_RESOURCE_TYPES}
+    for resource in resources:
+        name = str(resource.get("urn", "")).rsplit("::", 1)[-1]
+        outputs = resource.get("outputs") or {}
+        arn = outputs.get("arn")
+        kind = next((k for k, t in PREVIOUS_RESOURCE_TYPES.items() if t == resource.get("type")), None)
+        if not arn or kind is None:
+            continue
+        wanted = {
+            "role": name in PREVIOUS_CONTROLLER_ROLES.values(),
+            "policy": name.startswith(f"{KARPENTER_COMPONENT}-"),
+            "rule": name.startswith(f"{KARPENTER_COMPONENT}-"),
+            "launch template": STACK_TAG not in (outputs.get("tags") or {}),
+        }
+        if wanted[kind]:
+            found[kind].append(arn)
+    return PreviousResources(*(tuple(sorted(found[kind])) for kind in PREVIOUS_RESOURCE_TYPES))
+
+
+def read_previous_resources(path: str) -> PreviousResources:
+    """``previous_resources`` of the ``pulumi stack export`` JSON at ``path`` (``-``: standard input);
+    ConfigError naming ``--previous-names`` for a file that is not one."""
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError("--previous-names", f"must be the JSON of `pulumi stack export` ({error})", path) from None
+    if not isinstance(document, dict) or not isinstance((document.get("deployment") or document).get("resources"), list):
+        raise ConfigError("--previous-names", "must be the JSON of `pulumi stack export` (no deployment.resources)", path)
+    return previous_resources(document)
+
 
 ESCALATION_ACTIONS = frozenset(
     {
@@ -579,7 +639,7 @@ def deployer_policy(
     efa: bool = False,
     partition: str = "aws",
     permissions_boundary: str | None = None,
-    previous_names: bool = False,
+    previous: PreviousResources | None = None,
 ) -> dict[str, Any]:
     """The policy document for the stack of ``cluster_name`` (required: role, policy and EKS actions
     are scoped to that cluster's resources; no wildcard). ``with_network=False`` for stacks with
@@ -589,9 +649,9 @@ def deployer_policy(
     (``aws-us-gov``) or China (``aws-cn``); ``permissions_boundary`` the stack's
     ``gpupools:cluster.permissionsBoundary``: every role write requires it (``BOUNDED_ROLE_ACTIONS``,
     ``AttachRolePolicy``, ``PutRolePolicy``); default none, and then the policy still lets the
-    deployer widen the controller roles (``unbounded_warning``). ``previous_names`` adds the deletes
-    of 0.2's controller roles and policies (``PREVIOUS_CONTROLLER_ROLES``) for the first ``up``
-    after upgrading."""
+    deployer widen the controller roles (``unbounded_warning``). ``previous`` adds, for the first ``up``
+    after upgrading from 0.2, the deletes and tag writes on exactly that stack's 0.2 resources
+    (``previous_resources``)."""
     check_cluster_name(cluster_name)
     check_boundary(permissions_boundary)
     karpenter = provisioner is Provisioner.KARPENTER
@@ -690,51 +750,50 @@ def deployer_policy(
                 "AutoscalerInlinePolicy", "iam:PutRolePolicy", controller_role_arn(cluster_name, provisioner, partition), bounded
             )
         )
-    if previous_names:
-        statements += previous_name_statements(cluster_name, provisioner, partition)
+    if previous is not None:
+        statements += previous_name_statements(cluster_name, previous)
     return {"Version": "2012-10-17", "Statement": statements}
 
 
-def previous_name_statements(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[dict[str, Any]]:
-    """What the first ``up`` after upgrading from 0.2 does to resources 0.2 named or tagged
-    otherwise: the deletes of 0.2's controller role, (under Karpenter) policies and EventBridge rules
-    (``karpenter-<key>-*``, replaced by ``<cluster>-karpenter-*`` ones), and the launch templates'
+def previous_name_statements(cluster_name: str, previous: PreviousResources) -> list[dict[str, Any]]:
+    """What the first ``up`` after upgrading from 0.2 does to that stack's resources 0.2 named or
+    tagged otherwise, on their ARNs only: the deletes of 0.2's controller role, (under Karpenter)
+    policies and EventBridge rules (replaced by ``<cluster>-...`` ones), and the launch templates'
     writes while they do not carry the stack tag yet: the ``up`` adds it (``ec2:CreateTags`` of that
     one tag key with the cluster's value) and may write a new version of them before it does."""
-    old_role = _iam(partition, f"role/{PREVIOUS_CONTROLLER_ROLES[provisioner]}")
-    statements = [
-        _statement(
-            "DeletePrevious02ControllerRole",
-            ["iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"],
-            old_role,
-        ),
-        _statement(
-            "Tag02LaunchTemplatesWithTheStackTag",
-            "ec2:CreateTags",
-            ec2_arn(partition, "launch-template"),
-            {"StringEquals": {f"aws:RequestTag/{STACK_TAG}": cluster_name}},
-            {"ForAllValues:StringEquals": {"aws:TagKeys": [STACK_TAG]}},
-        ),
-        _statement(
-            "Write02LaunchTemplatesBeforeTheyAreTagged",
-            ["ec2:CreateLaunchTemplateVersion", "ec2:ModifyLaunchTemplate"],
-            ec2_arn(partition, "launch-template"),
-        ),
-    ]
-    if provisioner is Provisioner.KARPENTER:
+    statements = []
+    if previous.roles:
         statements.append(
             _statement(
-                "DeletePrevious02KarpenterPolicies",
-                ["iam:DeletePolicy", "iam:DeletePolicyVersion"],
-                _iam(partition, f"policy/{PREVIOUS_CONTROLLER_POLICIES}"),
+                "DeletePrevious02ControllerRole",
+                ["iam:DeleteRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"],
+                list(previous.roles),
             )
         )
+    if previous.launch_templates:
+        statements += [
+            _statement(
+                "Tag02LaunchTemplatesWithTheStackTag",
+                "ec2:CreateTags",
+                list(previous.launch_templates),
+                {"StringEquals": {f"aws:RequestTag/{STACK_TAG}": cluster_name}},
+                {"ForAllValues:StringEquals": {"aws:TagKeys": [STACK_TAG]}},
+            ),
+            _statement(
+                "Write02LaunchTemplatesBeforeTheyAreTagged",
+                ["ec2:CreateLaunchTemplateVersion", "ec2:ModifyLaunchTemplate"],
+                list(previous.launch_templates),
+            ),
+        ]
+    if previous.policies:
         statements.append(
             _statement(
-                "DeletePrevious02KarpenterRules",
-                ["events:DeleteRule", "events:RemoveTargets"],
-                f"arn:{partition}:events:*:{ACCOUNT}:rule/{KARPENTER_COMPONENT}-*",
+                "DeletePrevious02KarpenterPolicies", ["iam:DeletePolicy", "iam:DeletePolicyVersion"], list(previous.policies)
             )
+        )
+    if previous.rules:
+        statements.append(
+            _statement("DeletePrevious02KarpenterRules", ["events:DeleteRule", "events:RemoveTargets"], list(previous.rules))
         )
     return statements
 
@@ -774,7 +833,7 @@ def all_actions(document: dict[str, Any]) -> set[str]:
     return found
 
 
-def policy_for(spec: StackSpec, partition: str = "aws", previous_names: bool = False) -> dict[str, Any]:
+def policy_for(spec: StackSpec, partition: str = "aws", previous: PreviousResources | None = None) -> dict[str, Any]:
     """The policy a validated stack config needs (its cluster name, network, provisioner, EFA pools
     and permissions boundary)."""
     return deployer_policy(
@@ -784,7 +843,7 @@ def policy_for(spec: StackSpec, partition: str = "aws", previous_names: bool = F
         efa=any(pool.efa for pool in spec.gpu_pools),
         partition=partition,
         permissions_boundary=spec.cluster.permissions_boundary,
-        previous_names=previous_names,
+        previous=previous,
     )
 
 
@@ -802,7 +861,7 @@ def _argument(check: Any) -> Any:
 
 def main(argv: list[str]) -> int:
     """``--cluster-name NAME [--permissions-boundary ARN] [--existing-vpc] [--efa]
-    [--provisioner cluster-autoscaler|karpenter] [--partition aws] [--previous-names]``; prints the
+    [--provisioner cluster-autoscaler|karpenter] [--partition aws] [--previous-names STATE]``; prints the
     policy as JSON, and without a boundary what it still allows on stderr."""
     parser = argparse.ArgumentParser(prog="python -m gpupools.aws.deployer_policy", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -827,8 +886,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--partition", default="aws", help="aws, aws-us-gov or aws-cn (default: %(default)s)")
     parser.add_argument(
         "--previous-names",
-        action="store_true",
-        help="also delete 0.2's controller roles and policies (the first up after upgrading from 0.2 only)",
+        metavar="STATE",
+        help="the first up after upgrading from 0.2 only: the JSON of `pulumi stack export` (- for stdin); also "
+        "delete that stack's 0.2 controller role, Karpenter policies and rules, and tag its 0.2 launch templates",
     )
     args = parser.parse_args(argv)
     provisioner = Provisioner(args.provisioner)
@@ -839,7 +899,7 @@ def main(argv: list[str]) -> int:
         efa=args.efa,
         partition=args.partition,
         permissions_boundary=args.permissions_boundary,
-        previous_names=args.previous_names,
+        previous=read_previous_resources(args.previous_names) if args.previous_names else None,
     )
     print(json.dumps(document, indent=2))
     if not args.permissions_boundary:
