@@ -32,11 +32,14 @@ the list with ``parliament``'s ``RESOURCE_STAR`` check, so it cannot grow unnoti
 * ``eks:CreateCluster`` (no resource type in the service authorization reference);
 * ``ec2:RunInstances`` (``EC2_ACTIONS``: without ``iam:PassRole`` to EC2 it launches nothing with
   an instance profile);
-* the created VPC's actions (``NETWORK_ACTIONS``) and an EFA pool's placement group and security
-  group (``EFA_ACTIONS``): creates of resources whose ARNs do not exist yet, and the modifies and
-  deletes of the same, which a tag condition could scope only once every such resource carries the
-  stack tag; a delete there can break another workload's network, not run code or take an
-  identity;
+* nothing of the created VPC or an EFA pool's placement group and security group: their creates are
+  granted on the created resource's type only (``NETWORK_CREATES``, ``EFA_CREATES``: its ARN does not
+  exist yet, so no tag can be checked on it), and any part of the request that names an existing
+  resource (the VPC a subnet goes into, the subnet and address of a NAT gateway, the group a rule
+  goes into), like every modify and delete (``NETWORK_WRITES``, ``EFA_WRITES``), only where that
+  resource carries the stack tag ``gpupools.io/cluster=<name>`` (``aws:ResourceTag``, which the
+  service authorization reference lists for each of these actions' resource types); the stack puts
+  that tag on every such resource it creates;
 * the service-linked roles (``iam:CreateServiceLinkedRole``, only for the four services named);
   the OIDC provider actions on EKS issuers' ARNs (``oidc-provider/oidc.eks.*``: the issuer ID is
   not known before the cluster exists, so this reaches every EKS cluster's IRSA provider in the
@@ -87,40 +90,56 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, ownership_tag, service_role_name
-from gpupools.aws.karpenter import queue_name_prefix
+from gpupools.aws.karpenter import DISCOVERY_TAG, queue_name_prefix
 from gpupools.aws.karpenter_iam import CONTROLLER_POLICIES
 from gpupools.aws.stack_tag import STACK_TAG
 from gpupools.errors import ConfigError
 from gpupools.rules import IAM_POLICY_ARN
 from gpupools.specs import Provisioner, StackSpec
 
-NETWORK_ACTIONS = (
-    "ec2:CreateVpc",
+NETWORK_CREATES = {
+    "ec2:CreateVpc": "vpc",
+    "ec2:CreateSubnet": "subnet",
+    "ec2:CreateInternetGateway": "internet-gateway",
+    "ec2:AllocateAddress": "elastic-ip",
+    "ec2:CreateNatGateway": "natgateway",
+    "ec2:CreateRouteTable": "route-table",
+}
+"""The created VPC's creates (``gpupools.aws.network``), each with the resource type it creates: granted
+on that type's ARNs without a condition (nothing to check on a resource that does not exist yet);
+the existing resources such a request names are ``NETWORK_TYPES`` with the stack tag."""
+
+NETWORK_WRITES = (
     "ec2:DeleteVpc",
     "ec2:ModifyVpcAttribute",
-    "ec2:CreateSubnet",
     "ec2:DeleteSubnet",
     "ec2:ModifySubnetAttribute",
-    "ec2:CreateInternetGateway",
     "ec2:AttachInternetGateway",
     "ec2:DetachInternetGateway",
     "ec2:DeleteInternetGateway",
-    "ec2:AllocateAddress",
     "ec2:ReleaseAddress",
     "ec2:DisassociateAddress",
-    "ec2:CreateNatGateway",
     "ec2:DeleteNatGateway",
-    "ec2:CreateRouteTable",
     "ec2:DeleteRouteTable",
     "ec2:CreateRoute",
     "ec2:DeleteRoute",
     "ec2:AssociateRouteTable",
     "ec2:DisassociateRouteTable",
 )
+"""Writes on the created VPC's existing parts: only where they carry the stack tag."""
+
+NETWORK_TYPES = ("vpc", "subnet", "internet-gateway", "elastic-ip", "natgateway", "route-table")
+"""The EC2 resource types of the created VPC (each carries the stack tag, ``gpupools.aws.network``)."""
+
+NETWORK_ACTIONS = (*NETWORK_CREATES, *NETWORK_WRITES)
 """The created VPC (``gpupools.aws.network``); not needed with ``network.vpcId``."""
+
+NETWORK_INTERFACE_ACTIONS = ("ec2:DisassociateAddress",)
+"""Actions that may also name a network interface (``DisassociateAddress``: the NAT gateway's, which
+AWS manages and which carries no tag of ours); the elastic IP they act on must be the stack's."""
 
 EC2_ACTIONS = ("ec2:RunInstances",)
 """On ``*``. EC2 Auto Scaling checks ``ec2:RunInstances`` for whoever creates or updates an Auto
@@ -156,6 +175,7 @@ TAGGED_EC2_TYPES = (
     "elastic-ip",
     "natgateway",
     "security-group",
+    "security-group-rule",
     "placement-group",
 )
 """The EC2 resource types whose tags the stack writes besides its launch templates: the created
@@ -163,10 +183,17 @@ VPC's parts, an EFA pool's security group and placement group, and Karpenter's d
 private subnets and the cluster security group. ``ec2:CreateTags``/``DeleteTags`` are granted on
 these types' ARNs, not on ``*``, so never on a launch template without the stack tag."""
 
-EFA_ACTIONS = (
-    "ec2:CreatePlacementGroup",
+EFA_CREATES = {
+    "ec2:CreatePlacementGroup": "placement-group",
+    "ec2:CreateSecurityGroup": "security-group",
+    "ec2:AuthorizeSecurityGroupIngress": "security-group-rule",
+    "ec2:AuthorizeSecurityGroupEgress": "security-group-rule",
+}
+"""An EFA pool's creates, each with the type it creates (a rule is created inside an existing group,
+which must carry the stack tag)."""
+
+EFA_WRITES = (
     "ec2:DeletePlacementGroup",
-    "ec2:CreateSecurityGroup",
     "ec2:DeleteSecurityGroup",
     "ec2:AuthorizeSecurityGroupIngress",
     "ec2:AuthorizeSecurityGroupEgress",
@@ -174,6 +201,48 @@ EFA_ACTIONS = (
     "ec2:RevokeSecurityGroupEgress",
     "ec2:ModifySecurityGroupRules",
 )
+"""Writes on an EFA pool's existing placement group, security group and its rules: only where they
+carry the stack tag (the rules carry it too, ``node_group.create_efa_network``)."""
+
+EFA_TYPES = ("placement-group", "security-group", "security-group-rule")
+
+NETWORK_RESOURCE_TYPES: dict[str, tuple[str, ...]] = {
+    # The IAM service authorization reference's required resource types of each (Amazon EC2).
+    "ec2:CreateVpc": ("vpc",),
+    "ec2:CreateSubnet": ("subnet", "vpc"),
+    "ec2:CreateInternetGateway": ("internet-gateway",),
+    "ec2:AllocateAddress": ("elastic-ip",),
+    "ec2:CreateNatGateway": ("natgateway", "subnet"),
+    "ec2:CreateRouteTable": ("route-table", "vpc"),
+    "ec2:DeleteVpc": ("vpc",),
+    "ec2:ModifyVpcAttribute": ("vpc",),
+    "ec2:DeleteSubnet": ("subnet",),
+    "ec2:ModifySubnetAttribute": ("subnet",),
+    "ec2:AttachInternetGateway": ("internet-gateway", "vpc"),
+    "ec2:DetachInternetGateway": ("internet-gateway", "vpc"),
+    "ec2:DeleteInternetGateway": ("internet-gateway",),
+    "ec2:ReleaseAddress": ("elastic-ip",),
+    "ec2:DisassociateAddress": ("elastic-ip",),
+    "ec2:DeleteNatGateway": ("natgateway",),
+    "ec2:DeleteRouteTable": ("route-table",),
+    "ec2:CreateRoute": ("route-table",),
+    "ec2:DeleteRoute": ("route-table",),
+    "ec2:AssociateRouteTable": ("route-table",),
+    "ec2:DisassociateRouteTable": ("route-table",),
+    "ec2:CreatePlacementGroup": ("placement-group",),
+    "ec2:CreateSecurityGroup": ("security-group",),
+    "ec2:AuthorizeSecurityGroupIngress": ("security-group",),
+    "ec2:AuthorizeSecurityGroupEgress": ("security-group",),
+    "ec2:DeletePlacementGroup": ("placement-group",),
+    "ec2:DeleteSecurityGroup": ("security-group",),
+    "ec2:RevokeSecurityGroupIngress": ("security-group",),
+    "ec2:RevokeSecurityGroupEgress": ("security-group",),
+    "ec2:ModifySecurityGroupRules": ("security-group", "security-group-rule"),
+}
+"""The EC2 resource types each network and EFA action is authorized on: what the preflight simulates
+it on (``gpupools.preflight.aws.simulation_resources``)."""
+
+EFA_ACTIONS = (*EFA_CREATES, *(a for a in EFA_WRITES if a not in EFA_CREATES))
 """Stacks with an ``efa: true`` pool only (``node_group.create_efa_network``): the pool's cluster
 placement group and its EFA security group with two self-referencing rules. The Terraform AWS
 provider revokes a new group's default allow-all egress rule right after creating it, hence
@@ -515,6 +584,20 @@ PREVIOUS_RESOURCE_TYPES = {
     "launch template": "aws:ec2/launchTemplate:LaunchTemplate",
 }
 
+PREVIOUS_NETWORK_TYPES = {
+    "aws:ec2/vpc:Vpc": "vpc",
+    "aws:ec2/subnet:Subnet": "subnet",
+    "aws:ec2/internetGateway:InternetGateway": "internet-gateway",
+    "aws:ec2/eip:Eip": "elastic-ip",
+    "aws:ec2/natGateway:NatGateway": "natgateway",
+    "aws:ec2/routeTable:RouteTable": "route-table",
+    "aws:ec2/placementGroup:PlacementGroup": "placement-group",
+    "aws:ec2/securityGroup:SecurityGroup": "security-group",
+}
+"""The network and EFA types 0.2 created without the stack tag, with their EC2 ARN resource types. A
+NAT gateway's state has no ``arn`` output (terraform-provider-aws ``aws_nat_gateway``), an EIP's may
+not: theirs is built from the ID, in the region and account of the stack's other EC2 ARNs."""
+
 
 @dataclass(frozen=True)
 class PreviousResources:
@@ -527,6 +610,8 @@ class PreviousResources:
     policies: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
     launch_templates: tuple[str, ...] = ()
+    network: tuple[str, ...] = ()
+    """The created VPC's parts and EFA groups without the stack tag: the ``up`` adds it (a tag update)."""
 
 
 def previous_resources(export: Mapping[str, Any]) -> PreviousResources:
@@ -550,7 +635,27 @@ def previous_resources(export: Mapping[str, Any]) -> PreviousResources:
         }
         if wanted[kind]:
             found[kind].append(arn)
-    return PreviousResources(*(tuple(sorted(found[kind])) for kind in PREVIOUS_RESOURCE_TYPES))
+    return PreviousResources(
+        *(tuple(sorted(found[kind])) for kind in PREVIOUS_RESOURCE_TYPES), network=tuple(sorted(_untagged_network(resources)))
+    )
+
+
+def _untagged_network(resources: Sequence[Mapping[str, Any]]) -> list[str]:
+    """ARNs of the exported network and EFA resources without the stack tag (``PREVIOUS_NETWORK_TYPES``)."""
+    ec2_arns = [
+        str((r.get("outputs") or {}).get("arn") or "") for r in resources if str(r.get("type", "")).startswith("aws:ec2/")
+    ]
+    prefix = next((a.rsplit(":", 1)[0] for a in ec2_arns if a.startswith("arn:") and ":ec2:" in a), None)
+    found = []
+    for resource in resources:
+        kind = PREVIOUS_NETWORK_TYPES.get(str(resource.get("type")))
+        outputs = resource.get("outputs") or {}
+        if kind is None or STACK_TAG in (outputs.get("tags") or {}):
+            continue
+        arn = outputs.get("arn") or (f"{prefix}:{kind}/{resource.get('id') or outputs.get('id')}" if prefix else None)
+        if arn:
+            found.append(str(arn))
+    return found
 
 
 def read_previous_resources(path: str) -> PreviousResources:
@@ -640,6 +745,7 @@ def deployer_policy(
     partition: str = "aws",
     permissions_boundary: str | None = None,
     previous: PreviousResources | None = None,
+    discovery_subnets: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The policy document for the stack of ``cluster_name`` (required: role, policy and EKS actions
     are scoped to that cluster's resources; no wildcard). ``with_network=False`` for stacks with
@@ -651,13 +757,21 @@ def deployer_policy(
     ``AttachRolePolicy``, ``PutRolePolicy``); default none, and then the policy still lets the
     deployer widen the controller roles (``unbounded_warning``). ``previous`` adds, for the first ``up``
     after upgrading from 0.2, the deletes and tag writes on exactly that stack's 0.2 resources
-    (``previous_resources``)."""
+    (``previous_resources``). ``discovery_subnets``: a Karpenter stack's brought private subnets
+    (``network.privateSubnetIds``), which it tags ``karpenter.sh/discovery`` (``ec2_tag_statements``)."""
     check_cluster_name(cluster_name)
     check_boundary(permissions_boundary)
     karpenter = provisioner is Provisioner.KARPENTER
-    writes = [*(NETWORK_ACTIONS if with_network else ()), *EC2_ACTIONS, *EKS_CREATE_ACTIONS]
-    if efa:
-        writes += EFA_ACTIONS
+    writes = [*EC2_ACTIONS, *EKS_CREATE_ACTIONS]
+    creates = {**(NETWORK_CREATES if with_network else {}), **(EFA_CREATES if efa else {})}
+    tagged_writes = [*(NETWORK_WRITES if with_network else ()), *(EFA_WRITES if efa else ())]
+    # A create that names an existing resource (the VPC of a subnet, the group of a rule) needs that one tagged.
+    tagged_writes += [
+        a
+        for a in creates
+        if a not in ("ec2:CreateVpc", "ec2:CreateInternetGateway", "ec2:AllocateAddress", "ec2:CreatePlacementGroup")
+    ]
+    tagged_types = [*(NETWORK_TYPES if with_network else ()), *(EFA_TYPES if efa else ())]
     autoscaling_tag_writes = ["autoscaling:DeleteTags"] if karpenter else list(AUTOSCALING_TAG_WRITES)
     reads = [*EC2_READ_ACTIONS, *EKS_READ_ACTIONS, *IAM_READ_ACTIONS, *OTHER_READ_ACTIONS]
     reads += [*(KARPENTER_READ_ACTIONS if karpenter else ())]
@@ -688,7 +802,8 @@ def deployer_policy(
             {"StringEquals": {"ec2:CreateAction": LAUNCH_TEMPLATE_CREATE.split(":")[1]}},
         ),
         _statement("StackLaunchTemplates", sorted(LAUNCH_TEMPLATE_ACTIONS), ec2_arn(partition, "launch-template"), stack_tag),
-        _statement("StackEc2Tags", ["ec2:CreateTags", "ec2:DeleteTags"], [ec2_arn(partition, t) for t in TAGGED_EC2_TYPES]),
+        *network_statements(cluster_name, creates, tagged_writes, tagged_types, partition),
+        *ec2_tag_statements(cluster_name, sorted(creates), partition, discovery_subnets),
         _statement(
             "StackAutoScalingGroupTags",
             sorted(autoscaling_tag_writes),
@@ -755,6 +870,79 @@ def deployer_policy(
     return {"Version": "2012-10-17", "Statement": statements}
 
 
+def network_statements(
+    cluster_name: str, creates: Mapping[str, str], tagged_writes: Sequence[str], tagged_types: Sequence[str], partition: str
+) -> list[dict[str, Any]]:
+    """The created VPC's and an EFA pool's statements (module docstring): each create on the type it
+    creates, unconditioned; every other write, and every existing resource a create names, on the
+    stack's types only where ``aws:ResourceTag/gpupools.io/cluster`` is the cluster."""
+    if not creates and not tagged_writes:
+        return []
+    stack_tag = {"StringEquals": {f"aws:ResourceTag/{STACK_TAG}": cluster_name}}
+    statements = [
+        _statement("CreateStackNetwork", sorted(creates), sorted({ec2_arn(partition, t) for t in creates.values()})),
+        _statement("StackNetwork", sorted(set(tagged_writes)), [ec2_arn(partition, t) for t in tagged_types], stack_tag),
+    ]
+    if any(a in NETWORK_INTERFACE_ACTIONS for a in tagged_writes):
+        statements.append(
+            _statement(
+                "DisassociateStackAddressesFromTheirInterfaces",
+                sorted(a for a in tagged_writes if a in NETWORK_INTERFACE_ACTIONS),
+                ec2_arn(partition, "network-interface"),
+            )
+        )
+    return statements
+
+
+CLUSTER_NAME_TAG = "aws:eks:cluster-name"
+"""The tag EKS puts on the cluster security group it creates (EKS User Guide, "View Amazon EKS
+security group requirements for clusters"): Karpenter's discovery tag goes on that group."""
+
+
+def ec2_tag_statements(
+    cluster_name: str, creates: Sequence[str], partition: str, discovery_subnets: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """``ec2:CreateTags``/``DeleteTags`` on ``TAGGED_EC2_TYPES``: as a resource is created (``ec2:CreateAction``
+    one of the stack's creates), on an existing one only where it carries the stack tag, on the EKS
+    cluster security group (``aws:eks:cluster-name``) and a brought subnet (``discovery_subnets``)
+    only ``karpenter.sh/discovery``. Before, tag writes were granted on every resource of these
+    types: ``karpenter.sh/discovery`` on another VPC's subnet sends Karpenter's nodes there, and
+    ``kubernetes.io/role/elb`` puts load balancers into it."""
+    types = [ec2_arn(partition, t) for t in TAGGED_EC2_TYPES]
+    tags = ["ec2:CreateTags", "ec2:DeleteTags"]
+    only_discovery = {"ForAllValues:StringEquals": {"aws:TagKeys": [DISCOVERY_TAG]}}
+    statements = [
+        _statement("StackEc2Tags", tags, types, {"StringEquals": {f"aws:ResourceTag/{STACK_TAG}": cluster_name}}),
+        _statement(
+            "DiscoveryTagOnTheClusterSecurityGroup",
+            tags,
+            ec2_arn(partition, "security-group"),
+            {"StringEquals": {f"aws:ResourceTag/{CLUSTER_NAME_TAG}": cluster_name}},
+            only_discovery,
+        ),
+    ]
+    if creates:
+        statements.insert(
+            0,
+            _statement(
+                "TagStackNetworkAsItIsCreated",
+                "ec2:CreateTags",
+                types,
+                {"StringEquals": {"ec2:CreateAction": sorted(a.split(":")[1] for a in creates)}},
+            ),
+        )
+    if discovery_subnets:
+        statements.append(
+            _statement(
+                "DiscoveryTagOnTheBroughtSubnets",
+                tags,
+                [f"arn:{partition}:ec2:*:{ACCOUNT}:subnet/{subnet}" for subnet in discovery_subnets],
+                only_discovery,
+            )
+        )
+    return statements
+
+
 def previous_name_statements(cluster_name: str, previous: PreviousResources) -> list[dict[str, Any]]:
     """What the first ``up`` after upgrading from 0.2 does to that stack's resources 0.2 named or
     tagged otherwise, on their ARNs only: the deletes of 0.2's controller role, (under Karpenter)
@@ -770,21 +958,24 @@ def previous_name_statements(cluster_name: str, previous: PreviousResources) -> 
                 list(previous.roles),
             )
         )
-    if previous.launch_templates:
-        statements += [
+    if previous.launch_templates or previous.network:
+        statements.append(
             _statement(
-                "Tag02LaunchTemplatesWithTheStackTag",
+                "Tag02ResourcesWithTheStackTag",
                 "ec2:CreateTags",
-                list(previous.launch_templates),
+                [*previous.launch_templates, *previous.network],
                 {"StringEquals": {f"aws:RequestTag/{STACK_TAG}": cluster_name}},
                 {"ForAllValues:StringEquals": {"aws:TagKeys": [STACK_TAG]}},
-            ),
+            )
+        )
+    if previous.launch_templates:
+        statements.append(
             _statement(
                 "Write02LaunchTemplatesBeforeTheyAreTagged",
                 ["ec2:CreateLaunchTemplateVersion", "ec2:ModifyLaunchTemplate"],
                 list(previous.launch_templates),
-            ),
-        ]
+            )
+        )
     if previous.policies:
         statements.append(
             _statement(
@@ -844,6 +1035,10 @@ def policy_for(spec: StackSpec, partition: str = "aws", previous: PreviousResour
         partition=partition,
         permissions_boundary=spec.cluster.permissions_boundary,
         previous=previous,
+        # A Karpenter stack tags the private subnets it is given with its discovery tag.
+        discovery_subnets=spec.network.private_subnet_ids
+        if spec.network.bring_your_own and spec.provisioner is Provisioner.KARPENTER
+        else (),
     )
 
 
@@ -876,6 +1071,12 @@ def main(argv: list[str]) -> int:
         help="the stack's gpupools:cluster.permissionsBoundary: every role write requires it",
     )
     parser.add_argument("--existing-vpc", action="store_true", help="a stack with network.vpcId: no VPC actions")
+    parser.add_argument(
+        "--discovery-subnets",
+        default="",
+        help="with --existing-vpc and Karpenter: the stack's network.privateSubnetIds, comma-separated (it tags them "
+        "karpenter.sh/discovery; only that tag is granted on them)",
+    )
     parser.add_argument("--efa", action="store_true", help="a stack with an efa: true pool")
     parser.add_argument(
         "--provisioner",
@@ -900,6 +1101,7 @@ def main(argv: list[str]) -> int:
         partition=args.partition,
         permissions_boundary=args.permissions_boundary,
         previous=read_previous_resources(args.previous_names) if args.previous_names else None,
+        discovery_subnets=[s for s in args.discovery_subnets.split(",") if s],
     )
     print(json.dumps(document, indent=2))
     if not args.permissions_boundary:

@@ -51,6 +51,7 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
+from gpupools.aws.stack_tag import stack_tags
 from gpupools.errors import ConfigError
 
 ELB_ROLE_TAG = "kubernetes.io/role/elb"
@@ -139,15 +140,15 @@ def create_network(
         # Both on: EKS private endpoint resolution and node registration need VPC DNS.
         enable_dns_support=True,
         enable_dns_hostnames=True,
-        tags={"Name": name},
+        tags={"Name": name, **stack_tags(name)},
         opts=opts,
     )
-    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": name}, opts=opts)
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": name, **stack_tags(name)}, opts=opts)
     public_routes = aws.ec2.RouteTable(
         f"{name}-public",
         vpc_id=vpc.id,
         routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": igw.id}],
-        tags={"Name": f"{name}-public"},
+        tags={"Name": f"{name}-public", **stack_tags(name)},
         opts=opts,
     )
 
@@ -162,7 +163,7 @@ def create_network(
             cidr_block=public_cidr,
             availability_zone=zone,
             map_public_ip_on_launch=False,
-            tags={"Name": f"{name}-public-{zone}", ELB_ROLE_TAG: "1"},
+            tags={"Name": f"{name}-public-{zone}", ELB_ROLE_TAG: "1", **stack_tags(name)},
             opts=opts,
         )
         egress.append(
@@ -176,7 +177,12 @@ def create_network(
             cidr_block=private_cidr,
             availability_zone=zone,
             map_public_ip_on_launch=False,
-            tags={"Name": f"{name}-private-{zone}", INTERNAL_ELB_ROLE_TAG: "1", **(private_subnet_tags or {})},
+            tags={
+                "Name": f"{name}-private-{zone}",
+                INTERNAL_ELB_ROLE_TAG: "1",
+                **(private_subnet_tags or {}),
+                **stack_tags(name),
+            },
             opts=opts,
         )
         public_subnets.append(public_subnet)
@@ -185,12 +191,12 @@ def create_network(
     nat_zones = list(zones) if nat is NatStrategy.ONE_PER_ZONE else [zones[0]]
     nat_gateways: dict[str, aws.ec2.NatGateway] = {}
     for zone in nat_zones:
-        eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={"Name": f"{name}-nat-{zone}"}, opts=opts)
+        eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={"Name": f"{name}-nat-{zone}", **stack_tags(name)}, opts=opts)
         nat_gateways[zone] = aws.ec2.NatGateway(
             f"{name}-nat-{zone}",
             allocation_id=eip.id,
             subnet_id=public_subnets[list(zones).index(zone)].id,
-            tags={"Name": f"{name}-nat-{zone}"},
+            tags={"Name": f"{name}-nat-{zone}", **stack_tags(name)},
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[igw]),
         )
 
@@ -201,7 +207,7 @@ def create_network(
             f"{name}-private-{zone}",
             vpc_id=vpc.id,
             routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": gateway.id}],
-            tags={"Name": f"{name}-private-{zone}"},
+            tags={"Name": f"{name}-private-{zone}", **stack_tags(name)},
             opts=opts,
         )
         association = aws.ec2.RouteTableAssociation(

@@ -80,6 +80,7 @@ from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, desired_size_on_update
 from gpupools.aws.node_repair import node_repair_config
 from gpupools.aws.reservations import ReservationKind, check_capacity_blocks, reservation_kind, reservation_zone
+from gpupools.aws.stack_tag import stack_tags
 from gpupools.catalog.aws_instance_types import INSTANCE_TYPES
 from gpupools.conventions import (
     CA_TAG_PREFIX,
@@ -359,7 +360,7 @@ Zone for low-latency, high-throughput node-to-node traffic (EC2 User Guide, "Pla
 
 
 def create_efa_network(
-    name: str, *, vpc_id: pulumi.Input[str], tags: Mapping[str, str], parent: pulumi.Resource
+    name: str, *, vpc_id: pulumi.Input[str], tags: Mapping[str, str], parent: pulumi.Resource, cluster_name: str = ""
 ) -> tuple[aws.ec2.PlacementGroup, aws.ec2.SecurityGroup, list[pulumi.CustomResource]]:
     """An EFA pool's cluster placement group and its EFA security group with the two rules EFA
     needs: all traffic from the group itself in, all traffic to the group itself out (EC2 User
@@ -367,6 +368,8 @@ def create_efa_network(
     traffic is allowed only by these self-referencing rules). The group is separate from the
     EKS-managed cluster security group, whose own rules EKS owns."""
     opts = pulumi.ResourceOptions(parent=parent)
+    # The stack tag: the deployer policy writes these only where it is the stack's (gpupools.aws.stack_tag).
+    tags = {**tags, **(stack_tags(cluster_name) if cluster_name else {})}
     placement_group = aws.ec2.PlacementGroup(f"{name}-placement-group", strategy=PLACEMENT_STRATEGY, tags=dict(tags), opts=opts)
     group = aws.ec2.SecurityGroup(
         f"{name}-efa",
@@ -382,6 +385,7 @@ def create_efa_network(
             referenced_security_group_id=group.id,
             ip_protocol="-1",
             description="EFA: all traffic from this group",
+            tags=dict(tags),
             opts=opts,
         ),
         aws.vpc.SecurityGroupEgressRule(
@@ -390,6 +394,7 @@ def create_efa_network(
             referenced_security_group_id=group.id,
             ip_protocol="-1",
             description="EFA: all traffic to this group",
+            tags=dict(tags),
             opts=opts,
         ),
     ]
@@ -691,7 +696,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         security_group_ids: list[pulumi.Input[str]] = []
         if efa_interfaces and vpc_id is not None and security_group_id is not None:  # both checked above
             self.placement_group, self.efa_security_group, self.efa_security_group_rules = create_efa_network(
-                name, vpc_id=vpc_id, tags=pool_tags, parent=self
+                name, vpc_id=vpc_id, tags=pool_tags, parent=self, cluster_name=cluster_name
             )
             security_group_ids = [security_group_id, self.efa_security_group.id]
         efa_template: dict[str, Any] = {

@@ -231,6 +231,20 @@ def required_actions(spec: StackSpec) -> tuple[str, ...]:
     return (*(() if spec.network.vpc_id else NETWORK_ACTIONS), *DEPLOY_ACTIONS, *provisioner, *reservations)
 
 
+EC2_IDS = {
+    "vpc": "vpc-00000000000000000",
+    "subnet": "subnet-00000000000000000",
+    "internet-gateway": "igw-00000000000000000",
+    "elastic-ip": "eipalloc-00000000000000000",
+    "natgateway": "nat-00000000000000000",
+    "route-table": "rtb-00000000000000000",
+    "placement-group": "gpupools-efa-00000000",
+    "security-group": "sg-00000000000000000",
+    "security-group-rule": "sgr-00000000000000000",
+}
+"""The resource IDs network and EFA actions are simulated on (EC2's ID formats; nothing is created)."""
+
+
 def simulation_resources(action: str, spec: StackSpec, account: str, partition: str, region: str) -> tuple[str, ...]:
     """The resource ARN an action is simulated on, of the resource type IAM authorizes it on (IAM
     service authorization reference), as ``pulumi up`` would touch it: one of the stack's own roles
@@ -260,6 +274,12 @@ def simulation_resources(action: str, spec: StackSpec, account: str, partition: 
         return (f"arn:{partition}:ec2:{region}:{account}:launch-template/lt-00000000000000000",)
     if action == "ec2:CreateTags":  # Karpenter's discovery tag on the cluster security group
         return (f"arn:{partition}:ec2:{region}:{account}:security-group/sg-00000000000000000",)
+    if action in deployer_policy.NETWORK_RESOURCE_TYPES:
+        # One ARN per resource type IAM authorizes it on: the created one's and the stack's existing ones.
+        return tuple(
+            f"arn:{partition}:ec2:{region}:{account}:{kind}/{EC2_IDS[kind]}"
+            for kind in deployer_policy.NETWORK_RESOURCE_TYPES[action]
+        )
     if action in deployer_policy.AUTOSCALING_TAG_WRITES:
         group = f"eks-{cluster}-system-00000000-0000-0000-0000-000000000000"
         return (f"arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:0:autoScalingGroupName/{group}",)
@@ -284,6 +304,14 @@ def simulation_context(
 
     entries = [
         {"ContextKeyName": f"aws:RequestTag/{STACK_TAG}", "ContextKeyValues": [cluster_name], "ContextKeyType": "string"},
+        # The stack's network and EFA resources carry the stack tag; the cluster security group EKS's.
+        {"ContextKeyName": f"aws:ResourceTag/{STACK_TAG}", "ContextKeyValues": [cluster_name], "ContextKeyType": "string"},
+        {
+            "ContextKeyName": "aws:ResourceTag/aws:eks:cluster-name",
+            "ContextKeyValues": [cluster_name],
+            "ContextKeyType": "string",
+        },
+        {"ContextKeyName": "aws:TagKeys", "ContextKeyValues": ["karpenter.sh/discovery"], "ContextKeyType": "stringList"},
         {
             "ContextKeyName": f"autoscaling:ResourceTag/{ownership_tag(cluster_name)}",
             "ContextKeyValues": ["owned"],
