@@ -253,26 +253,6 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
     admit_gang(kueue_ca_stack, efa)
 
 
-AKS_QUEUEING = {**SHORT, "gpupools:queueing": {"enabled": True, "namespaces": ["ml"]}}
-"""azure-dev with Kueue and its defaults: under the managed cluster-autoscaler ``atomicScaleUp`` is on."""
-
-
-@pytest.fixture(scope="module")
-def kueue_aks_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
-    with running("azure-dev", session_cluster, sim_build, AKS_QUEUEING) as run:
-        yield run
-
-
-def test_an_aks_stack_with_kueue_admits_a_gang_job_through_the_managed_autoscaler(kueue_aks_stack: Running) -> None:
-    """Issue 48, 4.: AKS's managed autoscaler serves ProvisioningRequests (``autoscaler.AKS_PROVISIONING_REQUESTS``),
-    so the default ``atomicScaleUp`` stands on AKS; the sim now runs the autoscaler that way. Before,
-    the request never got a status and Kueue never admitted the job."""
-    run = kueue_aks_stack
-    assert run.objects.spec.queueing.atomic_scale_up is None  # the default, not set by the test
-    assert any(r["kind"] == "AdmissionCheck" for r in run.objects.manifests)
-    admit_gang(run, efa=False)
-
-
 def admit_gang(run: Running, efa: bool) -> None:
     """Submit a two-node gang Job through the stack's first queue namespace and wait until Kueue's
     ProvisioningRequest is Provisioned, the Workload admitted and both pods run."""

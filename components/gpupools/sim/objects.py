@@ -170,9 +170,10 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
 
 
 def managed_provisioning_request_crd(objects: StackObjects) -> list[Crd]:
-    """The ProvisioningRequest CRD that AKS's managed cluster-autoscaler serves, on an AKS stack whose
-    Kueue queues use the ProvisioningRequest admission check (``atomicScaleUp``, on by default under
-    cluster-autoscaler); none elsewhere. On EKS the stack registers the CRD itself (with the
+    """The ProvisioningRequest CRD that AKS's managed cluster-autoscaler serves, on every AKS stack under
+    cluster-autoscaler: AKS runs it with ProvisioningRequests on from Kubernetes 1.33 (Azure/AKS PR
+    #5867; the sim's ``autoscaler.AKS_PROVISIONING_REQUESTS``), and the autoscaler waits for the API
+    it watches; none elsewhere. On EKS the stack registers the CRD itself (with the
     cluster-autoscaler release), on AKS the cloud installs it ("Provision capacity for Kueue batch
     jobs with the cluster autoscaler on AKS"; the stack's access gate waits for it,
     ``gpupools.azure.kubernetes_access.gate_served``), so without it here Kueue's admission check and
@@ -181,12 +182,11 @@ def managed_provisioning_request_crd(objects: StackObjects) -> list[Crd]:
     ``cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml`` at the
     release tag; for 1.36 the commit ``sim/autoscaler/go.mod`` pins, 35e8a280425c)."""
     from gpupools.kubernetes.crds import provisioning_request_crd, provisioning_request_crd_path
-    from gpupools.queueing.check import atomic_scale_up
-    from gpupools.specs import Cloud
+    from gpupools.specs import Cloud, Provisioner
     from gpupools.versions import CLUSTER_AUTOSCALER_IMAGE_TAGS
 
     spec = objects.spec
-    if spec.cloud is not Cloud.AZURE or not spec.queueing.enabled or not atomic_scale_up(spec):
+    if spec.cloud is not Cloud.AZURE or spec.provisioner is not Provisioner.CLUSTER_AUTOSCALER:
         return []
     tag = CLUSTER_AUTOSCALER_IMAGE_TAGS[spec.cluster.kubernetes_version]
     document = provisioning_request_crd(tag)
