@@ -30,6 +30,7 @@ from gpupools.testing import PROJECT_ROOT
 
 from tests.examples import EXAMPLE_FILES
 from tests.test_bad_input_catalogue import STACK_CASES
+from tests.test_config import AWS, AZURE, with_key
 from tests.test_cpu_pools import BAD as CPU_POOL_BAD
 from tests.test_cpu_pools import with_cpu
 
@@ -242,3 +243,66 @@ def test_the_schema_reads_the_same_as_draft_7_for_editors_that_stop_there() -> N
         assert sorted(e.message for e in draft7.iter_errors({"config": raw})) == sorted(
             e.message for e in VALIDATOR.iter_errors({"config": raw})
         ), case
+
+
+POOL_SHAPE_CASES = [
+    ("aws-empty-gpu-pools", with_key(AWS, "gpupools:gpuPools", []), "gpupools:gpuPools"),
+    (
+        "azure-over-aks-pool-limit",
+        with_key(AZURE, "gpupools:gpuPools", [{**AZURE["gpupools:gpuPools"][0], "maxSize": 1001}]),
+        "gpupools:gpuPools[0].maxSize",
+    ),
+    (
+        "aws-over-three-zones",
+        with_key(AWS, "gpupools:gpuPools", [{**AWS["gpupools:gpuPools"][0], "maxSize": 1351}]),
+        "gpupools:gpuPools[0].maxSize",
+    ),
+    (
+        "aws-over-the-pools-own-zone",
+        with_key(AWS, "gpupools:gpuPools", [{**AWS["gpupools:gpuPools"][0], "maxSize": 451, "zones": ["us-west-2a"]}]),
+        "gpupools:gpuPools[0].maxSize",
+    ),
+    (
+        "aws-cpu-pool-over-the-default-zones",
+        with_key(
+            with_key(AWS, "gpupools:cluster", {"name": "ml-dev"}),
+            "gpupools:cpuPools",
+            [{"name": "general", "instanceTypes": ["m6i.2xlarge"], "maxSize": 1351}],
+        ),
+        "gpupools:cpuPools[0].maxSize",
+    ),
+    (
+        "karpenter-over-its-bound",
+        with_key(
+            with_key(AWS, "gpupools:provisioner", "karpenter"),
+            "gpupools:gpuPools",
+            [{**AWS["gpupools:gpuPools"][0], "maxSize": 1001}],
+        ),
+        "gpupools:gpuPools[0].maxSize",
+    ),
+]
+"""Issue 47, 3.: the two shape mistakes the schema let through (an empty ``gpuPools``; a ``maxSize``
+above the cloud's limit for one pool, per cloud and, on EKS, per zone)."""
+
+
+@pytest.mark.parametrize(("case", "raw", "path"), POOL_SHAPE_CASES, ids=[c[0] for c in POOL_SHAPE_CASES])
+def test_the_schema_refuses_an_empty_pool_list_and_a_pool_over_the_clouds_limit(
+    case: str, raw: dict[str, Any], path: str
+) -> None:
+    assert schema_paths(raw) == {path}, case
+    error = program_error(raw)
+    assert error is not None and str(error).startswith(f"{path}: "), (case, error)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        with_key(AZURE, "gpupools:gpuPools", [{**AZURE["gpupools:gpuPools"][0], "maxSize": 1000}]),
+        with_key(AWS, "gpupools:gpuPools", [{**AWS["gpupools:gpuPools"][0], "maxSize": 1350}]),
+        with_key(AWS, "gpupools:gpuPools", [{**AWS["gpupools:gpuPools"][0], "maxSize": 450, "zones": ["us-west-2a"]}]),
+    ],
+    ids=["aks-at-1000", "eks-three-zones-at-1350", "eks-one-zone-at-450"],
+)
+def test_a_pool_at_the_limit_passes_both(raw: dict[str, Any]) -> None:
+    assert schema_paths(raw) == set()
+    assert program_error(raw) is None

@@ -110,7 +110,10 @@ def _value(key: Key, path: Path, notes: dict[Path, str]) -> dict[str, Any]:
             schema.update(minProperties=1, maxProperties=1)
         return schema
     if key.kind == "list":
-        return {"type": "array", "items": _object(key, path, notes, gpu_only_refused=path == ("cpuPools",))}
+        schema = {"type": "array", "items": _object(key, path, notes, gpu_only_refused=path == ("cpuPools",))}
+        if key.required:  # a required list means at least one entry (gpuPools: "must list at least one GPU pool")
+            schema["minItems"] = 1
+        return schema
     raise ValueError(f"{'.'.join(path)}: unknown kind {key.kind!r}")
 
 
@@ -156,6 +159,65 @@ def _region_rules() -> list[dict[str, Any]]:
     ]
 
 
+MAX_ZONES = 6
+"""The most zones the pool-size rules spell out (no AWS region has more)."""
+
+
+def _max_size(limit: int) -> dict[str, Any]:
+    """Both pool lists' ``maxSize`` at most ``limit``."""
+    item = {"properties": {"maxSize": {"maximum": limit}}}
+    return {"properties": {f"{NAMESPACE}:{name}": {"items": item} for name in ("gpuPools", "cpuPools")}}
+
+
+def _when(**values: Any) -> dict[str, Any]:
+    """``if`` the top-level keys have these values (``cloud="aws"``; ``provisioner=None``: left out)."""
+    properties, required, absent = {}, [], []
+    for name, value in values.items():
+        key = f"{NAMESPACE}:{name}"
+        if value is None:
+            absent.append(key)
+        else:
+            properties[key] = {"const": value}
+            required.append(key)
+    condition: dict[str, Any] = {"properties": properties, "required": required}
+    if absent:
+        condition["not"] = {"anyOf": [{"required": [key]} for key in absent]}
+    return condition
+
+
+def _pool_size_rules() -> list[dict[str, Any]]:
+    """A pool's ``maxSize`` at most the cloud's limit for one pool (``rules.check_gpu_pool``): AKS's
+    ``AKS_MAX_NODES_PER_POOL`` per agent pool; under Karpenter ``KARPENTER_MAX_NODES_PER_POOL``; on EKS
+    under cluster-autoscaler ``EKS_MAX_NODES_PER_GROUP`` per zone, the pool's own zones if it has
+    them, else the cluster's (``EKS_DEFAULT_ZONES`` when the cluster names none)."""
+    from gpupools.rules import AKS_MAX_NODES_PER_POOL, EKS_DEFAULT_ZONES, EKS_MAX_NODES_PER_GROUP, KARPENTER_MAX_NODES_PER_POOL
+
+    rules = [
+        {"if": _when(cloud=Cloud.AZURE.value), "then": _max_size(AKS_MAX_NODES_PER_POOL)},
+        {"if": _when(cloud=Cloud.AWS.value, provisioner="karpenter"), "then": _max_size(KARPENTER_MAX_NODES_PER_POOL)},
+    ]
+    under_autoscaler = [_when(cloud=Cloud.AWS.value, provisioner="cluster-autoscaler"), _when(cloud=Cloud.AWS.value, provisioner=None)]
+    for zones in range(1, MAX_ZONES + 1):
+        own = {"properties": {"zones": {"minItems": zones, "maxItems": zones}}, "required": ["zones"]}
+        per_pool = {"if": own, "then": {"properties": {"maxSize": {"maximum": EKS_MAX_NODES_PER_GROUP * zones}}}}
+        cluster_zones = {"properties": {"zones": {"minItems": zones, "maxItems": zones}}, "required": ["zones"]}
+        if zones == EKS_DEFAULT_ZONES:
+            cluster_zones = {"anyOf": [cluster_zones, {"not": {"required": ["zones"]}}]}
+        by_cluster = {
+            "if": {"not": {"required": ["zones"]}},
+            "then": {"properties": {"maxSize": {"maximum": EKS_MAX_NODES_PER_GROUP * zones}}},
+        }
+        for condition in under_autoscaler:
+            rules.append({"if": condition, "then": {"properties": {f"{NAMESPACE}:{n}": {"items": per_pool} for n in ("gpuPools", "cpuPools")}}})
+            rules.append(
+                {
+                    "if": {**condition, "properties": {**condition["properties"], f"{NAMESPACE}:cluster": cluster_zones}},
+                    "then": {"properties": {f"{NAMESPACE}:{n}": {"items": by_cluster} for n in ("gpuPools", "cpuPools")}},
+                }
+            )
+    return rules
+
+
 def config_schema(notes: dict[Path, str]) -> dict[str, Any]:
     """The schema of a stack file's ``config:`` map."""
     properties = {f"{NAMESPACE}:{key.name}": _key(key, (key.name,), notes) for key in STACK.keys}
@@ -174,7 +236,7 @@ def config_schema(notes: dict[Path, str]) -> dict[str, Any]:
         "properties": properties,
         "patternProperties": {f"^{NAMESPACE}:(?!({known})$)": refused("is not a known key")},
         "required": [f"{NAMESPACE}:{key.name}" for key in STACK.keys if key.required],
-        "allOf": clouds + _region_rules(),
+        "allOf": clouds + _region_rules() + _pool_size_rules(),
     }
 
 
