@@ -191,3 +191,31 @@ def test_the_azure_list_holds_every_region_of_an_independent_az_list_locations()
     from gpupools.catalog.regions import AZURE_REGIONS
 
     assert set(AZ_LIST_LOCATIONS_PHYSICAL) <= AZURE_REGIONS, sorted(set(AZ_LIST_LOCATIONS_PHYSICAL) - AZURE_REGIONS)
+
+
+def test_an_account_specific_zone_name_is_accepted_through_allow_unlisted() -> None:
+    """Third EKS review, t2: AWS maps zone names per account in its older regions for accounts
+    created before November 2025 (AWS Global Infrastructure, "AWS Availability Zones"), so an account
+    may have ``us-west-1c`` where the offline list (one account's ``DescribeAvailabilityZones``) has
+    ``a`` and ``b``. Refused with the way out named; accepted once the zone is in
+    ``gpupools:catalog.allowUnlisted``; a typo there is still refused."""
+    import pytest
+    from gpupools import config
+    from gpupools.errors import ConfigError
+
+    from tests.test_config import AWS, with_key
+
+    values = with_key(
+        with_key(AWS, "gpupools:cluster", {"name": "ml-dev", "zones": ["us-west-1a", "us-west-1c"]}),
+        "gpupools:gpuPools",
+        [{"name": "gpu", "instanceTypes": ["g4dn.xlarge"], "maxSize": 2}],
+    )
+    values["aws:region"] = "us-west-1"
+    with pytest.raises(
+        ConfigError, match=r"^gpupools:cluster\.zones\[1\]: must be an availability zone of us-west-1 .*allowUnlisted"
+    ):
+        config.parse(values, "us-west-1")
+    spec = config.parse(with_key(values, "gpupools:catalog", {"allowUnlisted": ["us-west-1c"]}), "us-west-1")
+    assert spec.cluster.zones == ("us-west-1a", "us-west-1c")
+    with pytest.raises(ConfigError, match=r"^gpupools:catalog\.allowUnlisted\[1\]: must name a size .* or one of its zones"):
+        config.parse(with_key(values, "gpupools:catalog", {"allowUnlisted": ["us-west-1c", "us-west-1z"]}), "us-west-1")

@@ -1324,7 +1324,9 @@ STACK = Key(
                         default="`[]`",
                         notes="sizes the stack may use although the offline catalog says its region does not offer them "
                         "(a catalog that lags the cloud); without it such a size is a config error naming the regions "
-                        "that list it. Each must be a size of the stack's pools. The online preflight asks the cloud and "
+                        "that list it. Also AWS zone names the offline list lacks for the region: AWS maps zone names per "
+                        "account in older regions for accounts created before November 2025. Each must be a size of the "
+                        "stack's pools or one of its zones. The online preflight asks the cloud and "
                         "is the final word ([Preflight](preflight.md))",
                     ),
                 ),

@@ -196,7 +196,10 @@ def _pool_size_rules() -> list[dict[str, Any]]:
         {"if": _when(cloud=Cloud.AZURE.value), "then": _max_size(AKS_MAX_NODES_PER_POOL)},
         {"if": _when(cloud=Cloud.AWS.value, provisioner="karpenter"), "then": _max_size(KARPENTER_MAX_NODES_PER_POOL)},
     ]
-    under_autoscaler = [_when(cloud=Cloud.AWS.value, provisioner="cluster-autoscaler"), _when(cloud=Cloud.AWS.value, provisioner=None)]
+    under_autoscaler = [
+        _when(cloud=Cloud.AWS.value, provisioner="cluster-autoscaler"),
+        _when(cloud=Cloud.AWS.value, provisioner=None),
+    ]
     for zones in range(1, MAX_ZONES + 1):
         own = {"properties": {"zones": {"minItems": zones, "maxItems": zones}}, "required": ["zones"]}
         per_pool = {"if": own, "then": {"properties": {"maxSize": {"maximum": EKS_MAX_NODES_PER_GROUP * zones}}}}
@@ -208,7 +211,12 @@ def _pool_size_rules() -> list[dict[str, Any]]:
             "then": {"properties": {"maxSize": {"maximum": EKS_MAX_NODES_PER_GROUP * zones}}},
         }
         for condition in under_autoscaler:
-            rules.append({"if": condition, "then": {"properties": {f"{NAMESPACE}:{n}": {"items": per_pool} for n in ("gpuPools", "cpuPools")}}})
+            rules.append(
+                {
+                    "if": condition,
+                    "then": {"properties": {f"{NAMESPACE}:{n}": {"items": per_pool} for n in ("gpuPools", "cpuPools")}},
+                }
+            )
             rules.append(
                 {
                     "if": {**condition, "properties": {**condition["properties"], f"{NAMESPACE}:cluster": cluster_zones}},

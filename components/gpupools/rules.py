@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from gpupools import conventions, gpu_driver, sharing, versions
 from gpupools.catalog import regions
@@ -260,7 +260,12 @@ def check_taints(taints: Sequence[conventions.Taint], path: str) -> None:
 # --- cluster, network, autoscaler ----------------------------------------------------------------
 
 
-def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) -> None:
+def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None, allow_unlisted: Collection[str] = ()) -> None:
+    """One zone of ``cloud``. On AWS a name the offline list (``regions.AWS_ZONES``) lacks for the
+    region is refused unless it is in ``allow_unlisted`` (``gpupools:catalog.allowUnlisted``): AWS maps
+    zone names per account in its older regions for accounts created before November 2025 (AWS Global
+    Infrastructure, "AWS Availability Zones"), so an account may have ``us-west-1c`` where the list
+    has ``a`` and ``b`` (third EKS review, t2). The online preflight asks the account."""
     if cloud is Cloud.AZURE and zone not in AZURE_ZONES:
         fail(path, 'must be an Azure availability zone number ("1", "2" or "3")', zone)
     if cloud is Cloud.AZURE and region and regions.azure_has_zones(region) is False:
@@ -273,13 +278,21 @@ def check_zone(zone: str, cloud: Cloud, path: str, region: str | None = None) ->
         if region and not zone.startswith(region):
             fail(path, f"must be a zone of the stack's region ({region})", zone)
         known = regions.aws_zones(region) if region else ()
-        if known and zone not in known:
+        if known and zone not in known and zone not in allow_unlisted:
             # regions.AWS_ZONES (DescribeAvailabilityZones as moto records it; the offline fakes answer
             # from it): a letter the region lacks fails only at CreateSubnet, after the VPC exists.
-            fail(path, f"must be an availability zone of {region} ({', '.join(known)})", zone)
+            fail(
+                path,
+                f"must be an availability zone of {region} ({', '.join(known)})",
+                zone,
+                "if your account names its zones otherwise (accounts before November 2025), add it to "
+                "gpupools:catalog.allowUnlisted",
+            )
 
 
-def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | None = None) -> None:
+def check_cluster(
+    cluster: ClusterSpec, cloud: Cloud, path: str, region: str | None = None, allow_unlisted: Collection[str] = ()
+) -> None:
     if not CLUSTER_NAME.match(cluster.name) or len(cluster.name) > CLUSTER_NAME_MAX:
         fail(
             f"{path}.name",
@@ -291,7 +304,7 @@ def check_cluster(cluster: ClusterSpec, cloud: Cloud, path: str, region: str | N
     if version_problem:
         fail(f"{path}.kubernetesVersion", version_problem, cluster.kubernetes_version)
     for index, zone in enumerate(cluster.zones):
-        check_zone(zone, cloud, f"{path}.zones[{index}]", region)
+        check_zone(zone, cloud, f"{path}.zones[{index}]", region, allow_unlisted)
     check_unique(cluster.zones, f"{path}.zones", "zones")
     if cloud is Cloud.AWS and cluster.zones and len(cluster.zones) < 2:
         fail(f"{path}.zones", "EKS needs subnets in at least 2 zones", list(cluster.zones))
@@ -1009,7 +1022,8 @@ def check_gpu_pool(
 
     zones = pool.zones or tuple(cluster_zones)
     for index, zone in enumerate(pool.zones):
-        check_zone(zone, cloud, f"{path}.zones[{index}]", region)
+        # One of the cluster's zones was checked with them (and gpupools:catalog.allowUnlisted).
+        check_zone(zone, cloud, f"{path}.zones[{index}]", None if zone in cluster_zones else region)
         if cluster_zones and zone not in cluster_zones:
             fail(f"{path}.zones[{index}]", "must be one of the cluster's zones (" + ", ".join(cluster_zones) + ")", zone)
     check_unique(pool.zones, f"{path}.zones", "zones")
@@ -1175,7 +1189,7 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     """Every rule for a whole stack, paths in ``gpupools:`` config form; the region first, since
     the zone rules compare zones with it."""
     check_region(spec.cloud, region)
-    check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region)
+    check_cluster(spec.cluster, spec.cloud, "gpupools:cluster", region, spec.catalog.allow_unlisted)
     check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
     zones = spec.cluster.zones
     check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool")
@@ -1222,9 +1236,14 @@ def check_offered(spec: StackSpec, region: str | None) -> None:
         *((f"gpupools:cpuPools[{i}].instanceTypes", p.instance_types) for i, p in enumerate(spec.cpu_pools)),
     ]
     used = {size for _, types in sizes for size in types}
+    zones = {*spec.cluster.zones, *(zone for pool in spec.pools for zone in pool.zones)}
     for index, size in enumerate(spec.catalog.allow_unlisted):
-        if size not in used:
-            fail(f"gpupools:catalog.allowUnlisted[{index}]", "must name a size one of the stack's pools uses", size)
+        if size not in used and size not in zones:
+            fail(
+                f"gpupools:catalog.allowUnlisted[{index}]",
+                "must name a size one of the stack's pools uses, or one of its zones",
+                size,
+            )
     if not region:
         return
     table = price_table(spec.cloud)
