@@ -203,7 +203,7 @@ def _pool_size_rules() -> list[dict[str, Any]]:
     for zones in range(1, MAX_ZONES + 1):
         own = {"properties": {"zones": {"minItems": zones, "maxItems": zones}}, "required": ["zones"]}
         per_pool = {"if": own, "then": {"properties": {"maxSize": {"maximum": EKS_MAX_NODES_PER_GROUP * zones}}}}
-        cluster_zones = {"properties": {"zones": {"minItems": zones, "maxItems": zones}}, "required": ["zones"]}
+        cluster_zones: dict[str, Any] = {"properties": {"zones": {"minItems": zones, "maxItems": zones}}, "required": ["zones"]}
         if zones == EKS_DEFAULT_ZONES:
             cluster_zones = {"anyOf": [cluster_zones, {"not": {"required": ["zones"]}}]}
         by_cluster = {

@@ -17,17 +17,15 @@ VMs included. The held classes are therefore still in the sim's cluster afterwar
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 from gpupools.sim import cluster, control_plane, engine_build, objects, pki
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
-from gpupools.sim.kube import Client, KubeError
+from gpupools.sim.kube import Client
 from gpupools.testing import stack_config
 
-from tests.sim.test_autoscalers import drop_finalizers
 from tests.upgrade import recorded, replay
 from tests.upgrade.recorded import Recorded
 
@@ -37,15 +35,6 @@ STACK = "azure-nap-dev"
 CLASS = "kubernetes:karpenter.azure.com/v1beta1:AKSNodeClass"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 CLASS_FINALIZER = "karpenter.azure.com/termination"
-
-
-def manifest_of(r: Recorded) -> dict[str, Any]:
-    metadata = r.inputs.get("metadata") or {}
-    return {
-        "apiVersion": r.inputs["apiVersion"],
-        "kind": r.inputs["kind"],
-        "metadata": {k: metadata[k] for k in ("name", "namespace") if k in metadata},
-    }
 
 
 @pytest.fixture(scope="module")
@@ -59,25 +48,17 @@ def nap(
     client = session_cluster.client()
     objects.install_crds(client, objects.crds_for(loaded, sim_build.crds))
     resources = recorded.record_head(STACK, stack_config(STACK))
-    every = [manifest_of(r) for r in replay.kubernetes_objects(resources)]
-    _clear(client, every)
+    every = [replay.manifest_of(r) for r in replay.kubernetes_objects(resources)]
+    replay.clear(client, every)
     nodes = [name for group in cluster.groups_for(loaded) for name in cluster.add_nodes(session_cluster, [group], 1)]
     kubeconfig = control_plane.write_kubeconfig(
         session_cluster.path / f"nap-destroy-{STACK}.kubeconfig",
         control_plane.kubeconfig(session_cluster.server, pki.Pki(session_cluster.path / "pki"), "admin", f"nap-destroy-{STACK}"),
     )
     yield replay.Workspace(STACK, kubeconfig, tmp_path_factory.mktemp("nap-destroy"), engine_bin), client, resources
-    _clear(client, every)
+    replay.clear(client, every)
     for name in nodes:
         client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-
-
-def _clear(client: Client, manifests: list[dict[str, Any]]) -> None:
-    present = [m for m in manifests if client.get(m) is not None]
-    for manifest in present:
-        drop_finalizers(client, manifest)
-    with contextlib.suppress(KubeError):
-        objects.delete(client, present)
 
 
 def test_destroy_of_a_nap_stack_does_not_wait_on_its_node_pools(
@@ -94,7 +75,7 @@ def test_destroy_of_a_nap_stack_does_not_wait_on_its_node_pools(
     for r in held:
         client.request(
             "PATCH",
-            client.object_path(manifest_of(r)),
+            client.object_path(replay.manifest_of(r)),
             {"metadata": {"finalizers": [CLASS_FINALIZER]}},
             content_type="application/merge-patch+json",
         )
@@ -104,6 +85,6 @@ def test_destroy_of_a_nap_stack_does_not_wait_on_its_node_pools(
     assert not workspace.state(), "the destroy left resources in the state"
     # The engine deleted the cluster and skipped the pools' deletes: the held classes are untouched.
     for r in held:
-        live = client.get(manifest_of(r)) or {}
+        live = client.get(replay.manifest_of(r)) or {}
         assert live and "deletionTimestamp" not in live["metadata"], r.name
     assert any(urn == cluster_urn and op == "delete" for urn, op in steps), steps

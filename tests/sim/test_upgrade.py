@@ -23,7 +23,6 @@ the pinned modules and a local file backend:
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -31,9 +30,8 @@ import pytest
 from gpupools.sim import cluster, control_plane, engine_build, objects, pki
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
-from gpupools.sim.kube import Client, KubeError
+from gpupools.sim.kube import Client
 
-from tests.sim.test_autoscalers import drop_finalizers
 from tests.test_upgrade_from_0_2 import NODE_CLASSES, UPGRADE_STEP, VERSION
 from tests.upgrade import recorded, replay
 from tests.upgrade.recorded import Recorded
@@ -45,12 +43,6 @@ if not recorded.have_history():
 STACKS = recorded.released_stacks(VERSION)
 KARPENTER_STACK = "aws-karpenter-dev"
 CLASS_FINALIZER = "karpenter.k8s.aws/termination"
-
-
-def manifest_of(r: Recorded) -> dict[str, Any]:
-    metadata = r.inputs.get("metadata") or {}
-    identity = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
-    return {"apiVersion": r.inputs["apiVersion"], "kind": r.inputs["kind"], "metadata": identity}
 
 
 class Upgrade:
@@ -91,22 +83,13 @@ def upgrade(
         control_plane.kubeconfig(session_cluster.server, pki.Pki(session_cluster.path / "pki"), "admin", f"upgrade-{stack}"),
     )
     run = Upgrade(stack, kubeconfig, tmp_path_factory.mktemp(f"upgrade-{stack}"), engine_bin, client)
-    every = [manifest_of(r) for r in replay.kubernetes_objects((*run.released, *run.upgraded))]
-    _clear(client, every)
+    every = [replay.manifest_of(r) for r in replay.kubernetes_objects((*run.released, *run.upgraded))]
+    replay.clear(client, every)
     nodes = [name for group in cluster.groups_for(loaded) for name in cluster.add_nodes(session_cluster, [group], 1)]
     yield run
-    _clear(client, every)
+    replay.clear(client, every)
     for name in nodes:
         client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-
-
-def _clear(client: Client, manifests: list[dict[str, Any]]) -> None:
-    """Delete every object of either version (finalizers dropped first: nothing here runs their controllers)."""
-    present = [m for m in manifests if client.get(m) is not None]
-    for manifest in present:
-        drop_finalizers(client, manifest)
-    with contextlib.suppress(KubeError):
-        objects.delete(client, present)
 
 
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -114,14 +97,14 @@ EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 
 def _old_classes(run: Upgrade) -> list[dict[str, Any]]:
     """0.2.0's EC2NodeClasses (the stacks' AKSNodeClasses keep their names: nothing to hold)."""
-    return [manifest_of(r) for r in run.released if r.type == EC2_NODE_CLASS]
+    return [replay.manifest_of(r) for r in run.released if r.type == EC2_NODE_CLASS]
 
 
 def test_the_upgrade_runs_through_the_engine_in_one_up(upgrade: Upgrade) -> None:
     run = upgrade
     changes, _ = run.up(run.released)
     assert set(changes) == {"create"}, changes
-    assert all(run.client.get(manifest_of(r)) is not None for r in replay.kubernetes_objects(run.released))
+    assert all(run.client.get(replay.manifest_of(r)) is not None for r in replay.kubernetes_objects(run.released))
 
     held = _old_classes(run)
     for manifest in held:
@@ -147,7 +130,7 @@ def test_the_upgrade_runs_through_the_engine_in_one_up(upgrade: Upgrade) -> None
     changes, steps = run.up(run.upgraded)
     assert not [urn for urn, op in steps if op in ("delete", "replace") and urn in every_class], steps
     for r in replay.kubernetes_objects(run.upgraded):
-        live = run.client.get(manifest_of(r))
+        live = run.client.get(replay.manifest_of(r))
         assert live is not None and "deletionTimestamp" not in live["metadata"], f"{r.type} {r.name}"
     for manifest in held:
         live = run.client.get(manifest) or {}

@@ -139,3 +139,27 @@ def _collect(steps: Steps) -> Callable[[Any], None]:
             steps.append((str(pre.metadata.urn), str(getattr(pre.metadata.op, "value", pre.metadata.op))))
 
     return on_event
+
+
+def manifest_of(r: Recorded) -> dict[str, Any]:
+    """The identity of a replayed Kubernetes object (``apiVersion``, ``kind``, name, namespace)."""
+    metadata = r.inputs.get("metadata") or {}
+    identity = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
+    return {"apiVersion": r.inputs["apiVersion"], "kind": r.inputs["kind"], "metadata": identity}
+
+
+def clear(client: Any, manifests: Sequence[dict[str, Any]]) -> None:
+    """Delete the objects of ``manifests`` that exist, finalizers dropped first: nothing in these tests
+    runs the controllers that would remove them (``tests.sim.test_autoscalers.drop_finalizers``)."""
+    import contextlib
+
+    from gpupools.sim import objects
+    from gpupools.sim.kube import KubeError
+
+    from tests.sim.test_autoscalers import drop_finalizers
+
+    present = [m for m in manifests if client.get(m) is not None]
+    for manifest in present:
+        drop_finalizers(client, manifest)
+    with contextlib.suppress(KubeError):
+        objects.delete(client, present)

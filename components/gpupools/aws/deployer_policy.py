@@ -636,7 +636,11 @@ def previous_resources(export: Mapping[str, Any]) -> PreviousResources:
         if wanted[kind]:
             found[kind].append(arn)
     return PreviousResources(
-        *(tuple(sorted(found[kind])) for kind in PREVIOUS_RESOURCE_TYPES), network=tuple(sorted(_untagged_network(resources)))
+        roles=tuple(sorted(found["role"])),
+        policies=tuple(sorted(found["policy"])),
+        rules=tuple(sorted(found["rule"])),
+        launch_templates=tuple(sorted(found["launch template"])),
+        network=tuple(sorted(_untagged_network(resources))),
     )
 
 
