@@ -4,15 +4,16 @@ running until the module ends, and two stacks' autoscalers must not share the se
 
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 import pytest
+from gpupools.sim import control_plane
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
-from gpupools.sim.engine_cli import remove_never_ready_nodes
 
-from tests.sim.test_autoscalers import Running, gpu_pools, running
-from tests.sim.test_cluster_autoscaler import SHORT, admit_gang, remove_nodes_of
+from tests.sim.test_autoscalers import Running, running
+from tests.sim.test_cluster_autoscaler import SHORT, admit_gang
 
 pytestmark = pytest.mark.sim
 
@@ -21,8 +22,21 @@ AKS_QUEUEING = {**SHORT, "gpupools:queueing": {"enabled": True, "namespaces": ["
 
 
 @pytest.fixture(scope="module")
-def kueue_aks_stack(session_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
-    with running("azure-dev", session_cluster, sim_build, AKS_QUEUEING) as run:
+def own_cluster(sim_build: Build) -> Iterator[ClusterState]:
+    """A control plane of this module's own: on the worker's shared one, what earlier modules leave
+    (Kueue's cluster-scoped queues and flavours of another stack, nodes of the same pools) kept the
+    request from being provisioned in CI's full tier, while the module alone passed."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    state = control_plane.start(f"pytest-aks-kueue-{worker}", sim_build)
+    try:
+        yield state
+    finally:
+        control_plane.stop(state)
+
+
+@pytest.fixture(scope="module")
+def kueue_aks_stack(own_cluster: ClusterState, sim_build: Build) -> Iterator[Running]:
+    with running("azure-dev", own_cluster, sim_build, AKS_QUEUEING) as run:
         yield run
 
 
@@ -33,10 +47,4 @@ def test_an_aks_stack_with_kueue_admits_a_gang_job_through_the_managed_autoscale
     run = kueue_aks_stack
     assert run.objects.spec.queueing.atomic_scale_up is None  # the default, not set by the test
     assert any(r["kind"] == "AdmissionCheck" for r in run.objects.manifests)
-    # azure-dev's pools as an operator scaling them to zero leaves them: an earlier module on this
-    # worker's cluster (the Spot fallback) may have left a never-Ready Spot node and an on-demand
-    # node of the pool, which take the groups' room for the gang (CI saw "Capacity is not found").
-    remove_never_ready_nodes(run.client)
-    for pool in gpu_pools(run):
-        remove_nodes_of(run, pool.name)
     admit_gang(run, efa=False)

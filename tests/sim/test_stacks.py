@@ -248,6 +248,9 @@ def added_pool(deployed: Deployed) -> dict[str, Any]:
 
 def test_adding_a_pool_changes_no_existing_daemonset(deployed: Deployed) -> None:
     client = deployed.client
+    # Settled first: an earlier test's nodes (the gang job's) may still be getting their DaemonSet
+    # pods, which would show as changed pods below (CI saw it on aws-training-dev's EFA pool).
+    cluster.wait_settled(client)
     before = {}
     for manifest in (m for m in deployed.objects.manifests if m["kind"] == "DaemonSet"):
         live = client.get(manifest)
