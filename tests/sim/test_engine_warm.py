@@ -150,10 +150,9 @@ def test_an_always_on_buffer_whose_pool_has_no_node_does_not_hold_the_up(always_
     ``Available`` and fails the ``up`` (``provider/pkg/await/deployment.go``)."""
     e = always_on_by_engine
     pool = e.loaded.spec.gpu_pools[0].name
-    for name in list(e.nodes):
-        node = e.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}) or {}
-        if node.get("metadata", {}).get("labels", {}).get(POOL_LABEL) == pool:
-            e.client.delete(node)
+    # Every node of the pool on this worker's cluster: this module's and any an earlier module left.
+    for node in e.client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool}"):
+        e.client.delete({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}})
     buffer = sim_warm.target(e.loaded, pool)
     assert buffer["kind"] == "Deployment" and buffer["metadata"]["annotations"] == warm.SKIP_AWAIT
     created = engine.deploy(e.stack, e.kubeconfig, build=e.build, overrides=always_on(e.stack), echo=None)
