@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping
 from gpupools.aws import iam
 from gpupools.synth.diff import diff_resource
 
-from tests.upgrade.recorded import Recorded
+from tests.upgrade.recorded import Recorded, normalise
 
 EKS_COMPONENT = "eks:index:Cluster"
 
@@ -88,14 +88,8 @@ def service_role(cluster: Recorded) -> str:
     """The URN of the role an ``eks:index:Cluster`` gives its EKS cluster as ``roleArn``."""
     given = cluster.inputs.get("serviceRole")
     if isinstance(given, dict) and given.get("urn"):
-        return str(given["urn"]).split("::", 4)[0] if False else _normalised_ref(str(given["urn"]))
+        return normalise(str(given["urn"]))
     return iam.pulumi_eks_service_role_urns(cluster.parent, cluster.name)[0]
-
-
-def _normalised_ref(urn: str) -> str:
-    from tests.upgrade.recorded import normalise
-
-    return normalise(urn)
 
 
 def plan(state_resources: Iterable[Recorded], program_resources: Iterable[Recorded]) -> list[Step]:
