@@ -78,15 +78,20 @@ STACKS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("new-user")
+def write_project(root: Path) -> Path:
+    """The user's project in ``root``: the program and its ``stacks/`` as the README's quick start
+    copies them, and the three stack files (none of the example stacks)."""
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy2(PROJECT_ROOT / name, root / name)
     shutil.copytree(PROJECT_ROOT / "stacks", root / "stacks")
     for stack, config in STACKS.items():
         (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
     return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_project(tmp_path_factory.mktemp("new-user"))
 
 
 @pytest.mark.parametrize("stack", STACKS)

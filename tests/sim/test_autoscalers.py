@@ -140,9 +140,12 @@ def clear_leftovers(client: Client, stack_objects: objects.StackObjects) -> list
 
 
 @contextlib.contextmanager
-def running(stack: str, state: ClusterState, build: Build, overrides: dict[str, Any] | None = None) -> Iterator[Running]:
-    """``stack``'s objects and controllers on the session cluster, as ``sim up`` starts them; removed after."""
-    stack_objects = objects.load(stack, overrides=overrides)
+def running(
+    stack: str, state: ClusterState, build: Build, overrides: dict[str, Any] | None = None, root: Path | None = None
+) -> Iterator[Running]:
+    """``stack``'s objects and controllers on the session cluster, as ``sim up`` starts them; removed after.
+    ``root``: the project holding ``Pulumi.<stack>.yaml``; default this project."""
+    stack_objects = objects.load(stack, root=root, overrides=overrides)
     client = state.client()
     objects.install_crds(client, objects.crds_for(stack_objects, build.crds))
     clear_leftovers(client, stack_objects)

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import pytest
 from gpupools.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType
 from gpupools.queueing.workloads import gang_job
+from gpupools.sharing import slots_per_gpu
 from gpupools.sim import autoscaler, autoscaler_build, controllers, kueue, node_shapes, spot
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
@@ -109,7 +110,14 @@ def test_cpu_pods_go_to_cpu_pools(ca_stack: Running) -> None:
     pools = cpu_pools(run)
     if not pools:
         pytest.skip(f"{run.stack} has no CPU pool")
-    pool = pools[0]
+    bound = cpu_pod_node(run, pools[0])
+    assert bound["metadata"]["labels"][POOL_LABEL] == pools[0].name
+    assert "nvidia.com/gpu" not in bound["status"]["allocatable"]
+
+
+def cpu_pod_node(run: Running, pool: PoolSpec) -> dict[str, Any]:
+    """The node a pod asking for half of ``pool``'s first size's CPUs was bound to (the pod is
+    deleted after)."""
     cpus = node_shapes.resources_of(pool.instance_types[0]).cpu // 2
     pod = {
         "apiVersion": "v1",
@@ -130,9 +138,10 @@ def test_cpu_pods_go_to_cpu_pools(ca_stack: Running) -> None:
             interval=1,
             what="the CPU pod to be bound",
         )
-        bound = run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["spec"]["nodeName"]}})
-        assert bound["metadata"]["labels"][POOL_LABEL] == pool.name
-        assert "nvidia.com/gpu" not in bound["status"]["allocatable"]
+        bound: dict[str, Any] = run.client.get(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["spec"]["nodeName"]}}
+        )
+        return bound
     finally:
         run.client.delete(pod)
 
@@ -253,14 +262,17 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
     admit_gang(kueue_ca_stack, efa)
 
 
-def admit_gang(run: Running, efa: bool) -> None:
+def admit_gang(run: Running, efa: bool, pool: PoolSpec | None = None) -> list[dict[str, Any]]:
     """Submit a two-node gang Job through the stack's first queue namespace and wait until Kueue's
-    ProvisioningRequest is Provisioned, the Workload admitted and both pods run."""
+    ProvisioningRequest is Provisioned, the Workload admitted and both pods run; returns their nodes.
+    ``pool``: default the first GPU pool without reservations (with EFA when ``efa``). Each pod asks
+    for a whole node's GPUs (a MIG pool's: its slices, as the device plugin advertises them)."""
     queueing = run.objects.spec.queueing
     namespace = queueing.namespaces[0]
-    pool = next(p for p in gpu_pools(run) if not p.reservations and (p.efa or not efa))
-    shape = node_shapes.resources_of(pool.instance_types[0])
+    pool = pool or next(p for p in gpu_pools(run) if not p.reservations and (p.efa or not efa))
+    shape = node_shapes.resources_of(pool.instance_types[0], slots_per_gpu(pool.sharing))
     name = "ca-gang-efa" if efa else "ca-gang"
+    pods: list[dict[str, Any]] = []
     job = gang_job(
         name,
         image=IMAGE,
@@ -310,7 +322,7 @@ def admit_gang(run: Running, efa: bool) -> None:
                 what="Kueue to admit the job",
             )
             assert workload
-            wait_for(
+            pods = wait_for(
                 lambda: (
                     (
                         pods := [
@@ -321,11 +333,13 @@ def admit_gang(run: Running, efa: bool) -> None:
                     )
                     and len(pods) == 2
                     and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods)
+                    and pods
                 ),
                 timeout=SCALE_UP_TIMEOUT,
                 interval=1,
                 what="both pods of the gang job to run",
             )
+        return [run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": p["spec"]["nodeName"]}}) for p in pods]
     finally:
         for manifest in job:
             with contextlib.suppress(KubeError):
