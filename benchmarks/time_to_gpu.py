@@ -91,7 +91,7 @@ def one_launch(client: Any, stack_objects: Any, pool: Any, name: str, timeout: f
         extra_taints=pool.taints,
         command=["sleep", "1"],
     )
-    karpenter = stack_objects.spec.provisioner is Provisioner.KARPENTER
+    karpenter = stack_objects.spec.provisioner.node_pools  # Karpenter, NAP or EKS Auto Mode's Karpenter
     started = now()
     client.apply(job)
     claim_at = None
@@ -147,6 +147,16 @@ def empty_pool(client: Any, pool: str, karpenter: bool) -> None:
     _wait(lambda: not [c for c in client.list("karpenter.sh/v1", "NodeClaim") if c["metadata"]["labels"].get(POOL_LABEL) == pool])
 
 
+def provisioner_name(provisioner: Provisioner) -> str:
+    """The table's provisioner column: ``Karpenter`` (on AKS: NAP's), ``EKS Auto Mode
+    (Karpenter)`` or ``cluster-autoscaler``."""
+    return {
+        Provisioner.KARPENTER: "Karpenter",
+        Provisioner.AUTO_MODE: "EKS Auto Mode (Karpenter)",
+        Provisioner.CLUSTER_AUTOSCALER: "cluster-autoscaler",
+    }[provisioner]
+
+
 def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
     from gpupools.sim import autoscaler, cluster, spot
 
@@ -156,7 +166,7 @@ def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
     try:
         client = result.state.client()
         spec = result.objects.spec
-        karpenter = spec.provisioner is Provisioner.KARPENTER
+        karpenter = spec.provisioner.node_pools
         gpu = [p for p in spec.pools if p.role is Role.GPU and not p.reservations]
         first, second = gpu[0], gpu[-1]
         # Under cluster-autoscaler the fallback waits out maxNodeProvisionTime once per Spot group of the
@@ -187,7 +197,7 @@ def measure(stack: str, runs: int, fallback_runs: int) -> list[dict[str, Any]]:
                 "case": case,
                 "pool": pool.name,
                 "cloud": spec.cloud,
-                "provisioner": "Karpenter" if karpenter else "cluster-autoscaler",
+                "provisioner": provisioner_name(spec.provisioner),
                 "provision_time": None if karpenter else spec.autoscaler.max_node_provision_time,
                 "samples": samples,
             }
@@ -209,7 +219,7 @@ def measure_warm(stack: str, runs: int) -> dict[str, Any]:
     pools = copy.deepcopy(values["gpupools:gpuPools"])
     # Under Karpenter the first pool without sharing: the KWOK provider's Node shows physical GPUs, not
     # the NodeOverlay's slots, so a whole-node chunk of a shared pool never fits (tests/sim/test_warm.py).
-    karpenter = values.get("gpupools:provisioner") == Provisioner.KARPENTER.value
+    karpenter = values.get("gpupools:provisioner") in (Provisioner.KARPENTER.value, Provisioner.AUTO_MODE.value)
     index = next(i for i, p in enumerate(pools) if not (karpenter and p.get("sharing")))
     pools[index]["warm"] = {"nodes": 1}
     result = cluster.up(
@@ -231,7 +241,7 @@ def measure_warm(stack: str, runs: int) -> dict[str, Any]:
             "case": "warm (1 node kept)",
             "pool": pool.name,
             "cloud": spec.cloud,
-            "provisioner": "Karpenter" if spec.provisioner is Provisioner.KARPENTER else "cluster-autoscaler",
+            "provisioner": provisioner_name(spec.provisioner),
             "provision_time": None,
             "samples": samples,
             "warm": True,
@@ -331,7 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gpupools-ttg-") as state:
         os.environ.setdefault("GPUPOOLS_SIM_STATE", state)
         for stack in measured:
-            karpenter = stack_config(stack, ROOT).get("gpupools:provisioner") == Provisioner.KARPENTER.value
+            karpenter = stack_config(stack, ROOT).get("gpupools:provisioner") in (
+                Provisioner.KARPENTER.value,
+                Provisioner.AUTO_MODE.value,
+            )
             fallback_runs = args.fallback_runs if args.fallback_runs is not None else (args.runs if karpenter else 1)
             print(f"measuring {stack} ({args.runs} runs, {fallback_runs} of the fallback)", file=sys.stderr, flush=True)
             rows += measure(stack, args.runs, fallback_runs)

@@ -38,6 +38,7 @@ import pulumi
 import pulumi_aws as aws
 from gpupools import config, rules
 from gpupools.aws import ClusterAutoscaler, CpuNodeGroup, EksCluster, GpuNodeGroup
+from gpupools.aws.auto_mode import AutoModeNodePools
 from gpupools.aws.karpenter import DISCOVERY_TAG, Karpenter
 from gpupools.aws.karpenter_nodes import KarpenterNodePools
 from gpupools.aws.node_repair import create_node_monitoring_agent
@@ -68,7 +69,8 @@ def main() -> None:
     for warning in rules.stack_warnings(spec):
         pulumi.log.warn(warning)
     region = pulumi.Config("aws").get("region") or aws.get_region().region
-    karpenter = spec.provisioner is Provisioner.KARPENTER
+    karpenter = spec.provisioner.node_pools  # Karpenter's NodePools: gpupools' Karpenter or EKS Auto Mode's
+    auto_mode = spec.provisioner is Provisioner.AUTO_MODE
 
     cluster = EksCluster(
         spec.cluster.name,
@@ -80,8 +82,11 @@ def main() -> None:
         private_subnet_tags={DISCOVERY_TAG: spec.cluster.name} if karpenter else None,
         # No cluster-autoscaler under Karpenter, so no node-template tags on the system group's ASG.
         autoscaler_tags=not karpenter,
+        auto_mode=auto_mode,
     )
-    if karpenter:
+    if auto_mode:
+        auto_mode_pools(spec, cluster, region)
+    elif karpenter:
         karpenter_mode(spec, cluster, region)
     else:
         autoscaler_mode(spec, cluster, region)
@@ -91,16 +96,18 @@ def node_monitoring_agent(cluster: EksCluster, pools: list[NodePoolInfo]) -> Non
     """The EKS node monitoring agent add-on (``gpupools.aws.node_repair``): the GPU health
     conditions node auto repair acts on. After the system node group, the only nodes its pods can
     run on while the GPU pools are at zero (the provider waits for the add-on to be ACTIVE)."""
+    system = cluster.system_nodes()
     create_node_monitoring_agent(
         "node-monitoring-agent",
         cluster.cluster_name,
         pools,
-        opts=pulumi.ResourceOptions(depends_on=[cluster.system_node_group]),
+        opts=pulumi.ResourceOptions(depends_on=[system.node_group]),
     )
 
 
 def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     """Karpenter, its node classes and NodePools; the device plugin and smoke tests on them."""
+    system = cluster.system_nodes()
     karpenter = Karpenter(
         "karpenter",
         cluster_name=cluster.cluster_name,
@@ -125,9 +132,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # private routes only after the release and everything that depends on it (network module).
         # Likewise CoreDNS: destroy deletes the add-on only after the release, its NodePools and
         # EC2NodeClasses (the controller itself resolves through the VPC: karpenter.DNS_POLICY).
-        opts=pulumi.ResourceOptions(
-            provider=cluster.provider, depends_on=[cluster.system_node_group, cluster.coredns, *cluster.egress]
-        ),
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[system.node_group, system.coredns, *cluster.egress]),
     )
     node_pools = KarpenterNodePools(
         "nodepools",
@@ -151,7 +156,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
             spec.gpu_pools,
             node_pools.pools,
             warm_mechanism(Cloud.AWS, Provisioner.KARPENTER),
-            cluster.system_pool,
+            system.pool,
             # The CRD comes with the karpenter-crd release; the buffers name the pools' NodePools' labels.
             after=[karpenter.crd_release, node_pools],
             opts=pulumi.ResourceOptions(provider=cluster.provider),
@@ -165,7 +170,7 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     # With node repair the agent's dcgm-server already runs a host engine on every GPU node: share it.
     dcgm_exporter.for_stack(
-        spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster, remote_hostengine=spec.node_repair.enabled
+        spec.gpu_metrics, [system.pool, *node_pools.pools], on_cluster, remote_hostengine=spec.node_repair.enabled
     )
     if spec.smoke_test.enabled:
         after = [node_pools, *([plugin] if plugin else [])]
@@ -175,18 +180,16 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
                 GpuSmokeTest(f"smoke-{info.pool}", info, opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=after))
     install_queueing(
         spec,
-        cluster.system_pool,
+        system.pool,
         node_pools.pools,
         cluster.provider,
-        after=[cluster.system_node_group],
+        after=[system.node_group],
         weights={info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools},
     )
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    _, outputs, cost = stack_costs(
-        [cluster.system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost, karpenter=True
-    )
+    _, outputs, cost = stack_costs([system.pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost, karpenter=True)
     pulumi.export("nodePools", outputs)
     pulumi.export("cost", with_warm_costs(cost, spec, region))
     if node_pools.kept_classes:
@@ -194,8 +197,63 @@ def karpenter_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         pulumi.export("keptNodeClasses", node_pools.kept_classes)
 
 
+def auto_mode_pools(spec: StackSpec, cluster: EksCluster, region: str) -> None:
+    """EKS Auto Mode: a NodeClass and a NodePool per pool, the system pool's too; nothing the cloud
+    runs itself (no device plugin, node-monitoring add-on, autoscaler or Karpenter release)."""
+    on_cluster = pulumi.ResourceOptions(provider=cluster.provider)
+    node_pools = AutoModeNodePools(
+        "nodepools",
+        pools=spec.gpu_pools,
+        cpu_pools=spec.cpu_pools,
+        cluster_name=cluster.cluster_name,
+        node_role_name=cluster.node_role.name,
+        zones=cluster.zones,
+        system_pool=spec.system_pool,
+        consolidate_after=spec.autoscaler.scale_down_unneeded_time,
+        order=price_order(spec.pools, price_table(spec.cloud), region),
+        maintenance=spec.maintenance,
+        # The node role's access policy first: a NodeClaim of a role without it never joins.
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.node_access_policy]),
+    )
+    assert node_pools.system_pool is not None
+    system_pool = node_pools.system_pool
+    if any(pool.warm for pool in spec.gpu_pools):
+        WarmCapacity(
+            "warm",
+            spec.gpu_pools,
+            node_pools.pools,
+            warm_mechanism(Cloud.AWS, Provisioner.AUTO_MODE),
+            system_pool,
+            after=[node_pools],
+            opts=on_cluster,
+        )
+    # Auto Mode's nodes run no node-monitoring agent host engine gpupools can share: the exporter runs its own.
+    dcgm_exporter.for_stack(spec.gpu_metrics, [system_pool, *node_pools.pools], on_cluster, remote_hostengine=False)
+    if spec.smoke_test.enabled:
+        for info in node_pools.pools:
+            if info.role is Role.GPU:
+                GpuSmokeTest(
+                    f"smoke-{info.pool}", info, opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools])
+                )
+    install_queueing(
+        spec,
+        system_pool,
+        node_pools.pools,
+        cluster.provider,
+        after=[node_pools],
+        weights={info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools},
+    )
+
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    _, outputs, cost = stack_costs([system_pool, *node_pools.pools], price_table(spec.cloud), region, spec.cost, karpenter=True)
+    pulumi.export("nodePools", outputs)
+    pulumi.export("cost", with_warm_costs(cost, spec, region))
+
+
 def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     """Per-zone Spot and on-demand node groups, cluster-autoscaler and its priority expander."""
+    system = cluster.system_nodes()
     pools, cpu_pools = (
         [
             component(
@@ -245,7 +303,7 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         # Warm pools as CapacityBuffers where the pinned image serves them (gpupools.warm.mechanism).
         capacity_buffers=any_warm and warm.value == "CapacityBuffer",
         # The release waits for its pod, which needs the system node group.
-        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_node_group]),
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[system.node_group]),
     )
     served = list(served_pools(gpu_groups))
     plugin = (
@@ -255,20 +313,20 @@ def autoscaler_mode(spec: StackSpec, cluster: EksCluster, region: str) -> None:
     )
     if any(g.efa_interfaces for g in gpu_groups):
         EfaDevicePlugin("efa-device-plugin", gpu_groups, opts=on_cluster)
-    all_groups = [cluster.system_pool, *gpu_groups, *cpu_groups]
+    all_groups = [system.pool, *gpu_groups, *cpu_groups]
     dcgm_exporter.for_stack(spec.gpu_metrics, all_groups, on_cluster, remote_hostengine=spec.node_repair.enabled)
     prices, node_pools, cost = stack_costs(all_groups, price_table(spec.cloud), region, spec.cost)
     PriorityExpander("priority-expander", all_groups, opts=on_cluster, prices=prices)
     if any_warm:
-        WarmCapacity("warm", spec.gpu_pools, gpu_groups, warm, cluster.system_pool, after=[autoscaler], opts=on_cluster)
+        WarmCapacity("warm", spec.gpu_pools, gpu_groups, warm, system.pool, after=[autoscaler], opts=on_cluster)
     # Kueue starts after the ProvisioningRequest CRD (the autoscaler component) and orders its
     # flavours with the expander's prices.
     install_queueing(
         spec,
-        cluster.system_pool,
+        system.pool,
         [*gpu_groups, *cpu_groups],
         cluster.provider,
-        after=[cluster.system_node_group, autoscaler],
+        after=[system.node_group, autoscaler],
         prices=prices,
     )
 

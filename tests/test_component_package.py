@@ -31,6 +31,7 @@ import yaml
 from google.protobuf import json_format
 from gpupools import config, xlang
 from gpupools import warm as warm_rules
+from gpupools.aws.auto_mode import AutoModeNodePools
 from gpupools.aws.autoscaler import ClusterAutoscaler
 from gpupools.aws.cluster import EksCluster
 from gpupools.aws.karpenter import Karpenter
@@ -69,7 +70,15 @@ def schema() -> dict[str, Any]:
 
 PUBLIC = {
     "gpupools.azure": ["AksCluster", "GpuNodePool", "CpuNodePool", "NapNodePools", "NodeImageMaintenance"],
-    "gpupools.aws": ["EksCluster", "GpuNodeGroup", "CpuNodeGroup", "KarpenterNodePools", "Karpenter", "ClusterAutoscaler"],
+    "gpupools.aws": [
+        "EksCluster",
+        "GpuNodeGroup",
+        "CpuNodeGroup",
+        "KarpenterNodePools",
+        "AutoModeNodePools",
+        "Karpenter",
+        "ClusterAutoscaler",
+    ],
     "gpupools.kubernetes": ["NvidiaDevicePlugin", "DcgmExporter", "EfaDevicePlugin", "PriorityExpander", "GpuSmokeTest"],
     "gpupools.kubernetes.warm": ["WarmCapacity"],
     "gpupools.queueing": ["Kueue", "KueueQueues"],
@@ -181,6 +190,7 @@ T4 = {"name": "t4", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 4, "la
 AKS_CPU = {"name": "general", "instanceTypes": ["Standard_D8s_v5"], "maxSize": 6}
 G5 = {"name": "g5", "instanceTypes": ["g5.xlarge"], "maxSize": 4, "zones": ["us-west-2a"]}
 G6 = {"name": "g6", "instanceTypes": ["g6.xlarge", "g5.xlarge"], "maxSize": 8, "sharing": {"timeSlicing": {"replicas": 4}}}
+G6_WHOLE = {"name": "g6", "instanceTypes": ["g6.xlarge", "g5.xlarge"], "maxSize": 8}
 EKS_CPU = {"name": "general", "instanceTypes": ["m6i.xlarge"], "maxSize": 6, "zones": ["us-west-2a"]}
 P5 = {"name": "p5", "instanceTypes": ["p5.48xlarge"], "maxSize": 2, "efa": True, "zones": ["us-west-2a"]}
 SUBNETS = {"us-west-2a": "subnet-a", "us-west-2b": "subnet-b"}
@@ -299,6 +309,12 @@ CASES = [
         "KarpenterNodePools",
         {"pools": [G6], "clusterName": "ml-dev", "nodeRoleName": "ml-dev-node", "zones": ["us-west-2a", "us-west-2b"]},
         lambda: KarpenterNodePools("ml-dev", [G6], "ml-dev", "ml-dev-node", ["us-west-2a", "us-west-2b"]),
+        ("poolNames", "nodePools"),
+    ),
+    Case(
+        "AutoModeNodePools",
+        {"pools": [G6_WHOLE], "clusterName": "ml-dev", "nodeRoleName": "ml-dev-auto-node", "zones": ["us-west-2a", "us-west-2b"]},
+        lambda: AutoModeNodePools("ml-dev", [G6_WHOLE], "ml-dev", "ml-dev-auto-node", ["us-west-2a", "us-west-2b"]),
         ("poolNames", "nodePools"),
     ),
     Case(

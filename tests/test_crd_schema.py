@@ -129,6 +129,7 @@ def test_pinned_releases_and_served_versions() -> None:
         ("azure", "karpenter.azure.com/v1beta1", "AKSNodeClass"),
         ("azure", "karpenter.azure.com/v1alpha2", "AKSNodeClass"),
         ("prometheus-operator", "monitoring.coreos.com/v1", "ServiceMonitor"),
+        ("eks-auto-mode", "eks.amazonaws.com/v1", "NodeClass"),
         *(
             ("kueue", f"kueue.x-k8s.io/{version}", kind)
             for version in ("v1beta1", "v1beta2")
@@ -136,6 +137,8 @@ def test_pinned_releases_and_served_versions() -> None:
         ),
     }
     assert pinned_release("kueue") == "v0.19.2"
+    # No release: the CRD catalog's copy, named by its commit in the source block.
+    assert pinned_release("eks-auto-mode") == "catalog-2025-02"
 
 
 def test_every_schema_file_names_its_source() -> None:

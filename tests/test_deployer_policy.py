@@ -32,7 +32,13 @@ SERVICE_MODELS = {
 }
 
 STACKS = ("aws-dev", "aws-karpenter-dev")
-"""Every committed EKS example stack: cluster-autoscaler and Karpenter mode."""
+"""The committed EKS example stacks with node groups and launch templates: cluster-autoscaler and
+Karpenter mode."""
+
+ALL_STACKS = (*STACKS, "aws-auto-dev")
+"""Every committed EKS example stack, EKS Auto Mode's (``aws-auto-dev``) too: the checks that hold for
+any stack (its preflight actions granted, every resource type it registers covered, its own IAM
+requests allowed and no others)."""
 
 # What each resource type of the EKS stack needs to be created, besides reads (the Terraform AWS
 # provider's create calls for each, which pulumi-aws bridges; pulumi-eks's Cluster is a component).
@@ -128,7 +134,7 @@ def test_every_action_is_an_operation_of_its_service() -> None:
             assert name in operation_names(service), f"{action} is not an operation in botocore's {service} model"
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_the_preflight_simulates_only_actions_the_policy_grants(stack: str) -> None:
     spec = spec_of(stack)
     granted = policy.all_actions(policy.policy_for(spec))
@@ -140,7 +146,7 @@ def test_the_preflight_simulates_only_actions_the_policy_grants(stack: str) -> N
 BROUGHT_NETWORK = {"vpcId": "vpc-0abc12345678", "privateSubnetIds": ["subnet-0aaa1111", "subnet-0bbb2222", "subnet-0ccc3333"]}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_resource_type_of_the_eks_stack_is_covered(stack: str) -> None:
     run = example_run(stack)
     granted = policy.all_actions(policy.policy_for(spec_of(stack)))
@@ -277,7 +283,7 @@ def test_no_escalation_action_is_granted_on_every_resource_without_a_condition()
     ``UpdateAssumeRolePolicy`` (and ``CreatePolicyVersion`` under Karpenter) on ``*`` with no
     condition: the deployer could attach ``AdministratorAccess`` to itself. For both provisioners,
     with and without a VPC and EFA: no escalation action is on ``*`` unless a condition narrows it."""
-    for document in [*all_policies(), *(policy.policy_for(spec_of(s)) for s in STACKS)]:
+    for document in [*all_policies(), *(policy.policy_for(spec_of(s)) for s in ALL_STACKS)]:
         for statement in document["Statement"]:
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
@@ -286,7 +292,7 @@ def test_no_escalation_action_is_granted_on_every_resource_without_a_condition()
                 assert statement.get("Condition"), f"{statement['Sid']}: {sorted(risky)} on * without a condition"
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: str) -> None:
     """Requests the deployer could use to escalate are denied; every IAM request the stack itself
     makes (its roles, their attachments and inline policy, PassRole to EKS) is allowed."""
@@ -310,8 +316,9 @@ def test_the_deployer_cannot_lift_itself_and_can_do_what_the_stack_does(stack: s
         for action in ("iam:CreateRole", "iam:DeleteRole", "iam:TagRole", "iam:UpdateAssumeRolePolicy"):
             assert allows(document, action, arn), (action, arn)
         # The node role (to CreateNodegroup) and the service role (to CreateCluster) are passed to
-        # EKS; the IRSA roles never are.
-        passed = registration.name.endswith(("-node-role", "-eksRole-role"))
+        # EKS; the IRSA roles never are, nor is the Auto Mode node role (EKS passes it to EC2 itself).
+        auto_node_role = registration.name.endswith(f"-{policy.AUTO_MODE_NODE_ROLE}")
+        passed = registration.name.endswith(("-node-role", "-eksRole-role")) and not auto_node_role
         assert allows(document, "iam:PassRole", arn, {"iam:PassedToService": "eks.amazonaws.com"}) is passed, arn
     for attachment in (r for r in run.registrations if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"):
         arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{attachment.inputs['role']}-1a2b3c4"
@@ -432,14 +439,15 @@ def test_with_a_boundary_no_role_write_goes_without_it(provisioner: Provisioner)
         for statement, actions in role_statements(document):
             if actions & ROLE_PERMISSION_WRITES and not statement["Sid"].startswith("DeletePrevious"):
                 assert statement["Condition"]["ArnEquals"]["iam:PermissionsBoundary"] == BOUNDARY, statement["Sid"]
-        # Evaluated: no role write of the stack's own roles goes through without the boundary.
-        own = [f"{ACCOUNT_ARN}:role/ml-dev-node-role-1a2b3c4", f"{ACCOUNT_ARN}:role/ml-dev-eks-eksRole-role-1a2b3c4"]
-        own.append(
-            policy.controller_role_arn("ml-dev", provisioner)
-            .replace("${aws:PrincipalAccount}", ACCOUNT_ID)
-            .replace("*", "1a2b3c4")
-        )
-        managed = {"iam:PolicyARN": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"}
+        # Evaluated: no role write of the stack's own roles (node, service and controller role; under
+        # Auto Mode the Auto Mode node role and the service role) goes through without the boundary.
+        own = [
+            arn.replace("${aws:PrincipalAccount}", ACCOUNT_ID).replace("*", "1a2b3c4")
+            for arn in policy.stack_role_arns("ml-dev", provisioner)
+        ]
+        assert len(own) == (2 if provisioner is Provisioner.AUTO_MODE else 3)
+        node_policy = "AmazonEKSWorkerNodeMinimalPolicy" if provisioner is Provisioner.AUTO_MODE else "AmazonEKSWorkerNodePolicy"
+        managed = {"iam:PolicyARN": f"arn:aws:iam::aws:policy/{node_policy}"}
         other = {**managed, "iam:PermissionsBoundary": "arn:aws:iam::123456789012:policy/wide-open"}
         for role in own:
             for action in sorted(ROLE_PERMISSION_WRITES & granted):
@@ -477,6 +485,13 @@ def test_cli_without_a_boundary_says_what_the_policy_still_allows(
 ) -> None:
     assert policy.main(["--cluster-name", "ml-dev", "--provisioner", provisioner.value]) == 0
     err = capsys.readouterr().err
+    if provisioner is Provisioner.AUTO_MODE:
+        # No controller role to write a policy into: the way up is the cluster role's AmazonEKSComputePolicy.
+        assert "take over any IAM role of the account that EC2 may assume" in " ".join(err.split())
+        assert "iam:UpdateAssumeRolePolicy" in err and "NodeClass" in err and "--permissions-boundary" in err
+        assert "role/ml-dev-eks-eksRole-role-*" in err and "role/ml-dev-auto-node-role-*" in err
+        assert "iam:PutRolePolicy writes" not in err and "CreatePolicyVersion" not in err
+        return
     step = "iam:PutRolePolicy" if provisioner is Provisioner.CLUSTER_AUTOSCALER else "iam:CreatePolicyVersion"
     assert "give itself any permission" in err and step in err and "--permissions-boundary" in err
 
@@ -592,7 +607,8 @@ def test_parliament_finds_no_resource_type_mismatch_in_any_deployer_policy() -> 
         p: policy.previous_resources(exported_02_state(s))
         for p, s in ((Provisioner.CLUSTER_AUTOSCALER, "aws-dev"), (Provisioner.KARPENTER, "aws-karpenter-dev"))
     }
-    documents = all_policies() + [policy.deployer_policy("ml-dev", provisioner=p, previous=previous[p]) for p in Provisioner]
+    # Auto Mode did not exist in 0.2: no previous names (test_auto_mode_refuses_the_0_2_previous_names).
+    documents = all_policies() + [policy.deployer_policy("ml-dev", provisioner=p, previous=previous[p]) for p in previous]
     for document in documents:
         findings = [f for f in lint(document) if f.issue not in ("RESOURCE_STAR",)]
         assert findings == [], [(f.issue, f.detail) for f in findings]
@@ -647,7 +663,7 @@ def reference_arn_formats(action: str) -> list[tuple[str, str]]:
     ]
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 @pytest.mark.parametrize("boundary", [None, BOUNDARY])
 def test_the_preflight_simulates_each_scoped_action_on_its_resource_type(stack: str, boundary: str | None) -> None:
     """Issue 37 (M2', n5): the preflight's simulated resource is of the type IAM authorizes the action
@@ -659,10 +675,12 @@ def test_the_preflight_simulates_each_scoped_action_on_its_resource_type(stack: 
     cluster = dict(engine_cluster(stack), **({"permissionsBoundary": boundary} if boundary else {}))
     spec = spec_of(stack, **{"gpupools:cluster": cluster})
     document = policy.policy_for(spec)
-    entries = preflight_aws.simulation_context("aws", ACCOUNT_ID, spec.cluster.name, spec.cluster.permissions_boundary)
+    entries = preflight_aws.simulation_context(
+        "aws", ACCOUNT_ID, spec.cluster.name, spec.cluster.permissions_boundary, spec.provisioner
+    )
     context = {e["ContextKeyName"]: e["ContextKeyValues"][0] for e in entries}
     actions = preflight_aws.required_actions(spec)
-    if spec.provisioner is Provisioner.KARPENTER:
+    if spec.provisioner in (Provisioner.KARPENTER, Provisioner.AUTO_MODE):
         assert "iam:RemoveRoleFromInstanceProfile" in actions
     for action in actions:
         resources = preflight_aws.simulation_resources(action, spec, ACCOUNT_ID, "aws", "us-west-2") or ("*",)
@@ -787,7 +805,9 @@ def test_what_stays_on_every_resource_is_the_documented_list(provisioner: Provis
     creates, modifies and deletes, ``RunInstances``, the service-linked roles of four services).
     Before T4 the launch template writes, every tag write, SQS and EventBridge were among them."""
     document = policy.deployer_policy("ml-dev", provisioner=provisioner, efa=True)
-    documented = {*policy.EC2_ACTIONS, "iam:CreateServiceLinkedRole"}
+    # Auto Mode has no Auto Scaling group of the deployer's, so no ec2:RunInstances.
+    auto_mode = provisioner is Provisioner.AUTO_MODE
+    documented = {*(() if auto_mode else policy.EC2_ACTIONS), "iam:CreateServiceLinkedRole"}
     # parliament reports only actions the reference gives a required resource type (not, e.g.,
     # ec2:ReleaseAddress): those without one are checked on the statements themselves.
     assert written_on_every_resource(document) == {a for a in documented if reference_arn_formats(a)}
@@ -904,3 +924,199 @@ def test_karpenter_queue_and_rules_only_by_the_clusters_names() -> None:
     prefixed = [r for r in run.registrations if r.type in ("aws:sqs/queue:Queue", "aws:cloudwatch/eventRule:EventRule")]
     assert len(prefixed) >= 5
     assert all(r.inputs["namePrefix"] == f"{cluster}-karpenter-" for r in prefixed)
+
+
+# --- EKS Auto Mode (gpupools:provisioner: auto-mode) ------------------------------------------------------
+
+AUTO = Provisioner.AUTO_MODE
+AUTO_NODE_ROLE = f"{ACCOUNT_ARN}:role/ml-dev-auto-node-role-1a2b3c4"
+SERVICE_ROLE = f"{ACCOUNT_ARN}:role/ml-dev-eks-eksRole-role-1a2b3c4"
+
+
+def statements_of(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["Sid"]: s for s in document["Statement"]}
+
+
+def test_auto_mode_roles_are_the_service_role_and_the_auto_mode_node_role_by_name() -> None:
+    """An Auto Mode stack creates two roles (``gpupools.aws.auto_mode.AutoModeNodeRole``,
+    ``iam.create_cluster_service_role``): the role statements name exactly those, the node role by
+    its own ``<cluster>-auto-node-role-*`` pattern; no ``<cluster>-node-role-*`` and no controller role."""
+    document = policy.deployer_policy("ml-dev", provisioner=AUTO)
+    expected = [
+        f"arn:aws:iam::{policy.ACCOUNT}:role/ml-dev-auto-node-role-*",
+        f"arn:aws:iam::{policy.ACCOUNT}:role/ml-dev-eks-eksRole-role-*",
+    ]
+    statements = statements_of(document)
+    for sid in ("StackRoles", "StackRoleWrites", "AttachOnlyTheStacksPolicies"):
+        assert statements[sid]["Resource"] == expected, sid
+    for action in ("iam:CreateRole", "iam:DeleteRole", "iam:DetachRolePolicy", "iam:TagRole"):
+        assert allows(document, action, AUTO_NODE_ROLE) and allows(document, action, SERVICE_ROLE), action
+        for other in (
+            "ml-dev-node-role",
+            "ml-dev-cluster-autoscaler-role",
+            "ml-dev-karpenter-controller",
+            "ml-dev2-auto-node-role",
+        ):
+            assert not allows(document, action, f"{ACCOUNT_ARN}:role/{other}-1a2b3c4"), (action, other)
+    with pytest.raises(ValueError, match="no controller role"):
+        policy.controller_role_arn("ml-dev", AUTO)
+    # The aws-auto-dev example's roles are those two, under the cluster's name.
+    cluster = spec_of("aws-auto-dev").cluster.name
+    assert sorted(r.name for r in example_run("aws-auto-dev").of_type("aws:iam/role:Role")) == [
+        f"{cluster}-{policy.AUTO_MODE_NODE_ROLE}",
+        f"{cluster}-eks-eksRole-role",
+    ]
+
+
+def test_auto_mode_passes_only_the_service_role_and_only_to_eks() -> None:
+    """``CreateCluster`` passes the service role; no call of the deployer's names the node role to a
+    service (no ``computeConfig.nodeRoleArn``, no node group): EKS passes it to EC2 with the cluster
+    role's ``AmazonEKSComputePolicy``."""
+    document = policy.deployer_policy("ml-dev", provisioner=AUTO)
+    assert statements_of(document)["PassStackRolesToEks"]["Resource"] == [
+        f"arn:aws:iam::{policy.ACCOUNT}:role/ml-dev-eks-eksRole-role-*"
+    ]
+    eks, ec2 = {"iam:PassedToService": "eks.amazonaws.com"}, {"iam:PassedToService": "ec2.amazonaws.com"}
+    assert allows(document, "iam:PassRole", SERVICE_ROLE, eks)
+    assert not allows(document, "iam:PassRole", SERVICE_ROLE, ec2)
+    assert not allows(document, "iam:PassRole", AUTO_NODE_ROLE, eks)
+    assert not allows(document, "iam:PassRole", AUTO_NODE_ROLE, ec2)
+    # The other provisioners still pass their node role to EKS (CreateNodegroup).
+    assert allows(policy.deployer_policy("ml-dev"), "iam:PassRole", f"{ACCOUNT_ARN}:role/ml-dev-node-role-1a2b3c4", eks)
+
+
+def test_auto_mode_attaches_exactly_the_seven_auto_mode_policies() -> None:
+    arns = policy.attachable_policy_arns("ml-dev", AUTO)
+    assert arns == [
+        f"arn:aws:iam::aws:policy/{name}"
+        for name in (
+            "AmazonEKSClusterPolicy",
+            "AmazonEKSComputePolicy",
+            "AmazonEKSBlockStoragePolicy",
+            "AmazonEKSLoadBalancingPolicy",
+            "AmazonEKSNetworkingPolicy",
+            "AmazonEKSWorkerNodeMinimalPolicy",
+            "AmazonEC2ContainerRegistryPullOnly",
+        )
+    ]
+    assert policy.attachable_policy_arns("ml-dev", AUTO, "aws-cn")[1] == "arn:aws-cn:iam::aws:policy/AmazonEKSComputePolicy"
+    document = policy.deployer_policy("ml-dev", provisioner=AUTO)
+    assert allows(document, "iam:AttachRolePolicy", SERVICE_ROLE, {"iam:PolicyARN": arns[1]})
+    assert allows(document, "iam:AttachRolePolicy", AUTO_NODE_ROLE, {"iam:PolicyARN": arns[-1]})
+    # The other provisioners' node policies are not the Auto Mode node role's.
+    for name in ("AmazonEKSWorkerNodePolicy", "AmazonSSMManagedInstanceCore", "AmazonEKS_CNI_Policy", "AdministratorAccess"):
+        assert not allows(document, "iam:AttachRolePolicy", AUTO_NODE_ROLE, {"iam:PolicyARN": f"arn:aws:iam::aws:policy/{name}"})
+    # Every policy the example attaches is among them, and the example attaches all seven.
+    attached = {
+        r.inputs["policyArn"] for r in example_run("aws-auto-dev").of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    }
+    assert attached == set(arns)
+
+
+def test_auto_mode_has_no_node_group_launch_template_autoscaling_or_karpenter_actions() -> None:
+    """None of what only node groups, launch templates, cluster-autoscaler or Karpenter's own
+    resources need: an Auto Mode stack registers none of them, and its policy grants none."""
+    for network in (True, False):
+        for boundary in (None, BOUNDARY):
+            granted = policy.all_actions(policy.deployer_policy("ml-dev", network, AUTO, permissions_boundary=boundary))
+            assert not {a for a in granted if a.split(":")[0] in ("sqs", "events", "autoscaling")}, sorted(granted)
+            dropped = {
+                *policy.EC2_ACTIONS,
+                *policy.LAUNCH_TEMPLATE_ACTIONS,
+                policy.LAUNCH_TEMPLATE_CREATE,
+                *policy.LAUNCH_TEMPLATE_READ_ACTIONS,
+                *policy.NODE_GROUP_EKS_ACTIONS,
+                *policy.KARPENTER_POLICY_ACTIONS,
+                "iam:PutRolePolicy",
+            } - {"ec2:CreateTags", "ec2:DeleteTags"}  # the stack's network still gets tags
+            assert not granted & dropped, sorted(granted & dropped)
+    sids = set(statements_of(policy.deployer_policy("ml-dev", provisioner=AUTO)))
+    assert not sids & {
+        "CreateStackLaunchTemplates",
+        "TagLaunchTemplatesAsTheyAreCreated",
+        "StackLaunchTemplates",
+        "StackAutoScalingGroupTags",
+        "DiscoveryTagOnTheClusterSecurityGroup",
+        "AutoscalerInlinePolicy",
+        "KarpenterQueueAndRules",
+        "KarpenterPolicies",
+    }
+    types = {r.type for r in example_run("aws-auto-dev").registrations if r.custom}
+    assert not types & {
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "aws:eks/nodeGroup:NodeGroup",
+        "aws:eks/addon:Addon",
+        "aws:autoscaling/tag:Tag",
+        "aws:ec2/tag:Tag",
+        "aws:iam/rolePolicy:RolePolicy",
+        "aws:iam/policy:Policy",
+        "aws:sqs/queue:Queue",
+        "aws:cloudwatch/eventRule:EventRule",
+    }
+    # Only EKS's and Spot's service-linked roles: no managed node group, no Auto Scaling group.
+    slr = statements_of(policy.deployer_policy("ml-dev", provisioner=AUTO))["ServiceLinkedRoles"]
+    assert slr["Condition"]["StringEquals"]["iam:AWSServiceName"] == ["eks.amazonaws.com", "spot.amazonaws.com"]
+
+
+def test_auto_mode_eks_writes_are_the_cluster_and_its_access_entries() -> None:
+    """The node role's ``EC2`` access entry (``CreateAccessEntry`` on the cluster) and its
+    ``AmazonEKSAutoNodePolicy`` (``AssociateAccessPolicy`` on the entry); ``UpdateClusterConfig`` on the
+    cluster; nothing on node groups or add-ons, and nothing on another cluster."""
+    document = policy.deployer_policy("ml-dev", provisioner=AUTO)
+    cluster = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:cluster/ml-dev"
+    entry = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:access-entry/ml-dev/role/{ACCOUNT_ID}/ml-dev-auto-node-role-1a2b3c4/0a1b2c3d"
+    for action in ("eks:CreateAccessEntry", "eks:UpdateClusterConfig", "eks:UpdateClusterVersion", "eks:DeleteCluster"):
+        assert allows(document, action, cluster) and not allows(document, action, cluster.replace("/ml-dev", "/prod")), action
+    for action in ("eks:AssociateAccessPolicy", "eks:DisassociateAccessPolicy", "eks:DeleteAccessEntry"):
+        assert allows(document, action, entry), action
+        assert not allows(document, action, entry.replace("/ml-dev/", "/ml-dev2/")), action
+    assert allows(document, "eks:CreateCluster", "*")
+    nodegroup = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:nodegroup/ml-dev/system/0a1b2c3d"
+    addon = f"arn:aws:eks:us-west-2:{ACCOUNT_ID}:addon/ml-dev/coredns/0a1b2c3d"
+    assert not allows(document, "eks:CreateNodegroup", cluster) and not allows(document, "eks:CreateAddon", cluster)
+    assert not allows(document, "eks:DeleteNodegroup", nodegroup) and not allows(document, "eks:UpdateAddon", addon)
+    assert not allows(document, "eks:TagResource", nodegroup)
+    # The preflight simulates the access policy on the node role's entry, which the policy allows.
+    spec = spec_of("aws-auto-dev")
+    [simulated] = preflight_aws.simulation_resources("eks:AssociateAccessPolicy", spec, ACCOUNT_ID, "aws", "us-west-2")
+    assert allows(policy.policy_for(spec), "eks:AssociateAccessPolicy", simulated)
+    assert "/ml-auto-auto-node-role-" in simulated
+    assert not {"eks:CreateNodegroup", "eks:CreateAddon", "ec2:CreateLaunchTemplate"} & set(preflight_aws.required_actions(spec))
+
+
+def test_auto_mode_node_role_leaves_only_eks_made_instance_profiles() -> None:
+    """The node role's delete takes it out of the instance profile Auto Mode made (``eks*``, which can
+    outlive the cluster); nothing else of the kind, and the other provisioners get none of it."""
+    document = policy.deployer_policy("ml-dev", provisioner=AUTO)
+    action = "iam:RemoveRoleFromInstanceProfile"
+    assert allows(document, action, f"{ACCOUNT_ARN}:instance-profile/eks-0f8e7d6c-aaaa-bbbb-cccc-000000000000")
+    assert not allows(document, action, f"{ACCOUNT_ARN}:instance-profile/prod-admin")
+    assert not allows(document, action, AUTO_NODE_ROLE)
+    for escalation in ("iam:AddRoleToInstanceProfile", "iam:CreateInstanceProfile"):
+        assert escalation not in policy.all_actions(document)
+    assert action not in policy.all_actions(policy.deployer_policy("ml-dev"))
+
+
+def test_auto_mode_refuses_the_0_2_previous_names(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    """Auto Mode did not exist in 0.2: ``--previous-names`` with it is a usage error naming the flag
+    (and a ``ValueError`` from ``deployer_policy``), not a ``KeyError``; so is ``--efa``."""
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps(exported_02_state("aws-dev")))
+    with pytest.raises(SystemExit) as exit_info:
+        policy.main(["--cluster-name", "ml-dev", "--provisioner", "auto-mode", "--previous-names", str(state)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--previous-names" in err and "auto-mode" in err and "Traceback" not in err
+    with pytest.raises(ValueError, match=r"^--previous-names: provisioner auto-mode did not exist"):
+        policy.deployer_policy("ml-dev", provisioner=AUTO, previous=policy.previous_resources(exported_02_state("aws-dev")))
+    with pytest.raises(SystemExit) as exit_info:
+        policy.main(["--cluster-name", "ml-dev", "--provisioner", "auto-mode", "--efa"])
+    assert exit_info.value.code == 2 and "--efa" in capsys.readouterr().err
+
+
+def test_cli_prints_the_auto_mode_policy_of_the_example_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = spec_of("aws-auto-dev")
+    assert policy.main(["--cluster-name", spec.cluster.name, "--provisioner", "auto-mode"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == policy.policy_for(spec)
+    assert out.err == policy.unbounded_warning(spec.cluster.name, AUTO) + "\n"

@@ -126,8 +126,10 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
     data, text = outputs[stack]
     config = stack_config(stack)
     cloud, region = Cloud(config["gpupools:cloud"]), region_of(config)
-    karpenter = config.get("gpupools:provisioner") == "karpenter"
+    karpenter = config.get("gpupools:provisioner") in ("karpenter", "auto-mode")
     system = config["gpupools:systemPool"]
+    # EKS Auto Mode's system pool is a NodePool: no minimum (gpupools.aws.auto_mode.system_pool_spec).
+    system_min = 0 if config.get("gpupools:provisioner") == "auto-mode" else system["minSize"]
     pools = list(config.get("gpupools:gpuPools", [])) + list(config.get("gpupools:cpuPools", []))
 
     def gpus(pool: dict[str, Any]) -> int:
@@ -143,7 +145,7 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
     def reserved(pool: dict[str, Any]) -> int:  # reservations[].count, the pool's maxSize without one
         return sum(r.get("count", pool["maxSize"]) for r in pool.get("reservations", []))
 
-    system_max = system.get("maxSize", system["minSize"])  # a fixed NAP System pool: its min
+    system_max = system.get("maxSize", system_min)  # a fixed NAP System pool: its min
     system_price = price(system, "on-demand")
     # Per pool: (nodes at max, Spot first), its cost, (nodes at the ceiling), its cost.
     first_nodes = ceiling_nodes = system_max
@@ -173,7 +175,7 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
 
     total = data["total"]
     assert (total["maxSize"], total["gpusAtMax"], total["idleGpus"]) == (ceiling_nodes, ceiling_gpus, idle_gpus)
-    assert total["minSize"] == system["minSize"] + sum(p.get("minSize", 0) for p in pools)
+    assert total["minSize"] == system_min + sum(p.get("minSize", 0) for p in pools)
     assert total["costPerHourAtMax"] == pytest.approx(ceiling_cost, abs=1e-3)
     figures = data["cost"]["capacity"]
     assert (figures["atMaxSpotFirst"]["nodes"], figures["atMaxSpotFirst"]["gpus"]) == (first_nodes, first_gpus)

@@ -58,6 +58,10 @@ MANAGED_WHY = {
 }
 """Why ``gpuDriver: managed`` is refused, per cloud and provisioner (module docstring)."""
 MANAGED_WHY[(Cloud.AWS, Provisioner.KARPENTER)] = MANAGED_WHY[(Cloud.AWS, Provisioner.CLUSTER_AUTOSCALER)]
+MANAGED_WHY[(Cloud.AWS, Provisioner.AUTO_MODE)] = (
+    "has no meaning with provisioner auto-mode: EKS Auto Mode installs the NVIDIA driver and device plugin on its nodes "
+    "itself; leave gpuDriver out"
+)
 
 SHARING_WHY = (
     "needs gpuDriver install: time-slicing, MPS and MIG are configured through gpupools' NVIDIA device plugin, which "

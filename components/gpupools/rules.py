@@ -73,6 +73,8 @@ def eks_node_group_count(spec: StackSpec) -> int:
     old one is deleted, so a stack at the quota cannot replace a pool."""
     if spec.cloud is not Cloud.AWS:
         return 0
+    if spec.provisioner is Provisioner.AUTO_MODE:
+        return 0  # Auto Mode: NodePools only, the system pool too (gpupools.aws.auto_mode)
     if spec.provisioner is Provisioner.KARPENTER:
         return 1
     count = 1
@@ -695,6 +697,37 @@ def check_infiniband(pool: PoolSpec, cloud: Cloud, path: str) -> None:
             )
 
 
+AUTO_MODE_GPU_FAMILIES = (
+    "p6-b200", "p6-b300", "p5", "p5e", "p5en", "p4d", "p4de", "p3dn",
+    "g7e", "g6", "gr6", "g6e", "g5g", "g5", "g4dn",
+)  # fmt: skip
+"""The NVIDIA families EKS Auto Mode launches (EKS user guide ``automode/automode-learn-instances.adoc``
+at 06faff14, "Supported instance types": also g4ad (AMD), inf1/inf2 and trn1/trn1n/trn2, which are
+not NVIDIA). g6f is not in that list."""
+
+AUTO_MODE_SMALL_SIZES = ("nano", "micro", "small")
+"""Auto Mode launches only instances "with more than 1 vCPU" and not of these sizes (same page)."""
+
+
+def check_auto_mode_sizes(pool: PoolSpec, path: str) -> None:
+    """Every size of a pool under ``provisioner: auto-mode`` is one Auto Mode launches: on GPU pools
+    an ``AUTO_MODE_GPU_FAMILIES`` family, on every pool more than 1 vCPU and not nano, micro or small."""
+    from gpupools.catalog.sizes import size_facts
+
+    for index, size in enumerate(pool.instance_types):
+        family, _, suffix = size.partition(".")
+        if pool.is_gpu and family not in AUTO_MODE_GPU_FAMILIES:
+            fail(
+                f"{path}[{index}]",
+                "is not a GPU family EKS Auto Mode launches (" + ", ".join(AUTO_MODE_GPU_FAMILIES) + ": EKS user guide, "
+                "Auto Mode supported instance types); use one of them, or provisioner karpenter for this size",
+                size,
+            )
+        facts = size_facts(size)
+        if suffix in AUTO_MODE_SMALL_SIZES or (facts is not None and facts[1] <= 1):
+            fail(f"{path}[{index}]", "is too small for EKS Auto Mode (it launches more than 1 vCPU, not nano/micro/small)", size)
+
+
 def check_efa(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[str], provisioner: Provisioner) -> None:
     """``gpuPools[].efa``: an AWS GPU pool of EFA-capable types with one EFA interface count, in
     exactly one zone, under cluster-autoscaler.
@@ -719,10 +752,10 @@ def check_efa(pool: PoolSpec, cloud: Cloud, path: str, cluster_zones: Sequence[s
         fail(at, "is AWS only (on Azure use proximityPlacement with an InfiniBand size, see docs/aks.md)", True)
     if not pool.is_gpu:
         fail(at, "is for GPU pools only", True)
-    if provisioner is Provisioner.KARPENTER:
+    if provisioner.node_pools:
         fail(
             at,
-            "is not supported with gpupools:provisioner karpenter: gpupools sets up EFA interfaces, the cluster "
+            f"is not supported with gpupools:provisioner {provisioner.value}: gpupools sets up EFA interfaces, the cluster "
             "placement group and the EFA security group on managed node groups only (Karpenter v1.14.1's EC2NodeClass "
             "networkInterfaces and placementGroupSelector are not wired yet); use provisioner cluster-autoscaler for "
             "this pool's stack",
@@ -976,7 +1009,7 @@ def check_gpu_pool(
     "resolved at deploy time". Under ``Provisioner.KARPENTER`` the rules that exist because of
     per-zone node groups and their Auto Scaling group tags (a node per zone, 50 ASG tags, 450 nodes
     per group) do not apply; Karpenter's reserved label domains do."""
-    karpenter = provisioner is Provisioner.KARPENTER
+    karpenter = provisioner.node_pools
     name_max = AKS_GPU_POOL_NAME_MAX if cloud is Cloud.AZURE else EKS_GPU_POOL_NAME_MAX
     if not POOL_NAME.match(pool.name) or len(pool.name) > name_max:
         why = (
@@ -1095,6 +1128,8 @@ def check_gpu_pool(
     check_reservations(pool, cloud, path, zones)
     check_infiniband(pool, cloud, path)
     check_efa(pool, cloud, path, cluster_zones, provisioner)
+    if provisioner is Provisioner.AUTO_MODE:
+        check_auto_mode_sizes(pool, f"{path}.instanceTypes")
     check_proximity_placement(pool, cloud, path, cluster_zones)
     check_upgrade(pool, path)
     from gpupools.warm import check_warm

@@ -62,10 +62,20 @@ class Provisioner(str, Enum):
     ``karpenter.sh/v1`` NodePool per pool that allows Spot and on-demand at once (Karpenter tries
     Spot first and falls back to on-demand on a capacity error, without a provision timeout); on EKS
     gpupools installs Karpenter itself, on AKS it is Node Auto Provisioning (AKS runs Karpenter).
+    ``AUTO_MODE`` (EKS only, new clusters): EKS Auto Mode runs Karpenter, the NVIDIA driver and device
+    plugin, node repair and Spot interruption handling; gpupools writes one ``eks.amazonaws.com/v1``
+    NodeClass and one NodePool per pool and nothing the cloud already runs.
     """
 
     CLUSTER_AUTOSCALER = "cluster-autoscaler"
     KARPENTER = "karpenter"
+    AUTO_MODE = "auto-mode"
+
+    @property
+    def node_pools(self) -> bool:
+        """True when ``karpenter.sh/v1`` NodePools buy the nodes: ``karpenter`` (EKS Karpenter, AKS
+        NAP) and ``auto-mode`` (EKS Auto Mode runs Karpenter itself: ``gpupools.aws.auto_mode``)."""
+        return self is not Provisioner.CLUSTER_AUTOSCALER
 
 
 class SharingMode(str, Enum):

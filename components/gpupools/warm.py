@@ -108,10 +108,15 @@ class Mechanism(str, Enum):
 
 def mechanism(cloud: Cloud, provisioner: Provisioner, autoscaler_image_tag: str | None = None) -> Mechanism:
     """CapacityBuffer on EKS Karpenter and on EKS cluster-autoscaler images in
-    ``CAPACITY_BUFFER_AUTOSCALER_TAGS``; placeholder pods on AKS (managed autoscaler, NAP) and older images."""
+    ``CAPACITY_BUFFER_AUTOSCALER_TAGS``; placeholder pods on AKS (managed autoscaler, NAP), on EKS Auto
+    Mode (its Karpenter's feature gates are AWS's, not settable: aws/containers-roadmap #2612) and older images."""
     if cloud is Cloud.AWS and provisioner is Provisioner.KARPENTER:
         return Mechanism.CAPACITY_BUFFER
-    if cloud is Cloud.AWS and autoscaler_image_tag in CAPACITY_BUFFER_AUTOSCALER_TAGS:
+    if (
+        cloud is Cloud.AWS
+        and provisioner is Provisioner.CLUSTER_AUTOSCALER
+        and autoscaler_image_tag in CAPACITY_BUFFER_AUTOSCALER_TAGS
+    ):
         return Mechanism.CAPACITY_BUFFER
     return Mechanism.PLACEHOLDER_PODS
 

@@ -1,6 +1,6 @@
 """The stacks' own provisioner and Kueue, running, on the session's control plane (``conftest.py``).
 
-Karpenter stacks (``aws-karpenter-dev``: EKS Karpenter; ``azure-nap-dev``: AKS Node Auto
+Karpenter stacks (``aws-karpenter-dev``: EKS Karpenter; ``aws-auto-dev``: EKS Auto Mode; ``azure-nap-dev``: AKS Node Auto
 Provisioning): the real Karpenter v1.14.1 with its KWOK provider runs against the stack's NodePools
 (``gpupools.sim.karpenter``). What is asserted comes from the stack's config (pool names, sizes,
 Spot/on-demand, sharing, the scale-down time), never from what Karpenter did:
@@ -50,7 +50,7 @@ from tests.sim import listeners
 
 pytestmark = pytest.mark.sim
 
-KARPENTER_STACKS = ("aws-karpenter-dev", "azure-nap-dev")
+KARPENTER_STACKS = ("aws-karpenter-dev", "aws-auto-dev", "azure-nap-dev")
 KUEUE_STACK = "aws-training-dev"
 SCALE_DOWN = "1m"
 """``gpupools:autoscaler.scaleDownUnneededTime`` for the Karpenter stacks here (their files say 10m;
@@ -356,11 +356,12 @@ def whoami(state: ClusterState, kubeconfig: str) -> str:
 
 
 def test_karpenter_runs_as_its_charts_service_account(karpenter_stack: Running) -> None:
-    """EKS: the chart's ServiceAccount (``serviceAccount.name`` of the stack's release); NAP: no chart, admin."""
+    """EKS: the chart's ServiceAccount (``serviceAccount.name`` of the stack's release); NAP and EKS Auto
+    Mode: no chart (the cloud runs Karpenter), admin."""
     record = processes.records(karpenter_stack.state)[karpenter.NAME]
     releases = charts.releases(karpenter_stack.objects.run.registrations, karpenter.CHART)
     if not releases:
-        assert karpenter_stack.stack == "azure-nap-dev" and record.extra["identity"] == "admin"
+        assert karpenter_stack.stack in ("azure-nap-dev", "aws-auto-dev") and record.extra["identity"] == "admin"
         return
     account = releases[0].inputs["values"]["serviceAccount"]["name"]
     assert record.extra["identity"] == f"ServiceAccount kube-system/{account}"
@@ -372,7 +373,7 @@ def test_without_a_rule_of_its_charts_clusterrole_karpenter_cannot_launch(karpen
     ``karpenter-core`` ClusterRole, a pending pod gets no NodeClaim and Karpenter's log shows the API
     server's refusal; the rule restored, the pod gets its node."""
     if not charts.releases(karpenter_stack.objects.run.registrations, karpenter.CHART):
-        pytest.skip("NAP: no chart, Karpenter runs as admin")
+        pytest.skip("NAP and EKS Auto Mode: no chart, Karpenter runs as admin")
     plan = karpenter.plan(karpenter_stack.objects, karpenter_stack.build)
     role = next(o for o in plan.objects if o["kind"] == "ClusterRole" and o["metadata"]["name"].endswith("-core"))
     cut = copy.deepcopy(role)

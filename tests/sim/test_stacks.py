@@ -28,7 +28,7 @@ from gpupools.sim import cluster, node_shapes, objects
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import Client, KubeError, wait_for
-from gpupools.specs import PoolSpec, SharingMode
+from gpupools.specs import PoolSpec, Provisioner, SharingMode
 from gpupools.testing import PROJECT_ROOT, stack_config
 
 from tests.examples import EXAMPLE_STACKS
@@ -134,7 +134,14 @@ def test_every_object_is_accepted_by_the_api_server(deployed: Deployed) -> None:
 
 
 def test_a_broken_object_is_refused_by_the_dry_run(deployed: Deployed) -> None:
-    daemonset = next(m for m in deployed.objects.manifests if m["kind"] == "DaemonSet")
+    daemonset = next((m for m in deployed.objects.manifests if m["kind"] == "DaemonSet"), None)
+    if daemonset is None:  # EKS Auto Mode: no DaemonSet of gpupools'; a NodePool outside its CRD's weight range
+        nodepool = next(m for m in deployed.objects.manifests if m["kind"] == "NodePool")
+        broken_pool = {**nodepool, "metadata": {"name": "broken-np"}, "spec": {**nodepool["spec"], "weight": 1000}}
+        with pytest.raises(objects.ApplyError, match="broken-np"):
+            objects.apply(deployed.client, [broken_pool])
+        assert deployed.client.get(broken_pool) is None
+        return
     broken = {**daemonset, "metadata": {**daemonset["metadata"], "name": "broken-ds"}}
     spec = dict(broken["spec"])
     template = {
@@ -149,6 +156,9 @@ def test_a_broken_object_is_refused_by_the_dry_run(deployed: Deployed) -> None:
 
 def test_each_daemonset_runs_on_exactly_the_nodes_it_serves(deployed: Deployed) -> None:
     daemonsets = [m for m in deployed.objects.manifests if m["kind"] == "DaemonSet"]
+    if deployed.objects.spec.provisioner is Provisioner.AUTO_MODE:
+        assert not daemonsets, "EKS Auto Mode runs the device plugin itself: gpupools deploys no DaemonSet there"
+        return
     assert daemonsets
     for manifest in daemonsets:
         name, namespace = manifest["metadata"]["name"], manifest["metadata"]["namespace"]

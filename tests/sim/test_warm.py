@@ -37,7 +37,7 @@ from tests.sim.test_autoscalers import IMAGE, WORKLOADS, Running, gpu_pools, run
 
 pytestmark = pytest.mark.sim
 
-STACKS = ("aws-dev", "azure-dev", "aws-karpenter-dev", "azure-nap-dev")
+STACKS = ("aws-dev", "azure-dev", "aws-karpenter-dev", "aws-auto-dev", "azure-nap-dev")
 ALL_DAY = {"start": "00:00", "end": "23:59"}
 WARM_TIMEOUT = 150.0
 """Seconds for the autoscaler to buy the warm node (cluster-autoscaler's 10 s loop, Karpenter's batch)."""
@@ -52,7 +52,7 @@ def warm_index(values: dict[str, Any]) -> int:
     the node it bought and Karpenter buys another every buffer reconcile (30 s). On a real node the
     device plugin advertises the slots."""
     pools = values["gpupools:gpuPools"]
-    if values.get("gpupools:provisioner") != "karpenter":
+    if values.get("gpupools:provisioner") not in ("karpenter", "auto-mode"):
         return 0
     return next(i for i, p in enumerate(pools) if not p.get("sharing"))
 
@@ -62,7 +62,7 @@ def overrides(stack: str) -> dict[str, Any]:
     pools = copy.deepcopy(values["gpupools:gpuPools"])
     pools[warm_index(values)]["warm"] = {"nodes": 1, "schedule": ALL_DAY}
     autoscaler_section = {"scaleDownUnneededTime": "1m"}
-    if values.get("gpupools:provisioner") != "karpenter":
+    if values.get("gpupools:provisioner") not in ("karpenter", "auto-mode"):
         autoscaler_section["maxNodeProvisionTime"] = "1m"
     return {"gpupools:gpuPools": pools, "gpupools:autoscaler": autoscaler_section}
 

@@ -65,6 +65,7 @@ What it creates, and why:
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import pulumi
@@ -75,6 +76,7 @@ import pulumi_kubernetes as k8s
 from gpupools import config, rules
 from gpupools.aws import naming
 from gpupools.aws.asg_tags import create_asg_tags, node_template_tags, resource_tags
+from gpupools.aws.auto_mode import AutoModeNodeRole, auto_mode_cluster_args, auto_mode_cluster_policies
 from gpupools.aws.iam import create_cluster_service_role, create_node_role
 from gpupools.aws.launch_template import create_launch_template
 from gpupools.aws.live_capacity import NodeGroupSizes, check_live_version
@@ -163,6 +165,15 @@ def create_coredns_addon(
         preserve=COREDNS_PRESERVE,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_node_group]),
     )
+
+
+def core_addon_args(addons: EksCoreAddons) -> dict[str, Any]:
+    """The VPC CNI and kube-proxy add-ons of a cluster with node groups, pinned
+    (``versions.EKS_CORE_ADDONS``): pulumi-eks otherwise resolves the newest build."""
+    return {
+        "vpc_cni_options": eks.VpcCniOptionsArgs(addon_version=addons.vpc_cni),
+        "kube_proxy_addon_options": eks.KubeProxyAddonOptionsArgs(version=addons.kube_proxy),
+    }
 
 
 def core_addons(kubernetes_version: str) -> EksCoreAddons:
@@ -288,6 +299,15 @@ def default_zones(count: int = DEFAULT_ZONE_COUNT) -> tuple[str, ...]:
     return tuple(sorted(result.names)[:count])
 
 
+@dataclass(frozen=True)
+class SystemNodes:
+    """The system node group of a cluster with node groups, its CoreDNS add-on and its ``NodePoolInfo``."""
+
+    node_group: aws.eks.NodeGroup
+    coredns: aws.eks.Addon
+    pool: NodePoolInfo
+
+
 class EksCluster(pulumi.ComponentResource):
     """An EKS cluster ready for GPU node groups: network, control plane, node role and its access
     entry, the on-demand system node group, a secret kubeconfig and a Kubernetes provider.
@@ -307,6 +327,13 @@ class EksCluster(pulumi.ComponentResource):
         region: the stack's region; when given, zones are checked to belong to it.
         private_subnet_tags: extra tags on the private subnets of a created VPC (Karpenter's
             discovery tag); default none. A brought VPC's subnets are not touched here.
+        auto_mode: an EKS Auto Mode cluster (``gpupools:provisioner: auto-mode``; ``gpupools.aws.auto_mode``):
+            compute, block storage and load balancing on with no built-in node pool, the add-ons
+            stated off, the Auto Mode policies on the cluster role, and the Auto Mode node role with
+            its ``EC2`` access entry instead of the node role, system node group and CoreDNS add-on
+            (``system_node_group``, ``coredns`` and ``system_pool`` are then None: the system pool is
+            a NodePool of ``AutoModeNodePools``). Default False. New clusters only: turning it on
+            for an existing cluster flips ``bootstrapSelfManagedAddons``, which replaces the cluster.
         autoscaler_tags: tag the system group's Auto Scaling group with cluster-autoscaler's
             ``node-template`` labels (``asg_tags``); default True. Pass False when no
             cluster-autoscaler runs (``gpupools:provisioner: karpenter``): the tags would only be
@@ -354,9 +381,9 @@ class EksCluster(pulumi.ComponentResource):
     oidc_provider_url: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
-    system_node_group: aws.eks.NodeGroup
-    coredns: aws.eks.Addon
-    system_pool: NodePoolInfo
+    system_node_group: aws.eks.NodeGroup | None
+    coredns: aws.eks.Addon | None
+    system_pool: NodePoolInfo | None
 
     def __init__(
         self,
@@ -369,6 +396,7 @@ class EksCluster(pulumi.ComponentResource):
         region: str | None = None,
         private_subnet_tags: Mapping[str, str] | None = None,
         autoscaler_tags: bool = True,
+        auto_mode: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         path = f"EksCluster({name})"
@@ -396,6 +424,8 @@ class EksCluster(pulumi.ComponentResource):
             cluster_spec.name,
             cluster_spec.kubernetes_version,
             rules.VERSION_PATH if isinstance(cluster, ClusterSpec) else f"{path}.cluster.kubernetesVersion",
+            # An existing cluster is never switched into or out of Auto Mode (a replacement).
+            auto_mode=auto_mode,
         )
         cidrs = list(public_access_cidrs if public_access_cidrs is not None else cluster_spec.api_allowed_cidrs)
         for index, cidr in enumerate(cidrs):
@@ -436,13 +466,17 @@ class EksCluster(pulumi.ComponentResource):
         self.private_subnet_ids_by_zone = dict(zip(zones, private_ids, strict=True))
 
         boundary = cluster_spec.permissions_boundary
-        node_role = create_node_role(name, parent=self, permissions_boundary=boundary)
-        self.node_role = node_role.role
-        self.node_role_policy_attachments = list(node_role.policy_attachments)
         # Always ours (module docstring): pulumi-eks's own service role takes no permissions boundary,
         # and a role that moved between the two with the boundary would replace the cluster.
         eks_name = f"{name}-eks"
         service_role, service_role_policy = create_cluster_service_role(eks_name, boundary, parent=self)
+        service_role_policies: list[pulumi.Resource] = [service_role_policy]
+        if auto_mode:
+            service_role_policies += auto_mode_cluster_policies(eks_name, service_role, parent=self)
+        else:
+            node_role = create_node_role(name, parent=self, permissions_boundary=boundary)
+            self.node_role = node_role.role
+            self.node_role_policy_attachments = list(node_role.policy_attachments)
 
         self.eks_cluster = eks.Cluster(
             eks_name,
@@ -457,18 +491,19 @@ class EksCluster(pulumi.ComponentResource):
             authentication_mode=eks.AuthenticationMode.API,
             enabled_cluster_log_types=list(cluster_spec.control_plane_logs),
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=cluster_spec.support_type),
-            # Pinned (versions.EKS_CORE_ADDONS): pulumi-eks otherwise resolves the newest build.
-            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=addons.vpc_cni),
-            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(version=addons.kube_proxy),
+            **(auto_mode_cluster_args() if auto_mode else core_addon_args(addons)),
             create_oidc_provider=True,
             skip_default_node_group=True,
             skip_default_security_groups=True,
             kubernetes_service_ip_address_range=SERVICE_CIDR,
-            # The service role's policy before the cluster is created and after it is deleted.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*depends_on_of(opts), service_role_policy]),
+            # The service role's policies before the cluster is created and after it is deleted.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*depends_on_of(opts), *service_role_policies]),
         )
         self.oidc_provider_arn = self.eks_cluster.oidc_provider_arn
         self.oidc_provider_url = self.eks_cluster.oidc_provider_url
+        if auto_mode:
+            self._auto_mode_rest(name, cluster_name, cluster_spec, boundary)
+            return
 
         access_entry = aws.eks.AccessEntry(
             f"{name}-node-access",
@@ -479,20 +514,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.node_role_arn = access_entry.principal_arn
 
-        self.admin_access = create_admin_access(
-            name, cluster_name, cluster_spec.admins, parent=self, depends_on=[self.eks_cluster]
-        )
-
-        self.kubeconfig = pulumi.Output.secret(self.eks_cluster.kubeconfig_json)
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            cluster_identifier=self.eks_cluster.oidc_provider_url,
-            # ConfigMaps (the priority expander's) are updated in place, not deleted and re-created.
-            enable_config_map_mutable=ENABLE_CONFIG_MAP_MUTABLE,
-            # An admin running the next `up` reaches the API through its entry: objects wait for it.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_access)),
-        )
+        self._api_access(name, cluster_name, cluster_spec)
 
         launch_template = create_launch_template(
             f"{name}-system-launch-template",
@@ -552,4 +574,43 @@ class EksCluster(pulumi.ComponentResource):
                 "oidcProviderArn": self.oidc_provider_arn,
                 "systemNodeGroup": system_name,
             }
+        )
+
+    def system_nodes(self) -> SystemNodes:
+        """The system node group, CoreDNS add-on and system pool; RuntimeError on an Auto Mode cluster,
+        which has none of them (its system pool is ``AutoModeNodePools``')."""
+        if self.system_node_group is None or self.coredns is None or self.system_pool is None:
+            raise RuntimeError(f"EKS cluster {self.cluster_name} runs EKS Auto Mode: it has no system node group")
+        return SystemNodes(self.system_node_group, self.coredns, self.system_pool)
+
+    def _api_access(self, name: str, cluster_name: str, cluster_spec: ClusterSpec) -> None:
+        """The admins' access entries, the secret kubeconfig and the Kubernetes provider."""
+        self.admin_access = create_admin_access(
+            name, cluster_name, cluster_spec.admins, parent=self, depends_on=[self.eks_cluster]
+        )
+        self.kubeconfig = pulumi.Output.secret(self.eks_cluster.kubeconfig_json)
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            cluster_identifier=self.eks_cluster.oidc_provider_url,
+            # ConfigMaps (the priority expander's) are updated in place, not deleted and re-created.
+            enable_config_map_mutable=ENABLE_CONFIG_MAP_MUTABLE,
+            # An admin running the next `up` reaches the API through its entry: objects wait for it.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_access)),
+        )
+
+    def _auto_mode_rest(self, name: str, cluster_name: str, cluster_spec: ClusterSpec, boundary: str | None) -> None:
+        """An Auto Mode cluster's API access and node role (``auto_mode``): no node group, no CoreDNS
+        add-on; the system pool is ``AutoModeNodePools``'."""
+        self._api_access(name, cluster_name, cluster_spec)
+        node_role = AutoModeNodeRole(name, cluster_name, self, boundary, depends_on=[self.eks_cluster])
+        self.node_role = node_role.role
+        self.node_role_policy_attachments = list(node_role.policy_attachments)
+        self.node_role_arn = node_role.access_entry.principal_arn
+        self.node_access_policy = node_role.access_policy
+        self.system_node_group = None
+        self.coredns = None
+        self.system_pool = None
+        self.register_outputs(
+            {"clusterName": cluster_name, "kubeconfig": self.kubeconfig, "oidcProviderArn": self.oidc_provider_arn}
         )

@@ -2,12 +2,13 @@
 
 Print it with ``python -m gpupools.aws.deployer_policy --cluster-name <gpupools:cluster.name>
 --permissions-boundary <gpupools:cluster.permissionsBoundary>`` (``--existing-vpc`` without the VPC
-actions, ``--provisioner karpenter`` for a stack with ``gpupools:provisioner: karpenter``, ``--efa``
-with an ``efa: true`` pool) and attach it to the CI role (``AWS_ROLE_ARN``) or a person's role;
-``policy_for(spec)`` picks all of them from a validated stack config. ``--cluster-name`` is
-required and takes no wildcard: one policy per cluster. It covers create, read, update and delete
-of everything the EKS stack registers (``tests/snapshots/aws-dev.json``,
-``tests/snapshots/aws-karpenter-dev.json``), so the same policy also lets ``pulumi refresh`` and
+actions, ``--provisioner karpenter`` or ``--provisioner auto-mode`` for a stack with that
+``gpupools:provisioner``, ``--efa`` with an ``efa: true`` pool) and attach it to the CI role
+(``AWS_ROLE_ARN``) or a person's role; ``policy_for(spec)`` picks all of them from a validated stack
+config. ``--cluster-name`` is required and takes no wildcard: one policy per cluster. It covers
+create, read, update and delete of everything the EKS stack registers
+(``tests/snapshots/aws-dev.json``, ``tests/snapshots/aws-karpenter-dev.json``,
+``tests/snapshots/aws-auto-dev.json``), so the same policy also lets ``pulumi refresh`` and
 ``pulumi destroy`` finish:
 
 * the VPC, subnets, internet and NAT gateways, Elastic IPs and route tables (not needed with
@@ -23,6 +24,15 @@ of everything the EKS stack registers (``tests/snapshots/aws-dev.json``,
   queue policy, the EventBridge rules and their targets, the controller's customer-managed IAM
   policies, the discovery tag on the cluster security group (``ec2:CreateTags``, common), and taking
   the node role out of Karpenter's instance profiles when it is deleted;
+* EKS Auto Mode (``AUTO_MODE``: ``gpupools.aws.auto_mode``), which has less: the cluster (created with
+  ``computeConfig``, ``storageConfig`` and ``elasticLoadBalancing``, all in ``eks:CreateCluster``),
+  its service role with the four Auto Mode policies, the Auto Mode node role
+  (``<cluster>-auto-node-role-*``) with its two policies, that role's ``EC2`` access entry and its
+  ``AmazonEKSAutoNodePolicy`` access policy, and the OIDC provider. No node group, launch template,
+  add-on, Auto Scaling tag, controller role, inline or customer-managed policy, queue or rule, so
+  none of their actions (``NODE_GROUP_EKS_ACTIONS``, ``LAUNCH_TEMPLATE_READ_ACTIONS``), and no
+  ``ec2:RunInstances`` either; the one addition is taking the node role out of the instance profiles
+  Auto Mode made for it when it is deleted (``auto_mode_instance_profile_arns``);
 * the read-only calls the program and the preflight make (zones, caller identity, node group and
   ASG sizes for ``live_capacity``, add-on and Kubernetes versions, instance type offerings).
 
@@ -31,7 +41,7 @@ the list with ``parliament``'s ``RESOURCE_STAR`` check, so it cannot grow unnoti
 
 * ``eks:CreateCluster`` (no resource type in the service authorization reference);
 * ``ec2:RunInstances`` (``EC2_ACTIONS``: without ``iam:PassRole`` to EC2 it launches nothing with
-  an instance profile);
+  an instance profile; not under Auto Mode, which has no Auto Scaling group);
 * nothing of the created VPC or an EFA pool's placement group and security group: their creates are
   granted on the created resource's type only (``NETWORK_CREATES``, ``EFA_CREATES``: its ARN does not
   exist yet, so no tag can be checked on it), and any part of the request that names an existing
@@ -57,11 +67,13 @@ authorization reference gives the action (a linter, ``parliament``, checks that 
 * EKS writes on ``cluster/<name>`` and its ``nodegroup``, ``access-entry`` and ``addon`` ARNs, so
   no access entry or cluster change reaches another cluster of the account;
 * role writes (``IAM_ROLE_ACTIONS``, ``BOUNDED_ROLE_ACTIONS``) only on the cluster's roles
-  (``stack_role_arns``: its node, service and controller roles by name), ``iam:PassRole`` only of
-  the service and node roles and only to EKS;
+  (``stack_role_arns``: its node, service and controller roles by name; under Auto Mode its service
+  and Auto Mode node roles), ``iam:PassRole`` only of the service and node roles (under Auto Mode
+  the service role alone) and only to EKS;
 * ``iam:AttachRolePolicy`` only on those roles and only of the policies the stack attaches
   (``iam:PolicyARN``: five AWS managed policies and, under Karpenter, the cluster's own controller
-  policies), so ``AdministratorAccess`` can never be attached;
+  policies; under Auto Mode the seven of ``AUTO_MODE_POLICIES``), so ``AdministratorAccess`` can
+  never be attached;
 * ``iam:PutRolePolicy`` only on cluster-autoscaler's role (the one inline policy); Karpenter's policy
   writes (``KARPENTER_POLICY_ACTIONS``) only on the cluster's ``<cluster>-karpenter-<key>-*``
   policies; ``iam:RemoveRoleFromInstanceProfile`` only on the cluster's Karpenter instance profiles;
@@ -72,9 +84,12 @@ authorization reference gives the action (a linter, ``parliament``, checks that 
 
 What a name scope cannot stop, and only the boundary does: the deployer may write any inline policy
 into cluster-autoscaler's role, or a new default version of a Karpenter policy, and then use that
-role through its service account (the deployer is cluster admin). With the boundary those writes
-stay under it; without, ``main`` prints what the policy still allows (``unbounded_warning``) and
-docs/safety.md ("Deployer permissions") says the same.
+role through its service account (the deployer is cluster admin). Under Auto Mode there is no such
+policy to write, but the cluster role carries ``AmazonEKSComputePolicy``, which passes any role to
+EC2, and the deployer may make that role trust itself or name another role in a NodeClass
+(``AUTO_MODE_UNBOUNDED_WARNING``). With the boundary those roles stay under it; without, ``main``
+prints what the policy still allows (``unbounded_warning``) and docs/safety.md ("Deployer
+permissions") says the same.
 ``tests/test_deployer_policy.py`` checks every action against botocore's service models (so a typo
 or a removed API fails the build), that every action the preflight simulates is here, that every
 resource type and every role and policy name each example stack registers is covered, that no
@@ -92,6 +107,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from gpupools.aws.auto_mode import CLUSTER_ROLE_POLICIES as AUTO_MODE_CLUSTER_POLICIES
+from gpupools.aws.auto_mode import NODE_MANAGED_POLICIES as AUTO_MODE_NODE_POLICIES
 from gpupools.aws.iam import CLUSTER_POLICY, NODE_MANAGED_POLICIES, ownership_tag, service_role_name
 from gpupools.aws.karpenter import DISCOVERY_TAG, queue_name_prefix
 from gpupools.aws.karpenter_iam import CONTROLLER_POLICIES
@@ -148,7 +165,8 @@ EKS creates a managed node group's ASG with its service-linked role, and whether
 also checks the caller is not documented, so it is granted: denying it would fail only at the first
 node group, after the cluster's 10+ minutes. It cannot reach another workload's identity: an
 instance with an instance profile needs ``iam:PassRole`` of its role to EC2, which the policy never
-grants (``PASSED_TO_SERVICES``)."""
+grants (``PASSED_TO_SERVICES``). Not under Auto Mode: no node group, so no Auto Scaling group of the
+deployer's; Auto Mode launches its nodes with the cluster role (``AmazonEKSComputePolicy``)."""
 
 LAUNCH_TEMPLATE_ACTIONS = (
     "ec2:CreateLaunchTemplateVersion",
@@ -309,6 +327,20 @@ EKS_CHILD_ACTIONS = (
 ``access-entry*``, ``addon*``; ARNs ``nodegroup/<cluster>/<name>/<uuid>``,
 ``access-entry/<cluster>/<type>/<account>/<name>/<uuid>``, ``addon/<cluster>/<name>/<uuid>``)."""
 
+NODE_GROUP_EKS_ACTIONS = (
+    "eks:CreateNodegroup",
+    "eks:DeleteNodegroup",
+    "eks:UpdateNodegroupConfig",
+    "eks:UpdateNodegroupVersion",
+    "eks:CreateAddon",
+    "eks:DeleteAddon",
+    "eks:UpdateAddon",
+)
+"""The node group and add-on writes of ``EKS_CLUSTER_ACTIONS`` and ``EKS_CHILD_ACTIONS``: an Auto Mode
+stack has neither (no node group; ``auto_mode.auto_mode_cluster_args`` turns the VPC CNI, kube-proxy
+and CoreDNS add-ons off, Auto Mode's nodes run them), so its policy leaves them out, and its
+``StackClusterParts`` reach the cluster's access entries only."""
+
 EKS_ACTIONS = (*EKS_CREATE_ACTIONS, *EKS_CLUSTER_ACTIONS, *(a for a in EKS_CHILD_ACTIONS if a not in EKS_CLUSTER_ACTIONS))
 """Every EKS write of the stack."""
 
@@ -326,6 +358,10 @@ EKS_READ_ACTIONS = (
     "eks:ListTagsForResource",
     "eks:DescribeUpdate",
 )
+
+LAUNCH_TEMPLATE_READ_ACTIONS = ("ec2:DescribeLaunchTemplates", "ec2:DescribeLaunchTemplateVersions")
+"""The launch templates' reads (refresh): left out under Auto Mode, which has no launch template of the
+stack's (``EC2_READ_ACTIONS`` keeps them for the other provisioners)."""
 
 IAM_ROLE_ACTIONS = (
     "iam:DeleteRole",
@@ -461,7 +497,8 @@ PASSED_TO_SERVICES = ("eks.amazonaws.com",)
 """``iam:PassRole`` is allowed only toward EKS, and only for the cluster's service role and the node
 role: ``CreateCluster`` takes the service role and ``CreateNodegroup`` the node role, both passed to
 EKS (``eks.amazonaws.com``, the value AWS's EKS policy examples condition ``PassRole`` on). No call
-of the stack passes a role to EC2: Karpenter passes the node role itself, with its own policy."""
+of the stack passes a role to EC2: Karpenter passes the node role itself, with its own policy, and
+so does EKS Auto Mode, with the cluster role's ``AmazonEKSComputePolicy`` (``passed_role_arns``)."""
 
 SERVICE_LINKED_ROLES = (
     "eks.amazonaws.com",
@@ -471,6 +508,25 @@ SERVICE_LINKED_ROLES = (
 )
 """Service-linked roles created on first use in an account (EKS, managed node groups, the node
 groups' Auto Scaling groups, Spot Instances)."""
+
+AUTO_MODE_SERVICE_LINKED_ROLES = ("eks.amazonaws.com", "spot.amazonaws.com")
+"""Under Auto Mode: EKS's (``CreateCluster``) and Spot's, which the preflight's ``spot-role`` row asks
+for and whose fix it names (``aws iam create-service-linked-role --aws-service-name
+spot.amazonaws.com``; EKS may also create it itself, ``AmazonEKSComputePolicy`` allows it). No managed
+node group and no Auto Scaling group, so neither of their service-linked roles."""
+
+AUTO_MODE_NODE_ROLE = "auto-node-role"
+"""The Auto Mode node role's name after the cluster name, ``<cluster>-auto-node-role-<7 characters>``
+(``auto_mode.AutoModeNodeRole``'s logical name ``f"{name}-auto-node-role"``, ``name`` the
+``EksCluster``'s, which ``stacks/aws.py`` sets to the cluster name; Pulumi's auto-naming appends the
+rest). Not ``<cluster>-node-role-*``, the other provisioners' node role, which an Auto Mode stack
+does not have."""
+
+AUTO_MODE_POLICIES = (CLUSTER_POLICY, *AUTO_MODE_CLUSTER_POLICIES, *AUTO_MODE_NODE_POLICIES)
+"""The AWS managed policies an Auto Mode stack attaches, and the only ones its policy lets
+``iam:AttachRolePolicy`` attach: ``AmazonEKSClusterPolicy`` and the four Auto Mode policies
+(``auto_mode.CLUSTER_ROLE_POLICIES``) on the service role, the two of ``auto_mode.NODE_MANAGED_POLICIES``
+on the node role. None of the other provisioners' four node policies."""
 
 AUTOSCALER_COMPONENT = "cluster-autoscaler"
 KARPENTER_COMPONENT = "karpenter"
@@ -504,19 +560,39 @@ def _eks(partition: str, resource: str) -> str:
     return f"arn:{partition}:eks:*:{ACCOUNT}:{resource}"
 
 
-def passed_role_arns(cluster_name: str, partition: str = "aws") -> list[str]:
+def passed_role_arns(
+    cluster_name: str, partition: str = "aws", provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
+) -> list[str]:
     """The roles the stack passes to EKS: the node role (``<cluster>-node-role-...``,
-    ``iam.create_node_role``) and the cluster's service role (``<cluster>-eks-eksRole-role-...``,
-    pulumi-eks's or ``iam.create_cluster_service_role``)."""
-    return [
-        _iam(partition, f"role/{cluster_name}-node-role-*"),
-        _iam(partition, f"role/{service_role_name(cluster_name + '-eks')}-*"),
-    ]
+    ``iam.create_node_role``; ``CreateNodegroup``) and the cluster's service role
+    (``<cluster>-eks-eksRole-role-...``, pulumi-eks's or ``iam.create_cluster_service_role``;
+    ``CreateCluster``).
+
+    Under Auto Mode the service role alone. The stack sends no ``computeConfig.nodeRoleArn``
+    (``auto_mode.auto_mode_cluster_args``: custom pools only) and creates no node group, so no call of
+    the deployer's names the node role to EKS: the NodeClass names it (``spec.role``), and EKS adds it
+    to an instance profile and passes it to EC2 itself, as the cluster role, whose
+    ``AmazonEKSComputePolicy`` allows ``iam:AddRoleToInstanceProfile`` on ``instance-profile/eks*``
+    and ``iam:PassRole`` to ``ec2.amazonaws.com``. The access entry takes the role's ARN, which is no
+    pass."""
+    service_role = _iam(partition, f"role/{service_role_name(cluster_name + '-eks')}-*")
+    if provisioner is Provisioner.AUTO_MODE:
+        return [service_role]
+    return [_iam(partition, f"role/{cluster_name}-node-role-*"), service_role]
+
+
+def auto_mode_node_role_arn(cluster_name: str, partition: str = "aws") -> str:
+    """The Auto Mode node role, by its own name: ``role/<cluster>-auto-node-role-*``
+    (``AUTO_MODE_NODE_ROLE``)."""
+    return _iam(partition, f"role/{cluster_name}-{AUTO_MODE_NODE_ROLE}-*")
 
 
 def controller_role_arn(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> str:
     """The provisioner's IRSA role: ``<cluster>-cluster-autoscaler-role-...`` (``iam.create_irsa_role``)
-    or ``<cluster>-karpenter-controller-...`` (``Karpenter``)."""
+    or ``<cluster>-karpenter-controller-...`` (``Karpenter``). A ``ValueError`` for Auto Mode, whose
+    stack has no controller role (EKS runs Karpenter with the cluster role)."""
+    if provisioner is Provisioner.AUTO_MODE:
+        raise ValueError("provisioner auto-mode has no controller role: EKS Auto Mode runs Karpenter itself")
     if provisioner is Provisioner.KARPENTER:
         return _iam(partition, f"role/{cluster_name}-{KARPENTER_COMPONENT}-controller-*")
     return _iam(partition, f"role/{cluster_name}-{AUTOSCALER_COMPONENT}-role-*")
@@ -525,7 +601,10 @@ def controller_role_arn(cluster_name: str, provisioner: Provisioner, partition: 
 def stack_role_arns(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[str]:
     """The ARN patterns of every role a stack of ``cluster_name`` creates: node role, cluster service
     role and its provisioner's controller role, each by its own name (not ``<cluster>-*``, which would
-    also cover a cluster named ``<cluster>-something``)."""
+    also cover a cluster named ``<cluster>-something``). Under Auto Mode the Auto Mode node role and the
+    service role: no ``<cluster>-node-role-*`` and no controller role."""
+    if provisioner is Provisioner.AUTO_MODE:
+        return [auto_mode_node_role_arn(cluster_name, partition), *passed_role_arns(cluster_name, partition, provisioner)]
     return [*passed_role_arns(cluster_name, partition), controller_role_arn(cluster_name, provisioner, partition)]
 
 
@@ -542,6 +621,26 @@ def karpenter_instance_profile_arns(cluster_name: str, partition: str = "aws") -
     ``<cluster>_<hash>`` (``pkg/apis/v1/ec2nodeclass.go``, ``InstanceProfileName``); an instance
     profile's ARN carries its path (``instance-profile/<path><name>``)."""
     return [_iam(partition, f"instance-profile/karpenter/*/{cluster_name}/*/{cluster_name}_*")]
+
+
+def auto_mode_instance_profile_arns(partition: str = "aws") -> list[str]:
+    """The instance profiles EKS Auto Mode makes for a NodeClass's role: ``instance-profile/eks*``, the
+    scope AWS's own policies give them (``AmazonEKSServiceRolePolicy``, the EKS service-linked role's:
+    ``iam:CreateInstanceProfile``, ``DeleteInstanceProfile``, ``RemoveRoleFromInstanceProfile`` on
+    ``arn:aws:iam::*:instance-profile/eks*``; ``AmazonEKSComputePolicy``: ``AddRoleToInstanceProfile``
+    on the same). AWS documents no finer name (no cluster name in it, unlike Karpenter's
+    ``karpenter_instance_profile_arns``), so this reaches every ``eks*`` instance profile of the
+    account, managed node groups' ``eks-<uuid>`` ones included: the deployer could take the role out
+    of another cluster's profile, which stops that group's or class's new nodes from getting
+    credentials but gives nothing to anyone.
+
+    Why at all: deleting the node role first takes it out of every instance profile it is in
+    (terraform-provider-aws ``internal/service/iam/role.go``, ``deleteRoleInstanceProfiles``), and
+    Auto Mode's profile can outlive the cluster (aws/containers-roadmap#2531: after ``DeleteCluster``
+    has finished, "the EKS-provisioned instance-profile still exists and is still associated with the
+    IAM Role I manage for EKS-compute-nodes"); the stack deletes the node role alongside the cluster,
+    not after it. Without this ``pulumi destroy`` of an Auto Mode stack stops at the node role."""
+    return [_iam(partition, "instance-profile/eks*")]
 
 
 def karpenter_resource_arns(cluster_name: str, partition: str = "aws") -> list[str]:
@@ -564,7 +663,10 @@ def autoscaling_group_arn(partition: str) -> str:
 def attachable_policy_arns(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> list[str]:
     """What ``iam:AttachRolePolicy`` may attach (its ``iam:PolicyARN`` condition): the AWS managed
     policies of ``NODE_AND_CLUSTER_POLICIES`` and, under Karpenter, the cluster's own controller
-    policies. Never ``AdministratorAccess`` or any other policy a deployer could lift itself with."""
+    policies; under Auto Mode the seven of ``AUTO_MODE_POLICIES`` and nothing else. Never
+    ``AdministratorAccess`` or any other policy a deployer could lift itself with."""
+    if provisioner is Provisioner.AUTO_MODE:
+        return [f"arn:{partition}:iam::aws:policy/{name}" for name in AUTO_MODE_POLICIES]
     managed = [f"arn:{partition}:iam::aws:policy/{name}" for name in NODE_AND_CLUSTER_POLICIES]
     return managed + (stack_policy_arns(cluster_name, partition) if provisioner is Provisioner.KARPENTER else [])
 
@@ -575,7 +677,15 @@ PREVIOUS_CONTROLLER_ROLES = {
 }
 """The logical names gpupools 0.2 gave the controller roles (physical names ``<name>-<7 characters>``,
 no cluster name, so no pattern can single out one stack's). The first ``up`` after upgrading creates
-the new ``<cluster>-...`` ones and deletes these."""
+the new ``<cluster>-...`` ones and deletes these. None for Auto Mode, which 0.2 did not have
+(``PREVIOUS_NAMES_AUTO_MODE``)."""
+
+PREVIOUS_NAMES_AUTO_MODE = (
+    "--previous-names: provisioner auto-mode did not exist in gpupools 0.2, so an auto-mode stack has no 0.2 "
+    "resources to delete or tag (a stack moves to EKS Auto Mode by blue-green, a new stack: docs/auto-mode.md); "
+    "leave --previous-names out"
+)
+"""The error for ``--previous-names`` (``deployer_policy(previous=...)``) under Auto Mode."""
 
 PREVIOUS_RESOURCE_TYPES = {
     "role": "aws:iam/role:Role",
@@ -755,18 +865,25 @@ def deployer_policy(
     are scoped to that cluster's resources; no wildcard). ``with_network=False`` for stacks with
     ``network.vpcId``; ``provisioner`` as the stack's ``gpupools:provisioner``: the SQS, EventBridge
     and IAM policy actions only for Karpenter, the ASG tag writes and the inline role policy only for
-    cluster-autoscaler; ``efa`` for stacks with an ``efa: true`` pool; ``partition`` for GovCloud
-    (``aws-us-gov``) or China (``aws-cn``); ``permissions_boundary`` the stack's
-    ``gpupools:cluster.permissionsBoundary``: every role write requires it (``BOUNDED_ROLE_ACTIONS``,
-    ``AttachRolePolicy``, ``PutRolePolicy``); default none, and then the policy still lets the
-    deployer widen the controller roles (``unbounded_warning``). ``previous`` adds, for the first ``up``
+    cluster-autoscaler, and for Auto Mode (``Provisioner.AUTO_MODE``) neither, nor any node group,
+    add-on or launch template action (module docstring); ``efa`` for stacks with an ``efa: true``
+    pool; ``partition`` for GovCloud (``aws-us-gov``) or China (``aws-cn``); ``permissions_boundary``
+    the stack's ``gpupools:cluster.permissionsBoundary``: every role write requires it
+    (``BOUNDED_ROLE_ACTIONS``, ``AttachRolePolicy``, ``PutRolePolicy``); default none, and then the
+    policy still lets the deployer widen the controller roles, or under Auto Mode use the cluster
+    role's ``AmazonEKSComputePolicy`` (``unbounded_warning``). ``previous`` adds, for the first ``up``
     after upgrading from 0.2, the deletes and tag writes on exactly that stack's 0.2 resources
-    (``previous_resources``). ``discovery_subnets``: a Karpenter stack's brought private subnets
-    (``network.privateSubnetIds``), which it tags ``karpenter.sh/discovery`` (``ec2_tag_statements``)."""
+    (``previous_resources``); a ``ValueError`` under Auto Mode, which 0.2 did not have (a stack moves
+    to it by blue-green, docs/auto-mode.md). ``discovery_subnets``: a Karpenter stack's brought
+    private subnets (``network.privateSubnetIds``), which it tags ``karpenter.sh/discovery``
+    (``ec2_tag_statements``)."""
     check_cluster_name(cluster_name)
     check_boundary(permissions_boundary)
     karpenter = provisioner is Provisioner.KARPENTER
-    writes = [*EC2_ACTIONS, *EKS_CREATE_ACTIONS]
+    auto_mode = provisioner is Provisioner.AUTO_MODE
+    if auto_mode and previous is not None:
+        raise ValueError(PREVIOUS_NAMES_AUTO_MODE)
+    writes = [*(() if auto_mode else EC2_ACTIONS), *EKS_CREATE_ACTIONS]
     creates = {**(NETWORK_CREATES if with_network else {}), **(EFA_CREATES if efa else {})}
     tagged_writes = [*(NETWORK_WRITES if with_network else ()), *(EFA_WRITES if efa else ())]
     # A create that names an existing resource (the VPC of a subnet, the group of a rule) needs that one tagged.
@@ -779,7 +896,11 @@ def deployer_policy(
     autoscaling_tag_writes = ["autoscaling:DeleteTags"] if karpenter else list(AUTOSCALING_TAG_WRITES)
     reads = [*EC2_READ_ACTIONS, *EKS_READ_ACTIONS, *IAM_READ_ACTIONS, *OTHER_READ_ACTIONS]
     reads += [*(KARPENTER_READ_ACTIONS if karpenter else ())]
-    reads += [a for a in AUTOSCALING_ACTIONS if a.split(":")[1].startswith("Describe")]
+    if auto_mode:
+        # No launch template and no Auto Scaling group of the stack's to refresh.
+        reads = [a for a in reads if a not in LAUNCH_TEMPLATE_READ_ACTIONS]
+    else:
+        reads += [a for a in AUTOSCALING_ACTIONS if a.split(":")[1].startswith("Describe")]
     if efa:
         reads += EFA_READ_ACTIONS
     roles = stack_role_arns(cluster_name, provisioner, partition)
@@ -789,10 +910,15 @@ def deployer_policy(
         _eks(partition, f"access-entry/{cluster_name}/*"),
         _eks(partition, f"addon/{cluster_name}/*"),
     ]
+    eks_cluster_actions: tuple[str, ...] = EKS_CLUSTER_ACTIONS
+    eks_child_actions: tuple[str, ...] = EKS_CHILD_ACTIONS
+    if auto_mode:
+        # The access entries are the cluster's only parts (NODE_GROUP_EKS_ACTIONS).
+        eks_children = [_eks(partition, f"access-entry/{cluster_name}/*")]
+        eks_cluster_actions = tuple(a for a in EKS_CLUSTER_ACTIONS if a not in NODE_GROUP_EKS_ACTIONS)
+        eks_child_actions = tuple(a for a in EKS_CHILD_ACTIONS if a not in NODE_GROUP_EKS_ACTIONS)
     stack_tag = {"StringEquals": {f"aws:ResourceTag/{STACK_TAG}": cluster_name}}
-    statements: list[dict[str, Any]] = [
-        _statement("Deploy", sorted(writes), "*"),
-        _statement("Read", sorted(reads), "*"),
+    launch_templates = [
         _statement(
             "CreateStackLaunchTemplates",
             LAUNCH_TEMPLATE_CREATE,
@@ -806,16 +932,25 @@ def deployer_policy(
             {"StringEquals": {"ec2:CreateAction": LAUNCH_TEMPLATE_CREATE.split(":")[1]}},
         ),
         _statement("StackLaunchTemplates", sorted(LAUNCH_TEMPLATE_ACTIONS), ec2_arn(partition, "launch-template"), stack_tag),
-        *network_statements(cluster_name, creates, tagged_writes, tagged_types, partition),
-        *ec2_tag_statements(cluster_name, sorted(creates), partition, discovery_subnets),
+    ]
+    autoscaling_group_tags = [
         _statement(
             "StackAutoScalingGroupTags",
             sorted(autoscaling_tag_writes),
             autoscaling_group_arn(partition),
             {"StringEquals": {f"autoscaling:ResourceTag/{ownership_tag(cluster_name)}": "owned"}},
-        ),
-        _statement("StackCluster", sorted(EKS_CLUSTER_ACTIONS), _eks(partition, f"cluster/{cluster_name}")),
-        _statement("StackClusterParts", sorted(EKS_CHILD_ACTIONS), eks_children),
+        )
+    ]
+    statements: list[dict[str, Any]] = [
+        _statement("Deploy", sorted(writes), "*"),
+        _statement("Read", sorted(reads), "*"),
+        *([] if auto_mode else launch_templates),
+        *network_statements(cluster_name, creates, tagged_writes, tagged_types, partition),
+        # Auto Mode's NodeClasses select the cluster security group by EKS's own tag: no discovery tag on it.
+        *ec2_tag_statements(cluster_name, sorted(creates), partition, discovery_subnets, cluster_security_group=not auto_mode),
+        *([] if auto_mode else autoscaling_group_tags),
+        _statement("StackCluster", sorted(eks_cluster_actions), _eks(partition, f"cluster/{cluster_name}")),
+        _statement("StackClusterParts", sorted(eks_child_actions), eks_children),
         _statement("StackRoles", sorted(IAM_ROLE_ACTIONS), roles),
         # PutRolePermissionsBoundary only to set the one boundary: without one, no call of the stack makes it.
         _statement(
@@ -835,14 +970,14 @@ def deployer_policy(
         _statement(
             "PassStackRolesToEks",
             "iam:PassRole",
-            passed_role_arns(cluster_name, partition),
+            passed_role_arns(cluster_name, partition, provisioner),
             {"StringEquals": {"iam:PassedToService": list(PASSED_TO_SERVICES)}},
         ),
         _statement(
             "ServiceLinkedRoles",
             "iam:CreateServiceLinkedRole",
             "*",
-            {"StringEquals": {"iam:AWSServiceName": list(SERVICE_LINKED_ROLES)}},
+            {"StringEquals": {"iam:AWSServiceName": list(AUTO_MODE_SERVICE_LINKED_ROLES if auto_mode else SERVICE_LINKED_ROLES)}},
         ),
     ]
     if karpenter:
@@ -860,6 +995,14 @@ def deployer_policy(
                 "NodeRoleOutOfKarpenterProfiles",
                 "iam:RemoveRoleFromInstanceProfile",
                 karpenter_instance_profile_arns(cluster_name, partition),
+            )
+        )
+    elif auto_mode:
+        # No controller role and no inline policy; the node role's delete takes it out of the
+        # instance profile Auto Mode made for it, which can outlive the cluster.
+        statements.append(
+            _statement(
+                "NodeRoleOutOfAutoModeProfiles", "iam:RemoveRoleFromInstanceProfile", auto_mode_instance_profile_arns(partition)
             )
         )
     else:
@@ -904,12 +1047,17 @@ security group requirements for clusters"): Karpenter's discovery tag goes on th
 
 
 def ec2_tag_statements(
-    cluster_name: str, creates: Sequence[str], partition: str, discovery_subnets: Sequence[str] = ()
+    cluster_name: str,
+    creates: Sequence[str],
+    partition: str,
+    discovery_subnets: Sequence[str] = (),
+    cluster_security_group: bool = True,
 ) -> list[dict[str, Any]]:
     """``ec2:CreateTags``/``DeleteTags`` on ``TAGGED_EC2_TYPES``: as a resource is created (``ec2:CreateAction``
     one of the stack's creates), on an existing one only where it carries the stack tag, on the EKS
-    cluster security group (``aws:eks:cluster-name``) and a brought subnet (``discovery_subnets``)
-    only ``karpenter.sh/discovery``. Before, tag writes were granted on every resource of these
+    cluster security group (``aws:eks:cluster-name``; not with ``cluster_security_group=False``, Auto
+    Mode, which tags no group) and a brought subnet (``discovery_subnets``) only
+    ``karpenter.sh/discovery``. Before, tag writes were granted on every resource of these
     types: ``karpenter.sh/discovery`` on another VPC's subnet sends Karpenter's nodes there, and
     ``kubernetes.io/role/elb`` puts load balancers into it."""
     types = [ec2_arn(partition, t) for t in TAGGED_EC2_TYPES]
@@ -917,14 +1065,17 @@ def ec2_tag_statements(
     only_discovery = {"ForAllValues:StringEquals": {"aws:TagKeys": [DISCOVERY_TAG]}}
     statements = [
         _statement("StackEc2Tags", tags, types, {"StringEquals": {f"aws:ResourceTag/{STACK_TAG}": cluster_name}}),
-        _statement(
-            "DiscoveryTagOnTheClusterSecurityGroup",
-            tags,
-            ec2_arn(partition, "security-group"),
-            {"StringEquals": {f"aws:ResourceTag/{CLUSTER_NAME_TAG}": cluster_name}},
-            only_discovery,
-        ),
     ]
+    if cluster_security_group:
+        statements.append(
+            _statement(
+                "DiscoveryTagOnTheClusterSecurityGroup",
+                tags,
+                ec2_arn(partition, "security-group"),
+                {"StringEquals": {f"aws:ResourceTag/{CLUSTER_NAME_TAG}": cluster_name}},
+                only_discovery,
+            )
+        )
     if creates:
         statements.insert(
             0,
@@ -1011,9 +1162,48 @@ stack and pass the same ARN with --permissions-boundary: every role write then r
 boundary (docs/safety.md, "Deployer permissions")."""
 
 
+AUTO_MODE_UNBOUNDED_WARNING = """\
+Without --permissions-boundary this policy still lets its holder take over any IAM role of the
+account that EC2 may assume, through the stack's own cluster role
+{service}:
+EKS Auto Mode needs AmazonEKSComputePolicy on it, which passes any role to EC2 (iam:PassRole on *)
+and launches instances. The deployer may let that role trust itself (iam:UpdateAssumeRolePolicy)
+and, as the role, launch an instance with another role's instance profile; or, as cluster admin,
+name another role in a NodeClass, give it an EC2 access entry (eks:CreateAccessEntry) and read its
+credentials on the node Auto Mode launches with it. There is no controller role and no inline
+policy to write (no iam:PutRolePolicy), and iam:AttachRolePolicy takes only the stack's seven AWS
+managed policies; role names and EKS actions are limited to cluster {cluster}. Set
+gpupools:cluster.permissionsBoundary on the stack to a boundary that allows iam:PassRole of the
+node role only,
+{node},
+and pass the same ARN with --permissions-boundary: every role write then requires that boundary,
+and the cluster role cannot pass another role (docs/safety.md, "Deployer permissions")."""
+"""``unbounded_warning`` under Auto Mode. There is no controller role to write a policy into (no
+``iam:PutRolePolicy``, no customer-managed policy), and ``AttachRolePolicy`` takes only
+``AUTO_MODE_POLICIES``; the way up is the cluster role itself. ``AmazonEKSComputePolicy`` (version 6)
+allows ``iam:PassRole`` on ``*`` with ``iam:PassedToService`` ``ec2.amazonaws.com``,
+``iam:AddRoleToInstanceProfile`` on ``instance-profile/eks*`` and ``ec2:RunInstances``/``CreateFleet``
+with the ``eks:eks-cluster-name`` request tag equal to the caller's principal tag, which a session the
+deployer opens on the role (after ``UpdateAssumeRolePolicy``, allowed on the stack's roles) can carry;
+EKS uses the same policy to start a node for any role a NodeClass names, and the deployer, cluster
+admin, writes NodeClasses and may create access entries on its cluster. A boundary on the cluster role
+that passes only the node role closes both."""
+
+
 def unbounded_warning(cluster_name: str, provisioner: Provisioner, partition: str = "aws") -> str:
     """What a policy without a boundary still allows: the two-step escalation through the stack's own
-    IRSA role (printed on stderr by ``main``; ``docs/safety.md`` says the same)."""
+    IRSA role (printed on stderr by ``main``; ``docs/safety.md`` says the same); under Auto Mode, which
+    has no IRSA role, the one through the cluster role's ``AmazonEKSComputePolicy``
+    (``AUTO_MODE_UNBOUNDED_WARNING``)."""
+    if provisioner is Provisioner.AUTO_MODE:
+        service, node = (
+            arn.replace(f"iam::{ACCOUNT}:", "iam::<account>:")
+            for arn in (
+                passed_role_arns(cluster_name, partition, provisioner)[0],
+                auto_mode_node_role_arn(cluster_name, partition),
+            )
+        )
+        return AUTO_MODE_UNBOUNDED_WARNING.format(service=service, node=node, cluster=cluster_name)
     controller = controller_role_arn(cluster_name, provisioner, partition).replace(f"iam::{ACCOUNT}:", "iam::<account>:")
     step = ESCALATION_STEP[provisioner].format(controller=controller, cluster=cluster_name)
     return UNBOUNDED_WARNING.format(step=step, cluster=cluster_name)
@@ -1060,8 +1250,10 @@ def _argument(check: Any) -> Any:
 
 def main(argv: list[str]) -> int:
     """``--cluster-name NAME [--permissions-boundary ARN] [--existing-vpc] [--efa]
-    [--provisioner cluster-autoscaler|karpenter] [--partition aws] [--previous-names STATE]``; prints the
-    policy as JSON, and without a boundary what it still allows on stderr."""
+    [--provisioner cluster-autoscaler|karpenter|auto-mode] [--partition aws] [--previous-names STATE]``;
+    prints the policy as JSON, and without a boundary what it still allows on stderr. ``--previous-names``
+    and ``--efa`` with ``--provisioner auto-mode`` are usage errors (no 0.2 stack and no EFA pool is
+    auto-mode)."""
     parser = argparse.ArgumentParser(prog="python -m gpupools.aws.deployer_policy", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--cluster-name",
@@ -1097,6 +1289,10 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     provisioner = Provisioner(args.provisioner)
+    if provisioner is Provisioner.AUTO_MODE and args.previous_names:
+        parser.error(PREVIOUS_NAMES_AUTO_MODE)
+    if provisioner is Provisioner.AUTO_MODE and args.efa:
+        parser.error("--efa: provisioner auto-mode takes no efa: true pool (gpupools:gpuPools[].efa is refused with it)")
     document = deployer_policy(
         cluster_name=args.cluster_name,
         with_network=not args.existing_vpc,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from gpupools.errors import ConfigError
 from gpupools.rules import VERSION_PATH, version_change_error
 from gpupools.versions import minor, minor_key
 
@@ -126,8 +127,31 @@ class NodeGroupSizes:
 # --- the live control plane's version against the config's ---------------------------------------
 
 
-def check_live_version(cluster_name: str, wanted: str, path: str = VERSION_PATH) -> None:
-    """Raise ``version_change_error`` for the live cluster named ``cluster_name``, if it exists.
+AUTO_MODE_SWITCH = (
+    "cannot change on an existing cluster: pulumi-eks sends bootstrapSelfManagedAddons: false whenever Auto Mode is on "
+    "and true otherwise (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts), and changing it 'will force a new cluster "
+    "to be created' (pulumi-aws eks.Cluster), so `pulumi up` would replace cluster {cluster} ({live}) with every node "
+    "on it; build the new cluster beside it and move the workloads (blue-green: docs/auto-mode.md)"
+)
+"""Why a stack cannot switch an existing cluster into or out of EKS Auto Mode (``check_live_version``)."""
+
+
+def auto_mode_switch_error(cluster_name: str, wanted: bool, live: bool) -> ConfigError | None:
+    """The error for a config whose provisioner would turn Auto Mode on (or off) for the live cluster, or None."""
+    if wanted == live:
+        return None
+    state = "Auto Mode on" if live else "Auto Mode off"
+    return ConfigError(
+        "gpupools:provisioner",
+        AUTO_MODE_SWITCH.format(cluster=cluster_name, live=f"live with {state}"),
+        "auto-mode" if wanted else "not auto-mode",
+    )
+
+
+def check_live_version(cluster_name: str, wanted: str, path: str = VERSION_PATH, auto_mode: bool | None = None) -> None:
+    """Raise ``version_change_error`` for the live cluster named ``cluster_name``, if it exists, and,
+    when ``auto_mode`` is given, ``auto_mode_switch_error`` when the live cluster's Auto Mode
+    (``DescribeCluster``'s ``computeConfig.enabled``, absent on a cluster without it) differs.
 
     Reads (data-source invokes of the default AWS provider, made before any resource is registered;
     they run in previews too): ``eks:ListClusters``, ``eks:DescribeCluster`` and, for an upgrade only,
@@ -140,7 +164,9 @@ def check_live_version(cluster_name: str, wanted: str, path: str = VERSION_PATH)
     try:
         if cluster_name not in (aws.eks.get_clusters().names or []):
             return
-        live = aws.eks.get_cluster(name=cluster_name).version
+        described = aws.eks.get_cluster(name=cluster_name)
+        live = described.version
+        live_auto_mode = any(c.enabled for c in (described.compute_configs or []))
         groups: dict[str, str | None] = {}
         if live and minor_key(minor(wanted)) > minor_key(minor(live)):
             for group in aws.eks.get_node_groups(cluster_name=cluster_name).names or []:
@@ -151,6 +177,9 @@ def check_live_version(cluster_name: str, wanted: str, path: str = VERSION_PATH)
             "kubernetesVersion change is not checked against them (run the preflight)"
         )
         return
+    switched = auto_mode_switch_error(cluster_name, auto_mode, live_auto_mode) if auto_mode is not None else None
+    if switched is not None:
+        raise switched
     refused = version_change_error(wanted, live, groups, path) if live else None
     if refused is not None:
         raise refused

@@ -717,7 +717,9 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
     On AKS (Node Auto Provisioning) also ``spotMaxPrice`` other than -1, ``sharing``, ``reservations`` and a
     ``systemPool.maxSize`` other than ``minSize`` (``NAP_MEANINGLESS_POOL_KEYS``, ``check_nap_system_pool``).
     """
-    if provisioner is not Provisioner.KARPENTER:
+    if provisioner is Provisioner.AUTO_MODE:
+        check_auto_mode_keys(ours, cloud)
+    if not provisioner.node_pools:
         maintenance = ours.get("maintenance")
         if "maintenance" in ours and cloud is Cloud.AWS:
             raise ConfigError(
@@ -744,7 +746,9 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
             for key, why in pool_keys.items():
                 if key in entry and entry[key] != MEANINGFUL_DEFAULTS.get(key):
                     raise ConfigError(
-                        f"{NAMESPACE}:{section}[{index}].{key}", f"has no meaning with provisioner karpenter: {why}", entry[key]
+                        f"{NAMESPACE}:{section}[{index}].{key}",
+                        f"has no meaning with provisioner {provisioner.value}: {why}",
+                        entry[key],
                     )
             sharing = entry.get("sharing")
             if cloud is Cloud.AZURE and isinstance(sharing, Mapping) and "mig" in sharing:
@@ -767,10 +771,59 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
         for key, why in KARPENTER_MEANINGLESS_AUTOSCALER_KEYS.items():
             if key in autoscaler:
                 raise ConfigError(
-                    f"{NAMESPACE}:autoscaler.{key}", f"has no meaning with provisioner karpenter: {why}", autoscaler[key]
+                    f"{NAMESPACE}:autoscaler.{key}",
+                    f"has no meaning with provisioner {provisioner.value}: {why}",
+                    autoscaler[key],
                 )
     if cloud is Cloud.AZURE:
         check_nap_system_pool(ours.get("systemPool"))
+
+
+AUTO_MODE_REFUSED_POOL_KEYS = {
+    "sharing": "EKS Auto Mode runs the NVIDIA device plugin itself with no configuration (no time-slicing, MPS or MIG "
+    "config: EKS user guide auto-accelerated), and has no NodeOverlay for Karpenter to plan shared slots "
+    "(aws/containers-roadmap #2690); use provisioner karpenter for shared GPUs on EKS",
+    "efa": "an eks.amazonaws.com/v1 NodeClass has no EFA interface setting (the pinned schema, components/gpupools/kubernetes/crds/eks-auto-mode), "
+    "and gpupools' EFA device plugin and security group are its node groups' and EC2NodeClasses'; use provisioner "
+    "karpenter or cluster-autoscaler for EFA pools",
+    "reservations": "the pinned eks.amazonaws.com/v1 NodeClass schema (components/gpupools/kubernetes/crds/eks-auto-mode) has no "
+    "capacityReservationSelectorTerms, so a reserved pool's class could not be checked before deploy; use provisioner "
+    "karpenter for capacity reservations on EKS",
+    "gpuDriver": "EKS Auto Mode installs and updates the NVIDIA driver and device plugin on its nodes (EKS user guide "
+    "auto-accelerated: 'You do not have to install or update these components'); leave it out",
+}
+"""Pool keys ``provisioner: auto-mode`` refuses, with why (``check_auto_mode_keys``)."""
+
+AUTO_MODE_NODE_REPAIR = (
+    "has no meaning with provisioner auto-mode: EKS Auto Mode runs the node monitoring agent and node auto repair on "
+    "its nodes itself (EKS user guide node-health: 'automatically enabled with EKS Auto Mode compute'); leave it out"
+)
+
+
+def check_auto_mode_keys(ours: Mapping[str, Any], cloud: Cloud) -> None:
+    """What ``provisioner: auto-mode`` (EKS Auto Mode) cannot honour, by name, with why: another cloud,
+    the pool keys of ``AUTO_MODE_REFUSED_POOL_KEYS`` and ``nodeRepair`` (Auto Mode's own). The keys
+    Karpenter cannot honour are refused after this, as under ``karpenter``."""
+    if cloud is not Cloud.AWS:
+        raise ConfigError(
+            f"{NAMESPACE}:provisioner",
+            "auto-mode is EKS Auto Mode, on aws only; on azure the provisioner Karpenter runs is karpenter (AKS Node "
+            "Auto Provisioning)",
+            "auto-mode",
+        )
+    for section in ("gpuPools", "cpuPools"):
+        entries = ours.get(section)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(entry, Mapping):
+                continue
+            for key, why in AUTO_MODE_REFUSED_POOL_KEYS.items():
+                if key in entry and entry[key] not in (None, False, [], {}):
+                    raise ConfigError(
+                        f"{NAMESPACE}:{section}[{index}].{key}", f"is not available with provisioner auto-mode: {why}", entry[key]
+                    )
+    repair = ours.get("nodeRepair")
+    if isinstance(repair, Mapping) and "enabled" in repair:
+        raise ConfigError(f"{NAMESPACE}:nodeRepair.enabled", AUTO_MODE_NODE_REPAIR, repair["enabled"])
 
 
 def check_nap_system_pool(raw: Any, path: str = f"{NAMESPACE}:systemPool") -> None:
@@ -932,10 +985,11 @@ def default_node_repair(cloud: Cloud, provisioner: Provisioner) -> bool:
     guide ``node-repair.adoc``). EKS with ``karpenter``: off; Karpenter's ``NodeRepair`` gate is
     alpha in the pinned v1.14.1 (``charts/karpenter/values.yaml``: "nodeRepair is ALPHA and is
     disabled by default"), and a repair there terminates the node without draining it
-    (``concepts/disruption.md``, Node Auto Repair); ``enabled: true`` turns it on. AKS: on (always
-    on, nothing to set).
+    (``concepts/disruption.md``, Node Auto Repair); ``enabled: true`` turns it on. EKS Auto Mode: off
+    here, because Auto Mode repairs its nodes itself (the key is refused: ``AUTO_MODE_NODE_REPAIR``).
+    AKS: on (always on, nothing to set).
     """
-    return not (cloud is Cloud.AWS and provisioner is Provisioner.KARPENTER)
+    return not (cloud is Cloud.AWS and provisioner.node_pools)
 
 
 def parse_node_repair(raw: Any, cloud: Cloud, provisioner: Provisioner, path: str) -> NodeRepairSpec:

@@ -97,9 +97,17 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
     """The capacity groups a validated spec creates, before any resource exists."""
     system = spec.system_pool
     groups = [
-        CapacityGroup(SYSTEM_POOL, Role.SYSTEM, CapacityType.ON_DEMAND, system.instance_types, system.min_size, system.max_size)
+        CapacityGroup(
+            SYSTEM_POOL,
+            Role.SYSTEM,
+            CapacityType.ON_DEMAND,
+            system.instance_types,
+            # EKS Auto Mode: the system pool is a NodePool, which keeps no minimum (gpupools.aws.auto_mode).
+            0 if spec.provisioner is Provisioner.AUTO_MODE else system.min_size,
+            system.max_size,
+        )
     ]
-    karpenter = spec.provisioner is Provisioner.KARPENTER
+    karpenter = spec.provisioner.node_pools
     for pool in spec.pools:
         gpus, slots = _gpus_of(pool)
         if pool.reservations:

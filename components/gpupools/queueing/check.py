@@ -92,10 +92,11 @@ def check_queueing(spec: StackSpec, explicit: frozenset[str] = frozenset(), path
                 name,
                 f"did you mean {close[0]!r}?" if close else None,
             )
-    if queueing.atomic_scale_up and spec.provisioner is Provisioner.KARPENTER:
+    if queueing.atomic_scale_up and spec.provisioner.node_pools:
         raise ConfigError(
             f"{path}.atomicScaleUp",
-            "is not available with provisioner karpenter: Karpenter and AKS Node Auto Provisioning do not act on "
+            f"is not available with provisioner {spec.provisioner.value}: Karpenter (also EKS Auto Mode's) and AKS Node "
+            "Auto Provisioning do not act on "
             "ProvisioningRequests (kubernetes-sigs/kueue #5133), so every GPU workload would wait forever; leave it out",
             True,
         )

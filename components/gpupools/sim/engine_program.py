@@ -13,6 +13,8 @@ program composes them over the cluster it created (``stacks/azure.py``, ``stacks
 
 * NAP and Karpenter (``gpupools:provisioner: karpenter``): ``NapNodePools`` / ``KarpenterNodePools``
   (AKSNodeClass / EC2NodeClass and a NodePool per pool) from the spec, ordered by price like the stack;
+  EKS Auto Mode (``auto-mode``): ``AutoModeNodePools`` (a NodeClass and a NodePool per pool, the
+  system pool's too);
 * the NVIDIA device plugin over the served pools, the EFA device plugin over EFA groups (EKS);
 * the DCGM exporter (``gpupools:gpuMetrics``), the priority expander (cluster-autoscaler modes);
 * the Kueue queues (``gpupools:queueing``): ``KueueQueues`` with the stack's flavour order;
@@ -52,7 +54,8 @@ class StackFacts:
     """What the stack passes ``dcgm_exporter.for_stack`` as ``remote_hostengine`` (EKS with the node
     monitoring agent: the exporter uses the agent's DCGM host engine)."""
     karpenter_role: str
-    """EKS Karpenter: the node role's name, as the stack's ``EC2NodeClass.spec.role`` has it; else empty."""
+    """EKS Karpenter or Auto Mode: the node role's name, as the stack's ``EC2NodeClass``/``NodeClass``
+    ``spec.role`` has it; else empty."""
     skipped: tuple[str, ...]
 
     @property
@@ -61,7 +64,8 @@ class StackFacts:
 
     @property
     def karpenter(self) -> bool:
-        return self.spec.provisioner is Provisioner.KARPENTER
+        """NodePools buy the nodes: Karpenter, NAP or EKS Auto Mode."""
+        return self.spec.provisioner.node_pools
 
 
 def _provisioning_request_crd(spec: StackSpec, on_cluster: pulumi.ResourceOptions) -> None:
@@ -131,7 +135,12 @@ def facts(stack: str, overrides: Mapping[str, Any] | None = None) -> StackFacts:
     if len(recorded) != 1:
         raise RuntimeError(f"the {stack} program called dcgm_exporter.for_stack {len(recorded)} times, expected once")
     role = next(
-        (str(m["spec"]["role"]) for m in loaded.manifests if m["kind"] == "EC2NodeClass" and "role" in m.get("spec", {})), ""
+        (
+            str(m["spec"]["role"])
+            for m in loaded.manifests
+            if m["kind"] in ("EC2NodeClass", "NodeClass") and "role" in m.get("spec", {})
+        ),
+        "",
     )
     return StackFacts(
         stack=stack,
@@ -162,6 +171,22 @@ def _node_pools(facts: StackFacts, on_cluster: pulumi.ResourceOptions) -> tuple[
             pools=spec.pools,
             location=facts.region,
             zones=spec.cluster.zones,
+            consolidate_after=spec.autoscaler.scale_down_unneeded_time,
+            order=order,
+            maintenance=spec.maintenance,
+            opts=on_cluster,
+        )
+    elif spec.provisioner is Provisioner.AUTO_MODE:
+        from gpupools.aws import AutoModeNodePools
+
+        node_pools = AutoModeNodePools(
+            "nodepools",
+            pools=spec.gpu_pools,
+            cpu_pools=spec.cpu_pools,
+            cluster_name=spec.cluster.name,
+            node_role_name=facts.karpenter_role,
+            zones=facts.system_pool.zones,
+            system_pool=spec.system_pool,
             consolidate_after=spec.autoscaler.scale_down_unneeded_time,
             order=order,
             maintenance=spec.maintenance,

@@ -77,7 +77,7 @@ from gpupools.sim.build import KARPENTER_RESERVATION_ID_LABEL, Build
 from gpupools.sim.control_plane import HOST, ClusterState, SimError
 from gpupools.sim.kube import Client
 from gpupools.sim.objects import StackObjects
-from gpupools.specs import Cloud, PoolSpec
+from gpupools.specs import Cloud, PoolSpec, Provisioner
 
 NAME = "karpenter"
 RELAY = "karpenter-relay"
@@ -180,8 +180,27 @@ def _requirement(nodepool: Mapping[str, Any], key: str) -> list[str]:
     return []
 
 
-def cloud_labels(cloud: Cloud, size: str, resources: node_shapes.Resources) -> dict[str, str]:
-    """The instance-type labels the cloud's Karpenter provider sets (module docstring, with sources)."""
+AUTO_MODE_LABEL_PREFIX = "eks.amazonaws.com/instance-"
+"""EKS Auto Mode labels its nodes ``eks.amazonaws.com/instance-*``, not ``karpenter.k8s.aws/instance-*``
+("EKS Auto Mode uses different labels than Karpenter": EKS user guide ``automode/create-node-pool.adoc``)."""
+
+
+def cloud_labels(cloud: Cloud, size: str, resources: node_shapes.Resources, auto_mode: bool = False) -> dict[str, str]:
+    """The instance-type labels the cloud's Karpenter provider sets (module docstring, with sources);
+    ``auto_mode``: EKS Auto Mode's spelling of the same facts (``AUTO_MODE_LABEL_PREFIX``)."""
+    if cloud is Cloud.AWS and auto_mode:
+        family, _, size_name = size.partition(".")
+        labels = {
+            f"{AUTO_MODE_LABEL_PREFIX}family": family,
+            f"{AUTO_MODE_LABEL_PREFIX}size": size_name,
+            f"{AUTO_MODE_LABEL_PREFIX}cpu": str(INSTANCE_TYPES[size].vcpus),
+            f"{AUTO_MODE_LABEL_PREFIX}memory": str(INSTANCE_TYPES[size].memory_mib),
+            "eks.amazonaws.com/compute-type": "auto",
+        }
+        if resources.gpus:
+            labels[f"{AUTO_MODE_LABEL_PREFIX}gpu-count"] = str(resources.gpus)
+            labels[f"{AUTO_MODE_LABEL_PREFIX}gpu-manufacturer"] = "nvidia"
+        return labels
     if cloud is Cloud.AWS:
         family, _, size_name = size.partition(".")
         labels = {
@@ -329,7 +348,10 @@ def instance_types(stack_objects: StackObjects, spot_unavailable: Sequence[str] 
             if pool in spot_unavailable:
                 no_spot.add(size)
     resources = {size: node_shapes.resources_of(size) for size in zones}
-    labels = {size: {"topology.kubernetes.io/region": region, **cloud_labels(cloud, size, resources[size])} for size in zones}
+    auto_mode = stack_objects.spec.provisioner is Provisioner.AUTO_MODE
+    labels = {
+        size: {"topology.kubernetes.io/region": region, **cloud_labels(cloud, size, resources[size], auto_mode)} for size in zones
+    }
     reserved = reserved_offerings(stack_objects, labels)
     entries = []
     for size in sorted(zones):
@@ -412,8 +434,9 @@ def plan(stack_objects: StackObjects, build: Build, helm: Path | None = None) ->
             [],
             None,
             [
-                "the stack registers no Karpenter chart (AKS runs Node Auto Provisioning's Karpenter in its control plane, "
-                "under its own identity): the sim runs it as admin, with Karpenter's default settings"
+                "the stack registers no Karpenter chart (AKS runs Node Auto Provisioning's Karpenter, and EKS Auto Mode "
+                "its own, in the control plane under the cloud's identity): the sim runs it as admin, with Karpenter's "
+                "default settings"
             ],
         )
     if len(found) != 1:

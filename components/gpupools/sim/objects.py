@@ -159,6 +159,8 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         group = str(manifest["apiVersion"]).rpartition("/")[0]
         if group in builtin_groups or manifest["kind"] == "CapacityBuffer":  # its CRD: capacity_buffer_crds
             continue
+        if group == AUTO_MODE_GROUP:  # Auto Mode's own NodeClass CRD: auto_mode_crds
+            continue
         candidates = [c for c in index if c.group == group and c.kind == manifest["kind"]]
         preferred = [c for c in candidates if c.family == karpenter_family] or [
             c for c in candidates if not c.family.startswith("karpenter-provider")
@@ -166,7 +168,36 @@ def crds_for(objects: StackObjects, crd_dir: Path) -> list[Crd]:
         if not preferred:
             raise KeyError(f"no CRD for {manifest['apiVersion']} {manifest['kind']} among the extracted ones ({crd_dir})")
         families.add(preferred[0].family)
-    return [c for c in index if c.family in families] + managed_provisioning_request_crd(objects) + capacity_buffer_crds(objects)
+    return (
+        [c for c in index if c.family in families]
+        + managed_provisioning_request_crd(objects)
+        + capacity_buffer_crds(objects)
+        + auto_mode_crds(objects)
+    )
+
+
+AUTO_MODE_GROUP = "eks.amazonaws.com"
+
+
+def auto_mode_crds(stack_objects: StackObjects) -> list[Crd]:
+    """EKS Auto Mode's NodeClass CRD when the stack has NodeClasses: the cloud installs it with Auto
+    Mode; the sim installs the pinned schema (``gpupools.kubernetes.crds.auto_mode_node_class_crd``)."""
+    from gpupools.kubernetes.crds import AUTO_MODE_NODE_CLASS_SCHEMA, auto_mode_node_class_crd
+
+    if not any(str(m["apiVersion"]).startswith(f"{AUTO_MODE_GROUP}/") for m in stack_objects.manifests):
+        return []
+    document = auto_mode_node_class_crd()
+    spec = document["spec"]
+    return [
+        Crd(
+            AUTO_MODE_NODE_CLASS_SCHEMA,
+            "eks-auto-mode",
+            spec["group"],
+            spec["names"]["kind"],
+            document["metadata"]["name"],
+            document,
+        )
+    ]
 
 
 def managed_provisioning_request_crd(objects: StackObjects) -> list[Crd]:

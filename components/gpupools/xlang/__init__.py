@@ -30,6 +30,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     c.GpuNodeGroup,
     c.CpuNodeGroup,
     c.KarpenterNodePools,
+    c.AutoModeNodePools,
     c.Karpenter,
     c.ClusterAutoscaler,
     c.NvidiaDevicePlugin,

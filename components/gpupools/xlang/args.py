@@ -408,6 +408,8 @@ class EksClusterArgs(TypedDict):
     """Extra tags on created private subnets (Karpenter discovery); default none."""
     autoscaler_tags: NotRequired[bool]
     """Tag the system group's ASG for cluster-autoscaler; default true."""
+    auto_mode: NotRequired[bool]
+    """An EKS Auto Mode cluster (no node group; the pools are ``AutoModeNodePools``'); default false."""
 
 
 class AwsNodeGroupArgs(TypedDict):
@@ -450,6 +452,29 @@ class KarpenterNodePoolsArgs(TypedDict):
     """The node role's name (``EC2NodeClass.spec.role``)."""
     zones: list[str]
     """Zones NodePools may use."""
+    consolidate_after: NotRequired[str]
+    """``disruption.consolidateAfter``; default ``10m``."""
+    order: NotRequired[list[str]]
+    """Pool names, most preferred first; default by size facts."""
+    maintenance: NotRequired[MaintenanceArgs]
+    """The disruption window; default Sunday 02:00 UTC, 4 hours."""
+    cpu_pools: NotRequired[list[PoolArgs]]
+    """``cpuPools`` entries; default none."""
+
+
+class AutoModeNodePoolsArgs(TypedDict):
+    """Arguments of ``AutoModeNodePools`` (EKS Auto Mode NodeClasses and NodePools)."""
+
+    pools: list[PoolArgs]
+    """The GPU pools (``gpuPools`` entries)."""
+    cluster_name: str
+    """The EKS cluster's name (subnet and security group selectors)."""
+    node_role_name: pulumi.Input[str]
+    """The Auto Mode node role's name (``NodeClass.spec.role``)."""
+    zones: list[str]
+    """Zones NodePools may use."""
+    system_pool: NotRequired[SystemPoolArgs]
+    """``gpupools:systemPool``: a system NodePool; default none."""
     consolidate_after: NotRequired[str]
     """``disruption.consolidateAfter``; default ``10m``."""
     order: NotRequired[list[str]]

@@ -30,6 +30,7 @@ import pulumi
 
 from gpupools import config
 from gpupools import warm as warm_rules
+from gpupools.aws import auto_mode as aws_auto_mode
 from gpupools.aws import autoscaler as aws_autoscaler
 from gpupools.aws import cluster as aws_cluster
 from gpupools.aws import karpenter as aws_karpenter
@@ -49,6 +50,7 @@ from gpupools.queueing import kueue as queue_kueue
 from gpupools.xlang import convert
 from gpupools.xlang.args import (
     AksClusterArgs,
+    AutoModeNodePoolsArgs,
     ClusterAutoscalerArgs,
     CpuNodeGroupArgs,
     CpuNodePoolArgs,
@@ -277,10 +279,11 @@ class EksCluster(pulumi.ComponentResource):
             network=convert.network_spec(a.get("network"), Cloud.AWS, f"{path}.network"),
             system_pool=convert.system_pool_spec(a.get("system_pool"), Cloud.AWS, f"{path}.systemPool"),
             nat=aws_network.NatStrategy(nat) if nat is not None else aws_network.NatStrategy.SINGLE,
-            **convert.pick(a, "public_access_cidrs", "region", "private_subnet_tags", "autoscaler_tags"),
+            **convert.pick(a, "public_access_cidrs", "region", "private_subnet_tags", "autoscaler_tags", "auto_mode"),
             opts=opts,
         )
-        c.system_node_pool = pulumi.Output.from_input(convert.info_to_dict(c.system_pool))  # type: ignore[attr-defined]
+        if c.system_pool is not None:  # None on Auto Mode: the system pool is AutoModeNodePools'
+            c.system_node_pool = pulumi.Output.from_input(convert.info_to_dict(c.system_pool))  # type: ignore[attr-defined]
         return c
 
     def __init__(self, name: str, args: EksClusterArgs, opts: Opts = None) -> None:  # pragma: no cover
@@ -357,6 +360,36 @@ class KarpenterNodePools(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarpenterNodePoolsArgs, opts: Opts = None) -> None:  # pragma: no cover
         """Not called: ``__new__`` returns the ``gpupools.aws.KarpenterNodePools``."""
+
+
+class AutoModeNodePools(pulumi.ComponentResource):
+    """EKS Auto Mode: a NodeClass and a NodePool per pool (and the system pool's)."""
+
+    pool_names: pulumi.Output[list[str]]
+    """The NodePool names."""
+    node_pools: pulumi.Output[list[NodePoolInfo]]
+    """One description per NodePool (the GPU and CPU pools)."""
+
+    def __new__(cls, name: str, args: AutoModeNodePoolsArgs, opts: Opts = None) -> Any:
+        a = _args(name, "AutoModeNodePools", args)
+        path = f"AutoModeNodePools({name})"
+        system = a.get("system_pool")
+        n = aws_auto_mode.AutoModeNodePools(
+            name,
+            convert.pools(a.get("pools"), f"{path}.pools"),
+            a.get("cluster_name"),  # type: ignore[arg-type]
+            a.get("node_role_name"),  # type: ignore[arg-type]
+            list(a.get("zones") or ()),
+            system_pool=None if system is None else convert.system_pool_spec(system, Cloud.AWS, f"{path}.systemPool"),
+            **convert.pick(a, "consolidate_after", "order"),
+            maintenance=convert.maintenance_spec(a.get("maintenance"), f"{path}.maintenance"),
+            cpu_pools=convert.pools(a.get("cpu_pools"), f"{path}.cpuPools"),
+            opts=opts,
+        )
+        return _pool_outputs(n, n.pools)
+
+    def __init__(self, name: str, args: AutoModeNodePoolsArgs, opts: Opts = None) -> None:  # pragma: no cover
+        """Not called: ``__new__`` returns the ``gpupools.aws.auto_mode.AutoModeNodePools``."""
 
 
 class Karpenter(pulumi.ComponentResource):

@@ -54,6 +54,7 @@ PYTHON_ONLY: dict[str, tuple[str, ...]] = {
     "GpuNodeGroup": ("live_sizes",),
     "CpuNodeGroup": ("live_sizes",),
     "KarpenterNodePools": (),
+    "AutoModeNodePools": (),
     "Karpenter": (),
     "ClusterAutoscaler": (),
     "NvidiaDevicePlugin": (),

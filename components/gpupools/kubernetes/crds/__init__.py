@@ -115,3 +115,53 @@ def capacity_buffer_crd(image_tag: str) -> dict[str, Any]:
 def capacity_buffer_crd_path(image_tag: str) -> Path:
     """The vendored CapacityBuffer CRD file for ``image_tag`` (the sim installs the same file)."""
     return CRD_DIR / "capacitybuffers" / f"{CAPACITY_BUFFER_CRDS[image_tag].tag}.yaml"
+
+
+AUTO_MODE_NODE_CLASS_SCHEMA = CRD_DIR / "eks-auto-mode" / "eks.amazonaws.com_nodeclasses.yaml"
+"""EKS Auto Mode's ``eks.amazonaws.com/v1`` NodeClass schema, in ``tests/crds``' format (a ``source``
+block, group, kind, scope and the ``openAPIV3Schema`` per served version). AWS publishes no source for
+this CRD (Auto Mode installs it on the cluster); the file is datreeio/CRDs-catalog's copy
+(``eks.amazonaws.com/nodeclass_v1.json``, MIT), taken from a cluster's CRD and converted to JSON
+Schema, which closes every object with ``additionalProperties: false``. Not deployed by gpupools:
+``tests/crd_schema.py`` checks the stacks' NodeClasses against it, and the sim installs it as a CRD
+(``auto_mode_node_class_crd``) where Auto Mode would have."""
+
+
+def _structural(node: Any) -> Any:
+    """The schema without the catalog's ``additionalProperties: false`` (not part of the CRD, and not
+    allowed beside ``properties`` in a CRD's structural schema: the API server prunes unknown fields)."""
+    if isinstance(node, dict):
+        return {k: _structural(v) for k, v in node.items() if not (k == "additionalProperties" and v is False)}
+    if isinstance(node, list):
+        return [_structural(v) for v in node]
+    return node
+
+
+def auto_mode_node_class_crd() -> dict[str, Any]:
+    """``AUTO_MODE_NODE_CLASS_SCHEMA`` as a ``CustomResourceDefinition`` an API server accepts."""
+    pinned = yaml.safe_load(AUTO_MODE_NODE_CLASS_SCHEMA.read_text())
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{pinned['plural']}.{pinned['group']}"},
+        "spec": {
+            "group": pinned["group"],
+            "names": {
+                "kind": pinned["kind"],
+                "listKind": f"{pinned['kind']}List",
+                "plural": pinned["plural"],
+                "singular": pinned["kind"].lower(),
+            },
+            "scope": pinned["scope"],
+            "versions": [
+                {
+                    "name": v["name"],
+                    "served": v["served"],
+                    "storage": v["storage"],
+                    "schema": {"openAPIV3Schema": _structural(v["openAPIV3Schema"])},
+                    "subresources": {"status": {}},
+                }
+                for v in pinned["versions"]
+            ],
+        },
+    }

@@ -255,6 +255,8 @@ def node_pool(
     extra_requirements: Sequence[Mapping[str, Any]] = (),
     window: MaintenanceSpec = MaintenanceSpec(),
     reserved: bool = False,
+    expire_after: str = EXPIRE_AFTER,
+    termination_grace_period: str | None = None,
 ) -> dict[str, Any]:
     """The NodePool manifest of one pool.
 
@@ -272,6 +274,10 @@ def node_pool(
             default ``MaintenanceSpec()`` (Sunday 02:00 UTC for 4 hours, 24h).
         reserved: allow ``karpenter.sh/capacity-type`` ``reserved`` first (an EKS pool whose
             EC2NodeClass selects its capacity reservations); default False.
+        expire_after: ``template.spec.expireAfter``; default ``Never`` (module docstring). EKS Auto
+            Mode caps a node's life at 21 days (``gpupools.aws.auto_mode``).
+        termination_grace_period: ``template.spec.terminationGracePeriod`` when ``window`` has none;
+            default none (unset). Auto Mode states its 24h default explicitly.
     """
     if not 1 <= weight <= WEIGHT_MAX:
         raise ConfigError(f"node_pool({name}).weight", f"must be from 1 to {WEIGHT_MAX}", weight)
@@ -289,11 +295,11 @@ def node_pool(
                     "nodeClassRef": node_class_ref.to_dict(),
                     "requirements": requirements(pool, shape, zones, extra_requirements, reserved),
                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in template_taints(pool)],
-                    "expireAfter": EXPIRE_AFTER,
+                    "expireAfter": expire_after,
                     **(
                         {}
-                        if window.termination_grace_period is None
-                        else {"terminationGracePeriod": window.termination_grace_period}
+                        if (grace := window.termination_grace_period or termination_grace_period) is None
+                        else {"terminationGracePeriod": grace}
                     ),
                 },
             },

@@ -1,0 +1,108 @@
+"""Issue 47, 5.: an EKS Auto Mode stack (``aws-auto-dev``) with Kueue, on a control plane of its own:
+the stack's NodePools run under the real Karpenter with its KWOK provider, standing in for the
+controller AWS runs (``gpupools.sim.karpenter``: no Karpenter chart, Karpenter's default settings, the
+NodeClass CRD from the pinned schema). A gang job through the stack's queue is admitted by Kueue
+(no admission check: Karpenter does not act on ProvisioningRequests) and Karpenter buys Spot nodes of
+the pool for both pods, labelled as Auto Mode labels its nodes.
+
+Spot from zero, the on-demand fallback and the idle removal on this stack are the Karpenter module's
+(``test_autoscalers.KARPENTER_STACKS``); a warm pool keeping its node is ``test_warm``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+
+import pytest
+from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
+from gpupools.queueing.workloads import gang_job
+from gpupools.sim import control_plane, kueue, node_shapes
+from gpupools.sim.build import Build
+from gpupools.sim.control_plane import ClusterState
+from gpupools.sim.kube import KubeError, wait_for
+from gpupools.specs import Provisioner
+
+from tests.sim.test_autoscalers import IMAGE, LAUNCH_TIMEOUT, Running, explained, gpu_pools, running
+
+pytestmark = pytest.mark.sim
+
+STACK = "aws-auto-dev"
+QUEUED = {"gpupools:queueing": {"enabled": True, "namespaces": ["ml"]}, "gpupools:autoscaler": {"scaleDownUnneededTime": "1m"}}
+
+
+@pytest.fixture(scope="module")
+def auto_mode_stack(sim_build: Build) -> Iterator[Running]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    state: ClusterState = control_plane.start(f"pytest-auto-mode-{worker}", sim_build)
+    try:
+        with running(STACK, state, sim_build, QUEUED) as run:
+            yield run
+    finally:
+        control_plane.stop(state)
+
+
+def test_the_node_class_crd_is_served_and_holds_the_stacks_classes(auto_mode_stack: Running) -> None:
+    run = auto_mode_stack
+    assert run.objects.spec.provisioner is Provisioner.AUTO_MODE
+    classes = run.client.list("eks.amazonaws.com/v1", "NodeClass")
+    expected = ["gpupools-system", *(f"gpupools-{p.name}" for p in run.objects.spec.pools)]
+    assert sorted(c["metadata"]["name"] for c in classes) == sorted(expected)
+
+
+def test_a_gang_job_through_kueue_gets_spot_nodes_of_its_pool_from_zero(auto_mode_stack: Running) -> None:
+    run = auto_mode_stack
+    namespace = run.objects.spec.queueing.namespaces[0]
+    pool = gpu_pools(run)[0]
+    shape = node_shapes.resources_of(pool.instance_types[0])
+    job = gang_job(
+        "auto-gang",
+        image=IMAGE,
+        script=["train.py"],
+        nodes=2,
+        gpus_per_node=shape.gpus,
+        namespace=namespace,
+        pool=pool.name,
+        extra_taints=pool.taints,
+    )
+    try:
+        for manifest in job:
+            run.client.apply(manifest)
+        with explained(run, namespace):
+            pods = wait_for(
+                lambda: (
+                    (
+                        found := [
+                            p
+                            for p in run.client.list("v1", "Pod", namespace=namespace)
+                            if p["metadata"]["name"].startswith("auto-gang-")
+                        ]
+                    )
+                    and len(found) == 2
+                    and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in found)
+                    and found
+                ),
+                timeout=LAUNCH_TIMEOUT * 2,
+                interval=1,
+                what="both pods of the gang job to run on nodes Karpenter bought",
+            )
+        workloads = run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
+        assert kueue.admitted(
+            [w for w in workloads if any(o.get("name") == "auto-gang" for o in w["metadata"].get("ownerReferences") or [])]
+        )
+        nodes = {p["spec"]["nodeName"] for p in pods}
+        assert len(nodes) == 2
+        for name in nodes:
+            labels = run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})["metadata"]["labels"]
+            assert labels[POOL_LABEL] == pool.name
+            assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "spot"
+            assert labels["node.kubernetes.io/instance-type"] in pool.instance_types
+            # Auto Mode's label spelling (EKS user guide create-node-pool: "different labels than Karpenter").
+            assert labels["eks.amazonaws.com/compute-type"] == "auto"
+            assert labels["eks.amazonaws.com/instance-gpu-manufacturer"] == "nvidia"
+            assert not any(k.startswith("karpenter.k8s.aws/") for k in labels)
+    finally:
+        for manifest in job:
+            with contextlib.suppress(KubeError):
+                run.client.delete(manifest, propagation="Foreground")
