@@ -19,27 +19,19 @@ from gpupools.aws import auto_mode
 from gpupools.conventions import GPU_TAINT, POOL_LABEL
 from gpupools.errors import ConfigError
 from gpupools.specs import Provisioner
-from gpupools.testing import Registration, Run, run_stack, stack_config
+from gpupools.testing import Run, run_stack, stack_config
 
 from tests.crd_schema import validate_custom_resource
 from tests.example_runs import example_run
+from tests.test_karpenter_eks import custom_resource, node_pools
 
 STACK = "aws-auto-dev"
-NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
 
 
 @cache
 def run() -> Run:
     return example_run(STACK)
-
-
-def custom_resource(reg: Registration) -> dict[str, Any]:
-    return {key: reg.inputs[key] for key in ("apiVersion", "kind", "metadata", "spec")}
-
-
-def node_pools(result: Run) -> dict[str, dict[str, Any]]:
-    return {r.inputs["metadata"]["name"]: custom_resource(r) for r in result.of_type(NODEPOOL)}
 
 
 def node_classes(result: Run) -> dict[str, dict[str, Any]]:
