@@ -3,7 +3,7 @@ their own project, no example stack underneath) queue and run in the sim with th
 
 * ``tokyo-inference`` (AKS, A100 MIG ``MIG1g``, Kueue, a budget): a gang of two pods, each asking for
   a whole node's MIG slices, goes through Kueue's ProvisioningRequest (atomic scale-up is the default
-  under AKS's managed autoscaler) and runs on two nodes of the MIG pool;
+  under AKS's managed autoscaler) and runs on nodes of the MIG pool that advertise the slices;
 * ``tokyo-training`` (EKS, p5 with EFA in a Capacity Block, Spot inference, Kueue): an EFA gang on the
   reserved p5 pool is admitted and runs on reserved nodes; a one-GPU inference Job through the same
   queue runs on a Spot node of its pool;
@@ -114,7 +114,9 @@ def test_tokyo_inference_admits_a_mig_gang_through_the_managed_autoscaler(projec
             assert labels["node.kubernetes.io/instance-type"] in config["gpupools:gpuPools"][0]["instanceTypes"]
             gpus = node_shapes.resources_of(labels["node.kubernetes.io/instance-type"]).gpus
             assert int(node["status"]["allocatable"]["nvidia.com/gpu"]) == gpus * slots
-        assert len({n["metadata"]["name"] for n in nodes}) == 2, "each pod asked for a whole node's slices"
+        # Not asserted: two distinct nodes. KWOK completes a Job's pod at once (its pod-complete stage), so
+        # the second rank may take the first's node after it finished (seen in CI); the request's capacity
+        # for both is what Provisioned says.
 
 
 def test_tokyo_training_admits_an_efa_gang_on_its_capacity_block_and_queues_spot_inference(

@@ -16,6 +16,7 @@ from gpupools.sim import build as builds
 from gpupools.sim import control_plane, controllers, node_shapes, objects, pki
 from gpupools.sim.control_plane import ClusterState, SimError
 from gpupools.sim.kube import Client, wait_for
+from gpupools.specs import Provisioner
 
 SYSTEM_POOL = "system"
 READY_TIMEOUT = 120.0
@@ -152,9 +153,16 @@ def up(
             objects.install_crds(client, crds)
         groups = groups_for(stack_objects)
         system = node_shapes.groups_of(groups, SYSTEM_POOL)
-        count = stack_objects.spec.system_pool.min_size
+        # EKS Auto Mode: the system pool is a NodePool, which keeps no minimum; Karpenter launches its
+        # nodes when a system pod is pending (gpupools.aws.auto_mode), so none is added here.
+        auto_mode = stack_objects.spec.provisioner is Provisioner.AUTO_MODE
+        count = 0 if auto_mode else stack_objects.spec.system_pool.min_size
         names = add_nodes(state, system, count, membership(stack_objects))
-        progress(f"{len(names)} nodes of the system pool: {', '.join(names)}")
+        progress(
+            "no node of the system pool: an EKS Auto Mode NodePool, launched by Karpenter when a system pod is pending"
+            if auto_mode
+            else f"{len(names)} nodes of the system pool: {', '.join(names)}"
+        )
         progress(f"applying {len(stack_objects.manifests)} objects (server-side apply, dry run first)")
         objects.apply(client, controllers.prepare(client, build, stack_objects))
         for line in stack_objects.skipped:
