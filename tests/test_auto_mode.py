@@ -302,3 +302,15 @@ def test_an_existing_auto_mode_cluster_keeps_its_stack() -> None:
     name = stack_config(STACK)["gpupools:cluster"]["name"]
     result = run_stack(STACK, calls=live(name, auto_mode=True))
     assert result.of_type("eks:index:Cluster")
+
+
+def test_gpu_metrics_left_on_is_said_not_silently_dropped() -> None:
+    """``gpuMetrics.enabled`` defaults to true; on Auto Mode no exporter is deployed, so the program warns."""
+    from gpupools import rules
+
+    spec = config.parse(stack_config(STACK), region="us-west-2")
+    assert spec.gpu_metrics.enabled
+    assert rules.AUTO_MODE_METRICS_WARNING in rules.stack_warnings(spec)
+    assert not any(r.type.endswith("DcgmExporter") for r in run().registrations)
+    off = config.parse(stack_values(**{"gpupools:gpuMetrics": {"enabled": False}}), region="us-west-2")
+    assert rules.AUTO_MODE_METRICS_WARNING not in rules.stack_warnings(off)

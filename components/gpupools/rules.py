@@ -116,12 +116,23 @@ def aks_mig_from_zero_warnings(spec: StackSpec) -> list[str]:
     ]
 
 
+AUTO_MODE_METRICS_WARNING = (
+    "gpupools:gpuMetrics: no DCGM exporter is deployed under provisioner auto-mode: EKS Auto Mode runs the NVIDIA "
+    "device plugin and its node monitoring agent itself and documents no DCGM exporter, and gpupools' exporter is "
+    "placed on the nodes its device plugin serves (none on Auto Mode); GPU utilisation metrics need an exporter "
+    "of your own (docs/auto-mode.md)"
+)
+"""Said when an Auto Mode stack keeps ``gpuMetrics.enabled`` (the default): the key would otherwise do nothing
+silently."""
+
+
 def stack_warnings(spec: StackSpec) -> list[str]:
     """What the stack program warns about (``pulumi.log.warn``) before registering anything: past
     EKS's node group quota (``node_group_quota_warning``), AKS MIG pools at zero
-    (``aks_mig_from_zero_warnings``)."""
+    (``aks_mig_from_zero_warnings``), GPU metrics on EKS Auto Mode (``AUTO_MODE_METRICS_WARNING``)."""
     quota = node_group_quota_warning(spec) if spec.cloud is Cloud.AWS else None
-    return [*([quota] if quota else []), *aks_mig_from_zero_warnings(spec)]
+    metrics = spec.provisioner is Provisioner.AUTO_MODE and spec.gpu_metrics.enabled
+    return [*([quota] if quota else []), *aks_mig_from_zero_warnings(spec), *([AUTO_MODE_METRICS_WARNING] if metrics else [])]
 
 
 EKS_MAX_INSTANCE_TYPES = 20
