@@ -15,9 +15,11 @@ type is prefixed only for a parent that is not the root stack).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import runpy
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -89,8 +91,10 @@ def have_history() -> bool:
 
 @functools.cache
 def release_tree(version: str) -> Path:
-    """The released commit's files, exported once per session into a temporary directory."""
+    """The released commit's files, exported once per process into a temporary directory, removed
+    when the process exits (every test worker exported its own: 100+ were left behind before)."""
     root = Path(tempfile.mkdtemp(prefix=f"gpupools-{version}-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     archive = subprocess.run(["git", "archive", RELEASES[version]], cwd=PROJECT_ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
     return root
