@@ -262,6 +262,18 @@ def test_a_gang_job_is_admitted_once_the_autoscaler_provisions_it_and_all_its_po
     admit_gang(kueue_ca_stack, efa)
 
 
+def gang_pods_running(run: Running, namespace: str, name: str, timeout: float) -> list[dict[str, Any]]:
+    """The two pods of gang job ``name`` once both run (or have run: KWOK completes Job pods at once)."""
+
+    def both() -> list[dict[str, Any]] | None:
+        pods = [p for p in run.client.list("v1", "Pod", namespace=namespace) if p["metadata"]["name"].startswith(f"{name}-")]
+        done = len(pods) == 2 and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods)
+        return pods if done else None
+
+    pods: list[dict[str, Any]] = wait_for(both, timeout=timeout, interval=1, what="both pods of the gang job to run")
+    return pods
+
+
 def admit_gang(run: Running, efa: bool, pool: PoolSpec | None = None) -> list[dict[str, Any]]:
     """Submit a two-node gang Job through the stack's first queue namespace and wait until Kueue's
     ProvisioningRequest is Provisioned, the Workload admitted and both pods run; returns their nodes.
@@ -322,23 +334,7 @@ def admit_gang(run: Running, efa: bool, pool: PoolSpec | None = None) -> list[di
                 what="Kueue to admit the job",
             )
             assert workload
-            pods = wait_for(
-                lambda: (
-                    (
-                        pods := [
-                            p
-                            for p in run.client.list("v1", "Pod", namespace=namespace)
-                            if p["metadata"]["name"].startswith(f"{name}-")
-                        ]
-                    )
-                    and len(pods) == 2
-                    and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods)
-                    and pods
-                ),
-                timeout=SCALE_UP_TIMEOUT,
-                interval=1,
-                what="both pods of the gang job to run",
-            )
+            pods = gang_pods_running(run, namespace, name, SCALE_UP_TIMEOUT)
         return [run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": p["spec"]["nodeName"]}}) for p in pods]
     finally:
         for manifest in job:
