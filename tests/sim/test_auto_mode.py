@@ -21,10 +21,11 @@ from gpupools.queueing.workloads import gang_job
 from gpupools.sim import control_plane, kueue, node_shapes
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
-from gpupools.sim.kube import KubeError, wait_for
+from gpupools.sim.kube import KubeError
 from gpupools.specs import Provisioner
 
 from tests.sim.test_autoscalers import IMAGE, LAUNCH_TIMEOUT, Running, explained, gpu_pools, running
+from tests.sim.test_cluster_autoscaler import gang_pods_running
 
 pytestmark = pytest.mark.sim
 
@@ -70,29 +71,14 @@ def test_a_gang_job_through_kueue_gets_spot_nodes_of_its_pool_from_zero(auto_mod
         for manifest in job:
             run.client.apply(manifest)
         with explained(run, namespace):
-            pods = wait_for(
-                lambda: (
-                    (
-                        found := [
-                            p
-                            for p in run.client.list("v1", "Pod", namespace=namespace)
-                            if p["metadata"]["name"].startswith("auto-gang-")
-                        ]
-                    )
-                    and len(found) == 2
-                    and all((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in found)
-                    and found
-                ),
-                timeout=LAUNCH_TIMEOUT * 2,
-                interval=1,
-                what="both pods of the gang job to run on nodes Karpenter bought",
-            )
+            pods = gang_pods_running(run, namespace, "auto-gang", LAUNCH_TIMEOUT * 2)
         workloads = run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
         assert kueue.admitted(
             [w for w in workloads if any(o.get("name") == "auto-gang" for o in w["metadata"].get("ownerReferences") or [])]
         )
+        # Every node the gang ran on, not "two distinct nodes": KWOK completes a Job pod at once, so the
+        # second rank may take the first's node (the cause of the new-user MIG test's CI failure).
         nodes = {p["spec"]["nodeName"] for p in pods}
-        assert len(nodes) == 2
         for name in nodes:
             labels = run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})["metadata"]["labels"]
             assert labels[POOL_LABEL] == pool.name
