@@ -175,6 +175,14 @@ def test_gpu_pools_buy_spot_then_on_demand_with_the_gpu_taint_and_the_system_poo
     assert system["limits"]["nodes"] == str(stack_config(STACK)["gpupools:systemPool"]["maxSize"])
 
 
+def test_the_system_nodepool_is_tried_last() -> None:
+    # Karpenter tries NodePools from the highest weight; the system pool is last, as the priority
+    # expander ranks it on the other provisioners.
+    weights = {name: pool["spec"]["weight"] for name, pool in node_pools(run()).items()}
+    system = weights.pop("system")
+    assert weights and system < min(weights.values())
+
+
 def test_the_stack_outputs_costs_for_every_pool() -> None:
     outputs = run().outputs
     assert {p["pool"] for p in outputs["nodePools"]} == {

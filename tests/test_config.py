@@ -216,6 +216,15 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("pool-name-missing", with_pool(AZURE, name=None), "gpupools:gpuPools[0].name", "is required"),
     ("pool-name-dash", with_pool(AZURE, name="t-4"), "gpupools:gpuPools[0].name", "lowercase letter"),
     ("pool-name-digit-first", with_pool(AZURE, name="4t"), "gpupools:gpuPools[0].name", "lowercase letter"),
+    # The system pool's name on both clouds (AKS System pool, EKS node group, Auto Mode NodePool and class).
+    ("pool-name-system-azure", with_pool(AZURE, name="system"), "gpupools:gpuPools[0].name", "reserved for the system pool"),
+    ("pool-name-system-aws", with_pool(AWS, name="system"), "gpupools:gpuPools[0].name", "reserved for the system pool"),
+    (
+        "pool-name-system-auto-mode",
+        with_key(with_pool(AWS, name="system"), "gpupools:provisioner", "auto-mode"),
+        "gpupools:gpuPools[0].name",
+        "reserved for the system pool",
+    ),
     ("aks-pool-name-with-suffix-too-long", with_pool(AZURE, name="verylong"), "gpupools:gpuPools[0].name", "at most 7"),
     ("max-missing", with_pool(AZURE, maxSize=None), "gpupools:gpuPools[0].maxSize", "is required"),
     ("max-string", with_pool(AZURE, maxSize="10"), "gpupools:gpuPools[0].maxSize", "integer"),

@@ -236,6 +236,13 @@ def with_cpu(base: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
 
 BAD = [
     (
+        "name-system",
+        AWS,
+        {"name": "system", "instanceTypes": ["m6i.xlarge"], "maxSize": 3},
+        "cpuPools[0].name",
+        "reserved for the system pool",
+    ),
+    (
         "gpu-size-azure",
         AZURE,
         {"name": "c", "instanceTypes": ["Standard_NC4as_T4_v3"], "maxSize": 2},

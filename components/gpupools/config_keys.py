@@ -369,7 +369,7 @@ POOL = (
             notes=lambda d: (
                 f"a lowercase letter then letters/digits; Azure at most {rules.AKS_GPU_POOL_NAME_MAX} (a role "
                 f"letter and a 4-character digest are appended within AKS's {rules.AKS_POOL_NAME_MAX}), AWS at most "
-                f"{rules.EKS_GPU_POOL_NAME_MAX}"
+                f"{rules.EKS_GPU_POOL_NAME_MAX}; not `{rules.RESERVED_POOL_NAME}` (the system pool's)"
             )
         ),
     ),

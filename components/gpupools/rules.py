@@ -182,6 +182,10 @@ AWS_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}\Z")
 AWS_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}\Z")
 CLUSTER_NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?\Z")
 POOL_NAME = re.compile(r"^[a-z][a-z0-9]*\Z")
+RESERVED_POOL_NAME = conventions.Role.SYSTEM.value
+"""The system pool's name on both clouds (the AKS System agent pool, the EKS node group, the Auto
+Mode NodePool and NodeClass ``gpupools-system``, the ``gpupools.io/pool`` label of system nodes): a
+GPU or CPU pool of that name would collide with it, or carry the system pool's label."""
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 DNS_LABEL_MAX = 63
@@ -1029,6 +1033,8 @@ def check_gpu_pool(
             else f"at most {name_max} characters"
         )
         fail(f"{path}.name", f"must be a lowercase letter followed by lowercase letters or digits, {why}", pool.name)
+    if pool.name == RESERVED_POOL_NAME and pool.role is not conventions.Role.SYSTEM:
+        fail(f"{path}.name", "is reserved for the system pool (systemPool); choose another name", pool.name)
     types = pool.instance_types
     if not types:
         fail(f"{path}.instanceTypes", "must list at least one instance type", list(types))

@@ -76,6 +76,11 @@ AUTO_MODE_MAX_LIFETIME_HOURS = 21 * 24
 AUTO_MODE_TERMINATION_GRACE_PERIOD = "24h"
 """Auto Mode's ``terminationGracePeriod`` when a NodePool sets none, stated (module docstring)."""
 
+SYSTEM_POOL_WEIGHT = 1
+"""The system NodePool's weight: the lowest (Karpenter tries NodePools from the highest weight), so
+an untainted pod that selects no pool gets a CPU pool's node before a system node, as the
+cluster-autoscaler priority expander ranks the system pool last on the other provisioners."""
+
 CLUSTER_SECURITY_GROUP_TAG = "aws:eks:cluster-name"
 """The tag EKS puts on the cluster security group it creates (its value: the cluster name)."""
 
@@ -249,7 +254,7 @@ class AutoModeNodePools(pulumi.ComponentResource):
         self.node_classes = {}
         self.pools = []
         self.system_pool = None
-        entries: list[tuple[PoolSpec, int]] = ([(system, nodepool.WEIGHT_MAX)] if system else []) + [
+        entries: list[tuple[PoolSpec, int]] = ([(system, SYSTEM_POOL_WEIGHT)] if system else []) + [
             (pool, weights[pool.name]) for pool in specs
         ]
         for pool, weight in entries:
