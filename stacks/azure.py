@@ -18,6 +18,10 @@ are no GPU or CPU agent pools, no autoscaler profile and no priority expander:
     DcgmExporter (gpuMetrics)           a DCGM exporter DaemonSet and scrape Service per GPU NodePool
     GpuSmokeTest per pool (optional)    on the pool's NodePool, Spot preferred
 
+With ``gpupools:cluster.sku: Automatic`` (AKS Automatic, ``gpupools.azure.automatic``) the same NAP
+mode without what AKS runs there: no System agent pool (a system NodePool for Kueue instead), no
+network, no device plugin or DCGM exporter (GPU pools are AKS managed GPU pools).
+
 With ``gpupools:queueing`` on, in either mode, Kueue (chart on the System pool) and KueueQueues:
 flavours in the priority expander's order (NodePool weights under NAP), quotas at max, and under the
 managed cluster-autoscaler the ProvisioningRequest admission check.
@@ -81,6 +85,8 @@ def main() -> None:
         atomic_scale_up=spec.queueing.enabled and atomic_scale_up(spec),
         system_pool_path="gpupools:systemPool",
         network_path="gpupools:network",
+        # cluster.sku Automatic: AKS runs the system pool, NAP, the network and the GPU stack (gpupools.azure.automatic).
+        cluster_path="gpupools:cluster",
     )
     # When AKS may reimage nodes and move patch versions: both modes (gpupools.azure.maintenance).
     NodeImageMaintenance(
@@ -95,7 +101,9 @@ def main() -> None:
         autoscaler_mode(spec, cluster, location)
 
 
-def warm_pools(spec: StackSpec, infos: list[NodePoolInfo], cluster: AksCluster, after: list[pulumi.Resource]) -> None:
+def warm_pools(
+    spec: StackSpec, infos: list[NodePoolInfo], system: NodePoolInfo, cluster: AksCluster, after: list[pulumi.Resource]
+) -> None:
     """Placeholder pods for the warm pools (``gpupools.warm``): AKS's managed autoscaler and NAP
     expose no CapacityBuffer switch. After the pools they select."""
     if not any(pool.warm for pool in spec.gpu_pools):
@@ -106,7 +114,7 @@ def warm_pools(spec: StackSpec, infos: list[NodePoolInfo], cluster: AksCluster, 
         spec.gpu_pools,
         infos,
         Mechanism.PLACEHOLDER_PODS,
-        cluster.system_pool,
+        system,
         after=after,
         opts=pulumi.ResourceOptions(provider=cluster.provider),
     )
@@ -130,36 +138,41 @@ def nap_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
         # `pulumi destroy` deletes the cluster, and AKS its NAP nodes with it: no NodePool drain to wait on.
         deleted_with=cluster.managed_cluster,
         opts=on_cluster,
+        # AKS Automatic: managed GPU pools, and a system NodePool for Kueue (AKS's system nodes are its own).
+        automatic=spec.cluster.automatic,
+        system_pool=spec.system_pool if spec.cluster.automatic else None,
     )
+    system = node_pools.system_pool or cluster.system_pool
     served = list(served_pools(node_pools.pools))
     plugin = (
         NvidiaDevicePlugin("nvidia-device-plugin", served, version=spec.device_plugin.version, opts=on_cluster)
         if served
         else None
     )
-    warm_pools(spec, node_pools.pools, cluster, [node_pools])
-    dcgm_exporter.for_stack(spec.gpu_metrics, [cluster.system_pool, *node_pools.pools], on_cluster)
+    warm_pools(spec, node_pools.pools, system, cluster, [node_pools])
+    # None on Automatic: managed GPU pools run AKS's own exporter (gpupools.azure.automatic).
+    dcgm_exporter.for_stack(spec.gpu_metrics, [system, *node_pools.pools], on_cluster)
     if spec.smoke_test.enabled:
         after = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[node_pools, *([plugin] if plugin else [])])
-        for info in served:
+        # The pools whose device plugin is gpupools' or AKS's (managed GPU on Automatic): each advertises GPUs.
+        managed = [p for p in node_pools.pools if p.gpu_driver is GpuDriver.MANAGED]
+        for info in [*served, *managed]:
             GpuSmokeTest(f"smoke-test-{info.pool}", pool=info, opts=after)
     install_queueing(
         spec,
-        cluster.system_pool,
+        system,
         node_pools.pools,
         cluster.provider,
         weights={info.name: node_pools.manifests[info.pool]["spec"]["weight"] for info in node_pools.pools},
     )
 
-    _, outputs, cost = stack_costs(
-        [cluster.system_pool, *node_pools.pools], price_table(spec.cloud), location, spec.cost, karpenter=True
-    )
+    _, outputs, cost = stack_costs([system, *node_pools.pools], price_table(spec.cloud), location, spec.cost, karpenter=True)
     pulumi.export("clusterName", cluster.name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", outputs)
     pulumi.export("cost", with_warm_costs(cost, spec, location))
     # The up moves the control plane and the System pool; NAP nodes follow by drift in the maintenance window.
-    pulumi.export("upgrade", upgrade_estimate(cluster.system_pool, [], {}))
+    pulumi.export("upgrade", upgrade_estimate(system, [], {}))
 
 
 def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None:
@@ -210,7 +223,7 @@ def autoscaler_mode(spec: StackSpec, cluster: AksCluster, location: str) -> None
     # their own buffers, never the queues (third AKS review, NM5). Kueue sets its ProvisioningRequest
     # controller up only if the API is served when it starts: the cluster's provider waits for the
     # access gate, which waits for that API with atomicScaleUp (kubernetes_access.gate_served).
-    warm_pools(spec, gpu_infos, cluster, [gpu_pool for gpu_pool in gpu_pools if gpu_pool.spec.warm])
+    warm_pools(spec, gpu_infos, cluster.system_pool, cluster, [gpu_pool for gpu_pool in gpu_pools if gpu_pool.spec.warm])
     install_queueing(spec, cluster.system_pool, [*gpu_infos, *cpu_infos], cluster.provider, prices=prices)
     if spec.smoke_test.enabled:
         # After the plugin (no GPU is advertised without it) and after every pool exists.

@@ -10,6 +10,14 @@ from __future__ import annotations
 
 from gpupools.testing import PROJECT_ROOT
 
-EXAMPLE_STACKS = ("aws-auto-dev", "aws-dev", "aws-karpenter-dev", "aws-training-dev", "azure-dev", "azure-nap-dev")
+EXAMPLE_STACKS = (
+    "aws-auto-dev",
+    "aws-dev",
+    "aws-karpenter-dev",
+    "aws-training-dev",
+    "azure-automatic-dev",
+    "azure-dev",
+    "azure-nap-dev",
+)
 
 EXAMPLE_FILES = tuple(PROJECT_ROOT / f"Pulumi.{stack}.yaml" for stack in EXAMPLE_STACKS)

@@ -29,6 +29,7 @@ from gpupools.specs import AutoscalerSpec, ClusterSpec, GpuPoolSpec, NetworkSpec
 from gpupools.testing import PROJECT_ROOT, Run, run_program
 from gpupools.xlang.convert import info_to_dict
 
+from tests.automatic_cases import AUTOMATIC_INVALID
 from tests.gpu_driver_cases import GPU_DRIVER_INVALID
 from tests.k8s_schema import aks_gpu_pool
 from tests.karpenter_cases import KARPENTER_INVALID, MAINTENANCE_INVALID, NAP_INVALID
@@ -202,6 +203,7 @@ STACK_CASES = (
     + QUEUEING_INVALID
     + UPGRADE_INVALID
     + WARM_INVALID
+    + AUTOMATIC_INVALID
 )
 
 

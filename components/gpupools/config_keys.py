@@ -49,7 +49,7 @@ from gpupools.catalog import regions
 from gpupools.catalog.azure_vm_sizes import MIG_INSTANCES_PER_GPU
 from gpupools.config_doc import Doc, ParsedDefaults, choices, code
 from gpupools.conventions import TaintEffect
-from gpupools.specs import AmiType, Cloud, GpuDriver, Provisioner, WeekDay
+from gpupools.specs import AKS_SKUS, AmiType, Cloud, GpuDriver, Provisioner, WeekDay
 
 Kind = Literal["string", "integer", "number", "boolean", "strings", "labels", "nodes", "section", "list"]
 
@@ -748,6 +748,20 @@ STACK = Key(
                             "stack's region such as `us-west-2a`, checked against the region's zones "
                             "(`components/gpupools/catalog/regions.py`: `eu-central-1d` is an error, eu-central-1 has a, b and c)"
                         ),
+                    ),
+                ),
+                Key(
+                    "sku",
+                    "string",
+                    choices=AKS_SKUS,
+                    default="Base",
+                    clouds=AZURE,
+                    rules=("config.check_automatic_keys",),
+                    doc=Doc(
+                        type=lambda d: " or ".join(f"`{t}`" for t in AKS_SKUS),
+                        default=lambda d: code(d.azure.cluster.sku),
+                        notes="Azure only; `Automatic`: AKS Automatic, new clusters only, with `provisioner: karpenter` "
+                        "(AKS runs the system pool, NAP, the GPU driver and device plugin; [AKS Automatic](aks-automatic.md))",
                     ),
                 ),
                 Key(

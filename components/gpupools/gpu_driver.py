@@ -76,15 +76,30 @@ BOTTLEROCKET_WHY = (
 )
 
 
-def check_gpu_driver(pool: PoolSpec, cloud: Cloud, path: str, provisioner: Provisioner) -> None:
-    """The ``gpuDriver`` rules of one pool (module docstring); ``path`` is the pool's config path."""
+AUTOMATIC_INSTALL_WHY = (
+    "must be managed (the default) or none with cluster.sku Automatic: gpupools' device plugin needs a hostPath volume, "
+    "which the baseline Pod Security Standard AKS Automatic enforces forbids ('HostPath volumes are forbidden', AKS "
+    "deployment-safeguards.md), and the namespace exclusion that would let it run is an update of the cluster's existing "
+    "deploymentSafeguards resource, which pulumi-azure-native can only create (docs/aks-automatic.md)"
+)
+"""Why an AKS Automatic GPU pool cannot be ``gpuDriver: install`` (``gpupools.azure.automatic``)."""
+
+
+def check_gpu_driver(pool: PoolSpec, cloud: Cloud, path: str, provisioner: Provisioner, automatic: bool = False) -> None:
+    """The ``gpuDriver`` rules of one pool (module docstring); ``path`` is the pool's config path.
+    ``automatic``: an AKS Automatic cluster, where a GPU pool is ``managed`` (AKS managed GPU, through
+    the AKSNodeClass tag ``gpupools.azure.automatic`` sets) or ``none``, never ``install``."""
     driver = pool.gpu_driver
+    at = f"{path}.gpuDriver"
+    if automatic and pool.is_gpu and driver is GpuDriver.INSTALL:
+        raise ConfigError(at, AUTOMATIC_INSTALL_WHY, driver.value)
     if driver is GpuDriver.INSTALL:
         return
-    at = f"{path}.gpuDriver"
     if not pool.is_gpu:
         raise ConfigError(at, "is for GPU pools only (a CPU pool has no GPU driver)", driver.value)
-    if driver is GpuDriver.MANAGED:
+    if driver is GpuDriver.MANAGED and automatic and cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
+        pass  # AKS Automatic: the AKS managed GPU experience (gpupools.azure.automatic)
+    elif driver is GpuDriver.MANAGED:
         raise ConfigError(at, MANAGED_WHY[(cloud, provisioner)], driver.value)
     if pool.ami_type.ships_device_plugin:
         raise ConfigError(at, BOTTLEROCKET_WHY, driver.value)

@@ -35,13 +35,14 @@ def pool_spec(
     *,
     zones: Sequence[str] = (),
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+    automatic: bool = False,
 ) -> PoolSpec:
     """One pool argument as a validated ``PoolSpec``.
 
     A mapping is parsed as a ``gpuPools`` entry (``role=Role.GPU``, the default) or a ``cpuPools``
     entry (``Role.CPU``); a ``PoolSpec`` keeps its own role. ``zones`` are the cluster's (empty on
     AWS means "resolved at deploy time"); ``provisioner`` picks the rule set (Karpenter lifts the
-    per-zone node group rules).
+    per-zone node group rules); ``automatic`` an AKS Automatic cluster (``gpuDriver`` managed).
     """
     if isinstance(pool, PoolSpec):
         spec = pool
@@ -49,7 +50,7 @@ def pool_spec(
         spec = config.parse_pool(pool, cloud, path, role)
     else:
         raise ConfigError(path, "must be a PoolSpec or a gpuPools/cpuPools mapping", type(pool).__name__)
-    rules.check_gpu_pool(spec, cloud, path, zones, provisioner=provisioner)
+    rules.check_gpu_pool(spec, cloud, path, zones, provisioner=provisioner, automatic=automatic)
     return spec
 
 
@@ -62,6 +63,7 @@ def pool_specs(
     zones: Sequence[str] = (),
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
     check: Callable[[PoolSpec, str], None] | None = None,
+    automatic: bool = False,
 ) -> list[PoolSpec]:
     """``pools`` (mappings read as ``gpuPools`` entries) then ``cpu_pools`` (as ``cpuPools`` entries),
     each validated by ``pool_spec`` and then by ``check`` (a component's own rules, given the spec
@@ -73,7 +75,7 @@ def pool_specs(
             raise ConfigError(f"{path}.{argument}", "must be a list of pools", type(entries).__name__)
         for index, pool in enumerate(entries):
             at = f"{path}.{argument}[{index}]"
-            spec = pool_spec(pool, cloud, at, role, zones=zones, provisioner=provisioner)
+            spec = pool_spec(pool, cloud, at, role, zones=zones, provisioner=provisioner, automatic=automatic)
             if check is not None:
                 check(spec, at)
             specs.append(spec)

@@ -1019,6 +1019,7 @@ def check_gpu_pool(
     cluster_zones: Sequence[str],
     region: str | None = None,
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+    automatic: bool = False,
 ) -> None:
     """Every rule for one pool of either list (``pool.role``); ``cluster_zones`` empty on AWS means
     "resolved at deploy time". Under ``Provisioner.KARPENTER`` the rules that exist because of
@@ -1140,7 +1141,7 @@ def check_gpu_pool(
         )
     check_taints(pool.taints, f"{path}.taints")
     check_disk(pool.disk_size_gb, cloud, f"{path}.diskSizeGb")
-    gpu_driver.check_gpu_driver(pool, cloud, path, provisioner)
+    gpu_driver.check_gpu_driver(pool, cloud, path, provisioner, automatic)
     check_sharing(pool, cloud, path)
     check_reservations(pool, cloud, path, zones)
     check_infiniband(pool, cloud, path)
@@ -1202,11 +1203,12 @@ def check_gpu_pools(
     cluster_zones: Sequence[str],
     region: str | None,
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+    automatic: bool = False,
 ) -> None:
     if not pools:
         fail(path, "must list at least one GPU pool", [])
     for index, pool in enumerate(pools):
-        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner)
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner, automatic)
     check_unique([p.name for p in pools], path, "pool names")
 
 
@@ -1218,12 +1220,13 @@ def check_cpu_pools(
     cluster_zones: Sequence[str],
     region: str | None,
     provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER,
+    automatic: bool = False,
 ) -> None:
     """``cpuPools``: optional; each entry by the same rules, names unique across both lists (they
     name agent pools and node groups in one namespace, and workloads select by ``gpupools.io/pool``)."""
     gpu_names = {p.name for p in gpu_pools}
     for index, pool in enumerate(pools):
-        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner)
+        check_gpu_pool(pool, cloud, f"{path}[{index}]", cluster_zones, region, provisioner, automatic)
         if pool.name in gpu_names:
             fail(f"{path}[{index}].name", "must not repeat a gpuPools name (pool names are unique across both lists)", pool.name)
     check_unique([p.name for p in pools], path, "pool names")
@@ -1245,8 +1248,9 @@ def check_stack(spec: StackSpec, region: str | None = None) -> None:
     check_network(spec.network, spec.cloud, spec.cluster.zones, "gpupools:network")
     zones = spec.cluster.zones
     check_system_pool(spec.system_pool, spec.cloud, "gpupools:systemPool")
-    check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region, spec.provisioner)
-    check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region, spec.provisioner)
+    automatic = spec.cluster.automatic
+    check_gpu_pools(spec.gpu_pools, spec.cloud, "gpupools:gpuPools", zones, region, spec.provisioner, automatic)
+    check_cpu_pools(spec.cpu_pools, spec.gpu_pools, spec.cloud, "gpupools:cpuPools", zones, region, spec.provisioner, automatic)
     check_device_plugin(spec.device_plugin, "gpupools:devicePlugin")
     check_autoscaler(spec.autoscaler, "gpupools:autoscaler")
     check_cost(spec.cost, "gpupools:cost")

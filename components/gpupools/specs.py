@@ -194,6 +194,9 @@ class ClusterSpec:
             or ``EXTENDED``. With ``STANDARD`` EKS upgrades the control plane itself when its minor
             leaves standard support instead of billing extended support (six times the hourly
             cluster price); ``EXTENDED`` keeps the minor and pays.
+        sku: Azure only. The cluster's ``sku.name``: ``Base`` (default) or ``Automatic`` (AKS
+            Automatic: AKS runs the system pool, Node Auto Provisioning, the GPU driver and device
+            plugin; new clusters only, ``gpupools.azure.automatic``).
         permissions_boundary: AWS only. The ARN of an IAM managed policy set as the permissions
             boundary of every IAM role the EKS stack creates (node role, cluster service role,
             cluster-autoscaler's or Karpenter's controller role). Default none. With it the deployer
@@ -212,6 +215,17 @@ class ClusterSpec:
     control_plane_logs: tuple[str, ...] = ("api", "audit", "authenticator")
     support_type: str = "STANDARD"
     permissions_boundary: str | None = None
+    sku: str = "Base"
+
+    @property
+    def automatic(self) -> bool:
+        """``sku: Automatic``: an AKS Automatic cluster (``gpupools.azure.automatic``)."""
+        return self.sku == AKS_AUTOMATIC
+
+
+AKS_AUTOMATIC = "Automatic"
+AKS_SKUS = ("Base", AKS_AUTOMATIC)
+"""``cluster.sku`` values: pulumi-azure-native 3.29's ``ManagedClusterSKUName`` (API 2025-09-01)."""
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,9 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice, managedidentity, resources
 
 from gpupools import rules
+from gpupools.azure import automatic as automatic_sku
 from gpupools.azure import deployer, kubernetes_access
+from gpupools.azure.automatic import AUTOMATIC_IGNORED_FIELDS, sku_switch_error
 from gpupools.azure.autoscaler_profile import autoscaler_profile
 from gpupools.azure.inline_pools import (
     IN_PLACE_ONLY_AT_CREATE,
@@ -218,6 +220,50 @@ def cluster_ignore_changes(plan: InlinePoolsPlan, live: LiveCluster | None, cidr
         if not cidrs and not live.authorized_ip_ranges:
             paths.append(API_SERVER_ACCESS_PROFILE)
     return paths
+
+
+def automatic_access_ignore(live: LiveCluster | None, cidrs: Sequence[str]) -> list[str]:
+    """On an existing Automatic cluster, ``apiServerAccessProfile`` while neither the config nor AKS
+    has an allow-list (``cluster_ignore_changes``, the same rule without the inline pools and network)."""
+    return [API_SERVER_ACCESS_PROFILE] if live is not None and not cidrs and not live.authorized_ip_ranges else []
+
+
+def check_automatic_arguments(
+    prefix: str,
+    cluster: ClusterSpec,
+    network: NetworkSpec,
+    node_auto_provisioning: bool,
+    capacity_reservation_group_ids: Sequence[str],
+    sku_tier: str,
+) -> None:
+    """``AksCluster(automatic=True)``: what AKS Automatic needs and cannot take (gpupools.azure.automatic)."""
+    if not node_auto_provisioning:
+        raise ConfigError(
+            f"{prefix}.node_auto_provisioning", "must be True with automatic: AKS Automatic runs Node Auto Provisioning", False
+        )
+    if network != NetworkSpec():
+        raise ConfigError(
+            f"{prefix}.network",
+            "must be left out with automatic: AKS Automatic creates a managed virtual network, and a network of your own "
+            "needs hostedSystemProfile, which API 2025-09-01 lacks",
+            network,
+        )
+    if cluster.allow_local_accounts:
+        raise ConfigError(
+            f"{prefix}.cluster.allow_local_accounts",
+            "must be False with automatic: AKS Automatic has local accounts off",
+            True,
+        )
+    if capacity_reservation_group_ids:
+        raise ConfigError(
+            f"{prefix}.capacity_reservation_group_ids",
+            "must be empty with automatic: NAP pools take no capacity reservation group",
+            list(capacity_reservation_group_ids),
+        )
+    if sku_tier != automatic_sku.SKU_TIER:
+        raise ConfigError(
+            f"{prefix}.sku_tier", f"must be {automatic_sku.SKU_TIER} with automatic (Automatic clusters use it)", sku_tier
+        )
 
 
 def subscription_of(arm_id: str) -> str:
@@ -355,6 +401,14 @@ class AksCluster(pulumi.ComponentResource):
             ``AksCluster(<name>).system_pool`` (the stack passes ``gpupools:systemPool``).
         network_path: the config path named by a network error (a dataplane change on an existing
             cluster); default ``AksCluster(<name>).network`` (the stack passes ``gpupools:network``).
+        cluster_path: the config path named by a SKU switch of an existing cluster; default
+            ``AksCluster(<name>).cluster`` (the stack passes ``gpupools:cluster``).
+
+    With ``cluster.sku`` ``Automatic`` the cluster is AKS Automatic (``gpupools.azure.automatic``):
+    ``node_auto_provisioning`` must be True, ``network`` left out, no reservation groups, tier
+    ``Standard``; AKS runs the system pool, so ``system_pool`` describes gpupools' system NodePool
+    (``NapNodePools(system_pool=...)``), and no VNet, subnet grant, agent pool, network profile,
+    autoscaler profile or upgrade channel is registered.
         opts: resource options for the component.
 
     Raises:
@@ -438,6 +492,7 @@ class AksCluster(pulumi.ComponentResource):
         atomic_scale_up: bool = False,
         system_pool_path: str | None = None,
         network_path: str | None = None,
+        cluster_path: str | None = None,
     ) -> None:
         network = NetworkSpec() if network is None else network
         autoscaler = AutoscalerSpec() if autoscaler is None else autoscaler
@@ -468,7 +523,10 @@ class AksCluster(pulumi.ComponentResource):
             raise ConfigError(f"{prefix}.sku_tier", "must be one of " + ", ".join(SKU_TIERS), sku_tier)
         if kubelogin_login not in LOGIN_MODES:
             raise ConfigError(f"{prefix}.kubelogin_login", "must be one of " + ", ".join(LOGIN_MODES), kubelogin_login)
-        if node_auto_provisioning and system_pool.max_size != system_pool.min_size:
+        automatic = cluster.automatic
+        if automatic:
+            check_automatic_arguments(prefix, cluster, network, node_auto_provisioning, capacity_reservation_group_ids, sku_tier)
+        elif node_auto_provisioning and system_pool.max_size != system_pool.min_size:
             raise ConfigError(
                 f"{prefix}.system_pool.max_size",
                 f"must equal min_size ({system_pool.min_size}) with node_auto_provisioning: AKS refuses autoscaled pools "
@@ -485,8 +543,13 @@ class AksCluster(pulumi.ComponentResource):
         given_rg = f"{cluster.name}-rg" if resource_group_name is None else resource_group_name
         plain_rg = given_rg if isinstance(given_rg, str) else None
         self.live_counts = None if plain_rg is None else AgentPoolCounts(plain_rg, cluster.name, parent=self)
-        live_system = None if self.live_counts is None else self.live_counts.pool(SYSTEM_POOL_NAME)
-        live = self.live_counts.cluster() if live_system is not None and self.live_counts is not None else None
+        live_system = None if self.live_counts is None or automatic else self.live_counts.pool(SYSTEM_POOL_NAME)
+        existing = None if self.live_counts is None else self.live_counts.cluster()
+        switch = sku_switch_error(existing.sku if existing else None, automatic, plain_rg or "<group>", cluster.name)
+        if switch is not None:
+            raise ConfigError(f"{cluster_path or prefix + '.cluster'}.sku", switch, cluster.sku)
+        # The inline-pool machinery reads the cluster only when its System pool exists (never on Automatic).
+        live = existing if live_system is not None else None
         self.live_cluster = live
         if live is not None:
             # Before anything is registered: a network change Pulumi would turn into a refused replacement.
@@ -506,7 +569,9 @@ class AksCluster(pulumi.ComponentResource):
             rg_name = resource_group_name
 
         subnet_id: pulumi.Input[str]
-        if network.subnet_id is not None:
+        if automatic:
+            subnet_id = ""  # AKS Automatic's managed virtual network: no subnet of gpupools' (gpupools.azure.automatic)
+        elif network.subnet_id is not None:
             subnet_id = network.subnet_id
         else:
             created = create_node_network(
@@ -525,16 +590,17 @@ class AksCluster(pulumi.ComponentResource):
                 opts=child,
             )
             control_plane_identity: pulumi.Input[str] = identity.id
-            subnet_access = authorization.RoleAssignment(
-                f"{name}-subnet-network-contributor",
-                principal_id=identity.principal_id,
-                principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
-                role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, NETWORK_CONTRIBUTOR_ROLE)),
-                scope=subnet_id,
-                description=f"AKS {cluster.name}: control plane manages node NICs and load balancers in the node subnet",
-                opts=child,
-            )
-            cluster_depends_on.append(subnet_access)
+            if not automatic:
+                subnet_access = authorization.RoleAssignment(
+                    f"{name}-subnet-network-contributor",
+                    principal_id=identity.principal_id,
+                    principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+                    role_definition_id=client.subscription_id.apply(lambda s: role_definition_id(s, NETWORK_CONTRIBUTOR_ROLE)),
+                    scope=subnet_id,
+                    description=f"AKS {cluster.name}: control plane manages node NICs and load balancers in the node subnet",
+                    opts=child,
+                )
+                cluster_depends_on.append(subnet_access)
             for key, scope in sorted(reservation_scopes.items()):
                 grant = authorization.RoleAssignment(
                     f"{name}-reservations-contributor-{create_only_digest({'scope': key})}",
@@ -560,10 +626,48 @@ class AksCluster(pulumi.ComponentResource):
             node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL,
             authorized_ip_ranges=tuple(cluster.api_allowed_cidrs),
         )
-        inline = self._inline_pools(
-            desired_system, desired_cluster, live_system, live, system_pool_path or f"{prefix}.system_pool"
+        inline = (
+            InlinePoolsPlan([], [], (), "AKS Automatic: AKS runs the system pool (gpupools.azure.automatic)")
+            if automatic
+            else self._inline_pools(
+                desired_system, desired_cluster, live_system, live, system_pool_path or f"{prefix}.system_pool"
+            )
         )
         self.inline_pools = inline
+        # AKS Automatic sets the pools, network, provisioning and upgrade channels itself (gpupools.azure.automatic).
+        mode_args: dict[str, Any] = (
+            {}
+            if automatic
+            else dict(
+                agent_pool_profiles=inline.profiles,
+                network_profile=containerservice.ContainerServiceNetworkProfileArgs(
+                    network_plugin=containerservice.NetworkPlugin.AZURE,
+                    network_plugin_mode=containerservice.NetworkPluginMode.OVERLAY,
+                    pod_cidr=POD_CIDR,
+                    service_cidr=SERVICE_CIDR,
+                    dns_service_ip=DNS_SERVICE_IP,
+                    outbound_type=containerservice.OutboundType.LOAD_BALANCER,
+                    load_balancer_sku=containerservice.LoadBalancerSku.STANDARD,
+                    **dataplane_args(network.dataplane),  # type: ignore[arg-type]
+                ),
+                auto_scaler_profile=None
+                if node_auto_provisioning
+                else containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
+                    **autoscaler_profile(autoscaler)  # type: ignore[arg-type]
+                ),
+                node_provisioning_profile=NODE_AUTO_PROVISIONING if node_auto_provisioning else None,
+                auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
+                    upgrade_channel=UPGRADE_CHANNEL, node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL
+                ),
+            )
+        )
+        # On Automatic the existing cluster is read for its SKU and allow-list only (no inline pools).
+        access_live = existing if automatic else live
+        ignored = (
+            [*AUTOMATIC_IGNORED_FIELDS, *automatic_access_ignore(existing, cluster.api_allowed_cidrs)]
+            if automatic
+            else cluster_ignore_changes(inline, live, cluster.api_allowed_cidrs)
+        )
         managed_cluster = containerservice.ManagedCluster(
             f"{name}-cluster",
             resource_name_=cluster.name,
@@ -571,12 +675,17 @@ class AksCluster(pulumi.ComponentResource):
             location=location,
             dns_prefix=cluster.name,
             kubernetes_version=cluster.kubernetes_version,
-            sku=containerservice.ManagedClusterSKUArgs(name=containerservice.ManagedClusterSKUName.BASE, tier=sku_tier),
+            sku=containerservice.ManagedClusterSKUArgs(
+                name=containerservice.ManagedClusterSKUName.AUTOMATIC
+                if automatic
+                else containerservice.ManagedClusterSKUName.BASE,
+                tier=sku_tier,
+            ),
             identity=containerservice.ManagedClusterIdentityArgs(
                 type=containerservice.ResourceIdentityType.USER_ASSIGNED,
                 user_assigned_identities=[control_plane_identity],
             ),
-            agent_pool_profiles=inline.profiles,
+            **mode_args,
             enable_rbac=True,
             aad_profile=containerservice.ManagedClusterAADProfileArgs(
                 managed=True,
@@ -588,32 +697,13 @@ class AksCluster(pulumi.ComponentResource):
             security_profile=containerservice.ManagedClusterSecurityProfileArgs(
                 workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
             ),
-            network_profile=containerservice.ContainerServiceNetworkProfileArgs(
-                network_plugin=containerservice.NetworkPlugin.AZURE,
-                network_plugin_mode=containerservice.NetworkPluginMode.OVERLAY,
-                pod_cidr=POD_CIDR,
-                service_cidr=SERVICE_CIDR,
-                dns_service_ip=DNS_SERVICE_IP,
-                outbound_type=containerservice.OutboundType.LOAD_BALANCER,
-                load_balancer_sku=containerservice.LoadBalancerSku.STANDARD,
-                **dataplane_args(network.dataplane),  # type: ignore[arg-type]
-            ),
-            auto_scaler_profile=None
-            if node_auto_provisioning
-            else containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
-                **autoscaler_profile(autoscaler)  # type: ignore[arg-type]
-            ),
-            node_provisioning_profile=NODE_AUTO_PROVISIONING if node_auto_provisioning else None,
-            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
-                upgrade_channel=UPGRADE_CHANNEL, node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL
-            ),
             api_server_access_profile=api_server_access_profile(
-                cluster.api_allowed_cidrs, live.authorized_ip_ranges if live is not None else ()
+                cluster.api_allowed_cidrs, access_live.authorized_ip_ranges if access_live is not None else ()
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=cluster_depends_on,
-                ignore_changes=cluster_ignore_changes(inline, live, cluster.api_allowed_cidrs) or None,
+                ignore_changes=ignored or None,
                 # Protected: no diff (a provider upgrade's force-new field, a network change) can delete the
                 # cluster; destroying it is a deliberate `pulumi state unprotect` first (docs/safety.md).
                 protect=True,
@@ -674,7 +764,17 @@ class AksCluster(pulumi.ComponentResource):
         self.kubeconfig = kubeconfig
         self.oidc_issuer_url = managed_cluster.oidc_issuer_profile.apply(lambda p: (p.issuer_url if p else None) or "")
         self.provider = provider
-        self.system_pool = system_pool_info(system_pool, zones)
+        if automatic:
+            # gpupools' system NodePool (NapNodePools(system_pool=...)): AKS's managed system nodes are not for workloads.
+            from gpupools.azure.nap_nodes import system_pool_info as nap_system_pool_info
+
+            self.system_pool = (
+                nap_system_pool_info(system_pool, location, zones)
+                if isinstance(location, str)
+                else (nap_system_pool_info(system_pool, "", ()))
+            )
+        else:
+            self.system_pool = system_pool_info(system_pool, zones)
         self.register_outputs(
             {
                 "name": self.name,

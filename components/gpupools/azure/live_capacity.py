@@ -118,6 +118,7 @@ class LiveCluster:
     authorized_ip_ranges: tuple[str, ...] = ()
     network_dataplane: str | None = None
     network_policy: str | None = None
+    sku: str | None = None
 
     @classmethod
     def from_response(cls, cluster: Any) -> LiveCluster:
@@ -134,6 +135,7 @@ class LiveCluster:
             authorized_ip_ranges=tuple(sorted(_field(access, "authorized_ip_ranges") or ())),
             network_dataplane=_field(network, "network_dataplane"),
             network_policy=_field(network, "network_policy"),
+            sku=_field(_field(cluster, "sku"), "name"),
         )
 
 

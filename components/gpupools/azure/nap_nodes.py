@@ -59,6 +59,7 @@ from typing import Any, Mapping, Sequence
 
 import pulumi
 
+from gpupools.azure.automatic import MANAGED_GPU_TAG, SYSTEM_NODEPOOL_WEIGHT, system_pool_spec
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.prices import normalize_region
 from gpupools.config import DEFAULT_AZURE_ZONES, NAP_RESERVATIONS_WHY
@@ -68,7 +69,7 @@ from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef, NodeShape
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import Cloud, GpuDriver, MaintenanceSpec, PoolSpec, Provisioner, SharingMode
+from gpupools.specs import Cloud, GpuDriver, MaintenanceSpec, PoolSpec, Provisioner, SharingMode, SystemPoolSpec
 
 TYPE = "gpupools:index:NapNodePools"
 
@@ -156,17 +157,28 @@ def sku_requirements(pool: PoolSpec, shape: NodeShape) -> list[dict[str, Any]]:
 
 
 def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
-    """The AKSNodeClass ``spec`` of one pool (module docstring)."""
-    spec: dict[str, Any] = {
-        "imageFamily": IMAGE_FAMILY,
-        "osDiskSizeGB": pool.disk_size_gb,
-        "tags": {POOL_TAG: pool.name},
-    }
+    """The AKSNodeClass ``spec`` of one pool (module docstring). A ``gpuDriver: managed`` pool (AKS
+    Automatic only, ``gpupools.azure.automatic``) is an AKS managed GPU pool: ``gpu.mode: Driver``,
+    as AKS's managed GPU examples leave the agent pool's driver setting at its default, and the tag
+    ``EnableManagedGPUExperience: "true"`` on its VMs."""
+    tags = {POOL_TAG: pool.name}
+    spec: dict[str, Any] = {"imageFamily": IMAGE_FAMILY, "osDiskSizeGB": pool.disk_size_gb, "tags": tags}
     if pool.is_gpu:
+        if pool.gpu_driver is GpuDriver.MANAGED:
+            tags[MANAGED_GPU_TAG] = "true"
+            spec["gpu"] = {"mode": GPU_MODE}
+            return spec
         if pool.gpu_driver not in GPU_MODES:
             raise ConfigError("gpuDriver", "must be install or none under NAP (see gpupools.gpu_driver)", pool.gpu_driver.value)
         spec["gpu"] = {"mode": GPU_MODES[pool.gpu_driver]}
     return spec
+
+
+def system_pool_info(system: SystemPoolSpec, location: str, zones: Sequence[str]) -> NodePoolInfo:
+    """gpupools' system NodePool on an AKS Automatic cluster, as the Kubernetes side sees it
+    (``automatic.system_pool_spec``): where Kueue and gpupools' own controllers run."""
+    pool = system_pool_spec(system)
+    return nodepool.node_pool_info(pool.name, pool, node_shape(pool), zone_values(location, zones), needs_device_plugin=False)
 
 
 def check_nap_pool(pool: PoolSpec, path: str) -> None:
@@ -219,10 +231,16 @@ class NapNodePools(pulumi.ComponentResource):
             forever without a ``terminationGracePeriod`` (third AKS review, B5'). A pool removed from
             the config is still deleted, drain included. Default None (the library's own use decides).
         opts: ``provider`` the cluster's Kubernetes provider.
+        automatic: default False. True on an AKS Automatic cluster (``gpupools.azure.automatic``): GPU
+            pools are ``gpuDriver: managed`` (AKS managed GPU) or ``none``.
+        system_pool: with ``automatic``, gpupools' system NodePool (``systemPool`` sizes, on-demand,
+            untainted, no minimum, the lowest weight) for Kueue and gpupools' own controllers; default
+            none.
 
     Attributes:
-        node_pools: one ``NodePoolInfo`` per NodePool (the name every pool component uses); ``pools``
-            is the same list. manifests: NodePool manifests by pool name.
+        node_pools: one ``NodePoolInfo`` per GPU and CPU NodePool (the name every pool component
+            uses); ``pools`` is the same list. system_pool: the system NodePool's, or None.
+        manifests: NodePool manifests by pool name (the system NodePool's included).
         node_classes: AKSNodeClass manifests by pool name.
     """
 
@@ -230,6 +248,7 @@ class NapNodePools(pulumi.ComponentResource):
     pools: list[NodePoolInfo]
     manifests: dict[str, dict[str, Any]]
     node_classes: dict[str, dict[str, Any]]
+    system_pool: NodePoolInfo | None
 
     def __init__(
         self,
@@ -243,16 +262,36 @@ class NapNodePools(pulumi.ComponentResource):
         cpu_pools: Sequence[PoolArg] = (),
         deleted_with: pulumi.Resource | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        automatic: bool = False,
+        system_pool: SystemPoolSpec | None = None,
     ) -> None:
         path = f"NapNodePools({name})"
         window = nodepool_arguments(path, maintenance, consolidate_after)
         if not location:
             raise ConfigError(f"{path}.location", "must be the cluster's Azure region", location)
-        pools = pool_specs(
-            pools, Cloud.AZURE, path, cpu_pools=cpu_pools, zones=zones, provisioner=Provisioner.KARPENTER, check=check_nap_pool
+        if system_pool is not None and not automatic:
+            raise ConfigError(
+                f"{path}.system_pool",
+                "is for automatic clusters only: a Base cluster's System pool is the AksCluster's agent pool",
+                system_pool.instance_types,
+            )
+        user_pools = pool_specs(
+            pools,
+            Cloud.AZURE,
+            path,
+            cpu_pools=cpu_pools,
+            zones=zones,
+            provisioner=Provisioner.KARPENTER,
+            check=check_nap_pool,
+            automatic=automatic,
         )
-        shapes = {pool.name: node_shape(pool) for pool in pools}
-        weights = nodepool.pool_weights(pools, shapes, order, path)
+        shapes = {pool.name: node_shape(pool) for pool in user_pools}
+        weights = nodepool.pool_weights(user_pools, shapes, order, path)
+        system = system_pool_spec(system_pool) if system_pool is not None else None
+        if system is not None:
+            shapes[system.name] = node_shape(system)
+            weights[system.name] = SYSTEM_NODEPOOL_WEIGHT
+        specs = [*([system] if system else []), *user_pools]
         self.node_classes = {
             pool.name: {
                 "apiVersion": NODE_CLASS_API_VERSION,
@@ -260,12 +299,13 @@ class NapNodePools(pulumi.ComponentResource):
                 "metadata": {"name": pool.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
                 "spec": node_class_spec(pool),
             }
-            for pool in pools
+            for pool in specs
         }
         self.manifests = {}
         self.pools = []
         self.node_pools = self.pools  # the name every pool component shares; pools stays
-        for pool in pools:
+        self.system_pool = None
+        for pool in specs:
             pool_zones = zone_values(location, pool.zones or tuple(zones)) or None
             self.manifests[pool.name] = nodepool.node_pool(
                 pool.name,
@@ -278,12 +318,14 @@ class NapNodePools(pulumi.ComponentResource):
                 window=window,
                 extra_requirements=sku_requirements(pool, shapes[pool.name]),
             )
-            self.pools.append(
-                nodepool.node_pool_info(pool.name, pool, shapes[pool.name], pool_zones or (), pool.needs_device_plugin)
-            )
+            info = nodepool.node_pool_info(pool.name, pool, shapes[pool.name], pool_zones or (), pool.needs_device_plugin)
+            if pool is system:
+                self.system_pool = info
+            else:
+                self.pools.append(info)
 
         super().__init__(TYPE, name, None, opts)
-        for pool in pools:
+        for pool in specs:
             # Both wait, on delete, as long as the pool's nodes may take to drain (nodepool.delete_timeout).
             node_class = nodepool.apply(
                 f"{name}-{pool.name}-class",

@@ -314,6 +314,22 @@ Regions the list does not name (``jioindiacentral``, ``swedensouth``, ``taiwanno
 regions) are in neither set: their zones are not checked here, the preflight asks the subscription."""
 
 
+AKS_AUTOMATIC_REGIONS = frozenset(
+    {
+        "australiaeast", "austriaeast", "belgiumcentral", "brazilsouth", "canadacentral", "centralindia",
+        "centralus", "chilecentral", "denmarkeast", "eastasia", "eastus", "eastus2", "francecentral",
+        "germanywestcentral", "indonesiacentral", "israelcentral", "italynorth", "japaneast", "japanwest",
+        "koreacentral", "malaysiawest", "mexicocentral", "newzealandnorth", "northeurope", "norwayeast",
+        "polandcentral", "southafricanorth", "southcentralus", "southeastasia", "spaincentral", "swedencentral",
+        "switzerlandnorth", "uaenorth", "uksouth", "westeurope", "westus2", "westus3",
+    }
+)  # fmt: skip
+"""The 37 regions where AKS Automatic is available: "AKS Automatic is available in the following
+regions" (MicrosoftDocs/azure-aks-docs ``articles/aks/includes/aks-automatic/aks-automatic-limitations.md``
+at 1bc933f, ms.date 2026-04-13; the 2026-07-24 revision names the same count). A region outside it is
+refused before anything is registered (``config.check_automatic_keys``)."""
+
+
 def aws_zones(region: str) -> tuple[str, ...]:
     """The availability zone names of an AWS region (``AWS_ZONES``), or ``()`` for a region not in it."""
     return tuple(name for name, _ in AWS_ZONES.get(region, ()))

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from gpupools import rules
+from gpupools import gpu_driver, rules
 from gpupools.catalog import regions, user_sizes
 from gpupools.config_keys import (
     KARPENTER_MEANINGLESS_AUTOSCALER_KEYS,
@@ -48,6 +48,7 @@ from gpupools.config_keys import section as declared
 from gpupools.conventions import Role, Taint, TaintEffect
 from gpupools.errors import ConfigError, yaml_error
 from gpupools.specs import (
+    AKS_AUTOMATIC,
     UPGRADE_VALUE,
     AmiType,
     AutoscalerSpec,
@@ -56,6 +57,7 @@ from gpupools.specs import (
     ClusterSpec,
     CostSpec,
     DevicePluginSpec,
+    GpuDriver,
     GpuMetricsSpec,
     GpuPoolSpec,
     MaintenanceSpec,
@@ -775,7 +777,7 @@ def check_provisioner_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: P
                     f"has no meaning with provisioner {provisioner.value}: {why}",
                     autoscaler[key],
                 )
-    if cloud is Cloud.AZURE:
+    if cloud is Cloud.AZURE and not automatic_requested(ours):
         check_nap_system_pool(ours.get("systemPool"))
 
 
@@ -826,6 +828,91 @@ def check_auto_mode_keys(ours: Mapping[str, Any], cloud: Cloud) -> None:
         raise ConfigError(f"{NAMESPACE}:nodeRepair.enabled", AUTO_MODE_NODE_REPAIR, repair["enabled"])
 
 
+AUTOMATIC_REFUSED_KEYS = {
+    "network": "AKS Automatic creates a managed virtual network (Azure CNI Overlay with Cilium); a network of your own "
+    "needs hostedSystemProfile subnets and apiServerAccessProfile.subnetId, which the ManagedCluster API version "
+    "gpupools pins (2025-09-01, pulumi-azure-native 3.29.0) does not have (docs/aks-automatic.md); leave it out",
+    "devicePlugin": "AKS Automatic GPU pools are AKS managed GPU pools (gpuDriver managed): AKS runs the NVIDIA device "
+    "plugin, gpupools runs none; leave it out",
+}
+"""Top-level keys ``cluster.sku: Automatic`` refuses, with why (``check_automatic_keys``)."""
+
+
+def automatic_requested(ours: Mapping[str, Any]) -> bool:
+    """``gpupools:cluster.sku`` is ``Automatic`` (read from the raw mapping, before the cluster is parsed)."""
+    cluster = ours.get("cluster")
+    return isinstance(cluster, Mapping) and cluster.get("sku") == AKS_AUTOMATIC
+
+
+def check_automatic_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Provisioner, region: str | None) -> None:
+    """What ``cluster.sku: Automatic`` (AKS Automatic) needs and cannot honour, by name, with why:
+    ``provisioner: karpenter`` (Automatic runs Node Auto Provisioning and no cluster autoscaler), a
+    region where Automatic is available (``regions.AKS_AUTOMATIC_REGIONS``), no network of your own,
+    no device plugin settings, no local accounts (Automatic preconfigures Azure RBAC with them off), no
+    ``systemPool.minSize`` (gpupools' system NodePool keeps none), no GPU pool with ``gpuDriver:
+    install`` and no ServiceMonitor for an exporter gpupools does not deploy."""
+    if not automatic_requested(ours) or cloud is not Cloud.AZURE:
+        return
+    if provisioner is not Provisioner.KARPENTER:
+        raise ConfigError(
+            f"{NAMESPACE}:provisioner",
+            "must be karpenter with cluster.sku Automatic: AKS Automatic runs Node Auto Provisioning (Karpenter) and no "
+            "cluster autoscaler",
+            provisioner.value,
+        )
+    if region is not None and regions.normalize(Cloud.AZURE, region) not in regions.AKS_AUTOMATIC_REGIONS:
+        raise ConfigError(
+            "azure-native:location",
+            f"must be a region where AKS Automatic is available ({len(regions.AKS_AUTOMATIC_REGIONS)} regions, "
+            "aks-automatic-limitations.md) with cluster.sku Automatic",
+            region,
+        )
+    for key, why in AUTOMATIC_REFUSED_KEYS.items():
+        if key in ours:
+            raise ConfigError(f"{NAMESPACE}:{key}", f"is not available with cluster.sku Automatic: {why}", ours[key])
+    cluster = ours["cluster"]
+    if cluster.get("allowLocalAccounts"):
+        raise ConfigError(
+            f"{NAMESPACE}:cluster.allowLocalAccounts",
+            "must be false with cluster.sku Automatic: AKS Automatic preconfigures Entra ID with Azure RBAC and local "
+            "accounts off",
+            cluster["allowLocalAccounts"],
+        )
+    system = ours.get("systemPool")
+    if isinstance(system, Mapping) and "minSize" in system:
+        raise ConfigError(
+            f"{NAMESPACE}:systemPool.minSize",
+            "has no meaning with cluster.sku Automatic: AKS runs the cluster's system pool itself, and gpupools' system "
+            "NodePool (for Kueue and its own controllers) keeps no minimum; leave it out",
+            system["minSize"],
+        )
+    metrics = ours.get("gpuMetrics")
+    if isinstance(metrics, Mapping) and metrics.get("serviceMonitor"):
+        raise ConfigError(
+            f"{NAMESPACE}:gpuMetrics.serviceMonitor",
+            "is not available with cluster.sku Automatic: AKS managed GPU pools run AKS's own DCGM exporter (port 19400), "
+            "gpupools deploys none for its ServiceMonitor to select",
+            metrics["serviceMonitor"],
+        )
+    entries = ours.get("gpuPools")
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if isinstance(entry, Mapping) and entry.get("gpuDriver") == GpuDriver.INSTALL.value:
+            raise ConfigError(f"{NAMESPACE}:gpuPools[{index}].gpuDriver", gpu_driver.AUTOMATIC_INSTALL_WHY, entry["gpuDriver"])
+
+
+def with_automatic_defaults(ours: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``ours`` with ``gpuDriver: managed`` on every GPU pool that sets none, under ``cluster.sku:
+    Automatic``: there AKS installs the driver and runs the device plugin (``gpu_driver.AUTOMATIC_INSTALL_WHY``)."""
+    entries = ours.get("gpuPools")
+    if not automatic_requested(ours) or not isinstance(entries, list):
+        return ours
+    pools = [
+        {**entry, "gpuDriver": GpuDriver.MANAGED.value} if isinstance(entry, Mapping) and "gpuDriver" not in entry else entry
+        for entry in entries
+    ]
+    return {**ours, "gpuPools": pools}
+
+
 def check_nap_system_pool(raw: Any, path: str = f"{NAMESPACE}:systemPool") -> None:
     """Under NAP the System pool has a fixed size, ``minSize`` nodes: with ``nodeProvisioningProfile.mode:
     Auto`` AKS refuses autoscaled agent pools ("Fixed size Node Pools can still be created, but
@@ -872,6 +959,8 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     cloud = parse_cloud(ours.get("cloud"))
     provisioner = parse_provisioner(ours.get("provisioner"))
     check_provisioner_keys(ours, cloud, provisioner)
+    check_automatic_keys(ours, cloud, provisioner, region)
+    ours = dict(with_automatic_defaults(ours))
     p = f"{NAMESPACE}:"
     # First: the sizes a stack declares join the catalog before any pool is read (catalog.user_sizes).
     catalog = parse_catalog(ours.get("catalog"), p + "catalog", cloud)
@@ -883,7 +972,7 @@ def parse(values: Mapping[str, Any], region: str | None = None) -> StackSpec:
     metrics = open_section(ours.get("gpuMetrics"), declared("gpuMetrics"), p + "gpuMetrics")
     network = parse_network(ours.get("network"), cloud)
     system_pool = parse_system_pool(ours.get("systemPool"), cloud)
-    if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER:
+    if cloud is Cloud.AZURE and provisioner is Provisioner.KARPENTER and not automatic_requested(ours):
         # Node Auto Provisioning: a fixed-size System pool (check_nap_system_pool) and the dataplane NAP
         # recommends unless one is chosen.
         system_pool = dataclasses.replace(system_pool, max_size=system_pool.min_size)

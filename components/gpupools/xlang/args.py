@@ -185,6 +185,8 @@ class ClusterArgs(TypedDict):
     """AWS only; ``STANDARD`` (default: EKS upgrades a minor leaving standard support) or ``EXTENDED``."""
     permissions_boundary: NotRequired[str]
     """AWS only; an IAM policy ARN set as the permissions boundary of every IAM role the stack creates."""
+    sku: NotRequired[str]
+    """Azure only; ``Base`` (default) or ``Automatic`` (AKS Automatic: new clusters, Node Auto Provisioning)."""
 
 
 class NetworkArgs(TypedDict, total=False):
@@ -376,6 +378,10 @@ class NapNodePoolsArgs(TypedDict):
     """The disruption window; default Sunday 02:00 UTC, 4 hours."""
     cpu_pools: NotRequired[list[PoolArgs]]
     """``cpuPools`` entries; default none."""
+    automatic: NotRequired[bool]
+    """On an AKS Automatic cluster: GPU pools are AKS managed GPU pools; default false."""
+    system_pool: NotRequired[SystemPoolArgs]
+    """With ``automatic``: gpupools' system NodePool (for Kueue); default none."""
 
 
 class NodeImageMaintenanceArgs(TypedDict):

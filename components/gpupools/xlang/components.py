@@ -219,6 +219,10 @@ class NapNodePools(pulumi.ComponentResource):
             maintenance=convert.maintenance_spec(a.get("maintenance"), f"{path}.maintenance"),
             cpu_pools=convert.pools(a.get("cpu_pools"), f"{path}.cpuPools"),
             opts=opts,
+            automatic=bool(a.get("automatic", False)),
+            system_pool=convert.system_pool_spec(a["system_pool"], config.Cloud.AZURE, f"{path}.systemPool")
+            if a.get("system_pool") is not None
+            else None,
         )
         return _pool_outputs(n, n.pools)
 
