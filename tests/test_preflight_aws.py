@@ -428,7 +428,12 @@ def test_aws_dev_with_an_account_that_has_everything_is_all_green() -> None:
         aws.done()
     assert checks and green_but_open(checks), [c for c in checks if c.status is not Status.OK]
     # Every kind but the Spot service-linked role's, which only Karpenter stacks check.
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT}
+    assert {c.check for c in checks} == set(CheckKind) - {
+        CheckKind.SPOT_ROLE,
+        CheckKind.RESERVATION,
+        CheckKind.RESERVATION_GRANT,
+        CheckKind.FEATURE,
+    }
     assert exit_status(checks, strict=False) == 0 and exit_status(checks, strict=True) != 0  # the open endpoint
 
 
@@ -449,7 +454,7 @@ def test_aws_karpenter_dev_with_an_account_that_has_everything_is_all_green() ->
         checks = AwsPreflight(target, clients=aws).run()
         aws.done()
     assert checks and green_but_open(checks), [c for c in checks if c.status is not Status.OK]
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT}
+    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT, CheckKind.FEATURE}
     permissions = [c for c in checks if c.check is CheckKind.PERMISSIONS]
     # The Karpenter resources' services are simulated too (required_actions of the stack).
     assert {c.needed.split(":")[0] for c in permissions} >= {"sqs", "events", "iam", "ec2"}

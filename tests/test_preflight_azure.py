@@ -118,7 +118,12 @@ def test_azure_dev_with_a_subscription_that_has_everything_is_all_green() -> Non
     checks = run(target, arm)
     assert checks and all(c.status is Status.OK for c in checks), [c for c in checks if c.status is not Status.OK]
     # Every kind but the EC2 Spot service-linked role's (EKS with Karpenter only).
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT}
+    assert {c.check for c in checks} == set(CheckKind) - {
+        CheckKind.SPOT_ROLE,
+        CheckKind.RESERVATION,
+        CheckKind.RESERVATION_GRANT,
+        CheckKind.FEATURE,
+    }
     assert exit_status(checks, strict=True) == 0
     # One offered row per pool and zone: the system pool, t4 and the general CPU pool in 1-3, a100 in
     # its own zones 1-2.
@@ -302,7 +307,12 @@ def test_no_subscription_is_unknown_everywhere() -> None:
     assert target.subscription_id is None
     checks = AzurePreflight(target, credential=FakeCredential(), transport=ArmAdapter().transport()).run()
     # Every kind but the EC2 Spot service-linked role's (EKS with Karpenter only).
-    assert {c.check for c in checks} == set(CheckKind) - {CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT}
+    assert {c.check for c in checks} == set(CheckKind) - {
+        CheckKind.SPOT_ROLE,
+        CheckKind.RESERVATION,
+        CheckKind.RESERVATION_GRANT,
+        CheckKind.FEATURE,
+    }
     [api_access] = rows(checks, CheckKind.ACCESS)  # from config alone; the stack leaves it empty: a warning
     assert api_access.status is Status.UNKNOWN and "open to any address" in api_access.found
     checks.remove(api_access)
@@ -381,3 +391,46 @@ def test_an_empty_api_allow_list_is_a_warning_and_a_set_one_is_shown() -> None:
     assert open_row.status is Status.UNKNOWN and "apiAllowedCidrs" in open_row.found
     [limited_row] = rows(run(azure_dev(), good_subscription(azure_dev())), CheckKind.ACCESS)
     assert limited_row.status is Status.OK and limited_row.found == "authorizedIPRanges 203.0.113.0/24"
+
+
+FEATURE_PATH = (
+    r"/subscriptions/[^/]+/providers/Microsoft\.Features/providers/Microsoft\.ContainerService/features/"
+    r"ManagedGPUExperiencePreview"
+)
+
+
+def feature(state: str) -> dict[str, Any]:
+    """``Features - Get`` as the REST spec shapes its answer (``FeatureResult``: ``name``, ``id``,
+    ``type``, ``properties.state``)."""
+    return {
+        "name": "Microsoft.ContainerService/ManagedGPUExperiencePreview",
+        "id": f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Features/providers/Microsoft.ContainerService/features/"
+        "ManagedGPUExperiencePreview",
+        "type": "Microsoft.Features/providers/features",
+        "properties": {"state": state},
+    }
+
+
+def automatic_target() -> Target:
+    config = limited(engine_values("azure-automatic-dev", PROJECT_ROOT))
+    return target_from_values("azure-automatic-dev", config, environ={"AZURE_SUBSCRIPTION_ID": SUBSCRIPTION})
+
+
+def test_aks_automatic_needs_the_managed_gpu_preview_registered() -> None:
+    target = automatic_target()
+    registered = good_subscription(target).route("GET", FEATURE_PATH, (200, feature("Registered")))
+    [row] = rows(run(target, registered), CheckKind.FEATURE)
+    assert row.status is Status.OK and row.found == "Registered"
+    pending = good_subscription(target).route("GET", FEATURE_PATH, (200, feature("Registering")))
+    [row] = rows(run(target, pending), CheckKind.FEATURE)
+    assert row.status is Status.FAILED and "Registering" in row.found and "az feature register" in row.found
+
+
+def test_the_feature_row_is_unknown_when_the_answer_is_denied_and_absent_on_base_stacks() -> None:
+    target = automatic_target()
+    denied = good_subscription(target).route(
+        "GET", FEATURE_PATH, (403, {"error": {"code": "AuthorizationFailed", "message": "no read on features"}})
+    )
+    [row] = rows(run(target, denied), CheckKind.FEATURE)
+    assert row.status is Status.UNKNOWN and "AuthorizationFailed" in row.found
+    assert rows(run(azure_dev(), good_subscription(azure_dev())), CheckKind.FEATURE) == []

@@ -1,7 +1,7 @@
 """The stacks' own provisioner and Kueue, running, on the session's control plane (``conftest.py``).
 
 Karpenter stacks (``aws-karpenter-dev``: EKS Karpenter; ``aws-auto-dev``: EKS Auto Mode; ``azure-nap-dev``: AKS Node Auto
-Provisioning): the real Karpenter v1.14.1 with its KWOK provider runs against the stack's NodePools
+Provisioning; ``azure-automatic-dev``: AKS Automatic, its NAP NodePools): the real Karpenter v1.14.1 with its KWOK provider runs against the stack's NodePools
 (``gpupools.sim.karpenter``). What is asserted comes from the stack's config (pool names, sizes,
 Spot/on-demand, sharing, the scale-down time), never from what Karpenter did:
 
@@ -50,7 +50,7 @@ from tests.sim import listeners
 
 pytestmark = pytest.mark.sim
 
-KARPENTER_STACKS = ("aws-karpenter-dev", "aws-auto-dev", "azure-nap-dev")
+KARPENTER_STACKS = ("aws-karpenter-dev", "aws-auto-dev", "azure-nap-dev", "azure-automatic-dev")
 KUEUE_STACK = "aws-training-dev"
 SCALE_DOWN = "1m"
 """``gpupools:autoscaler.scaleDownUnneededTime`` for the Karpenter stacks here (their files say 10m;
@@ -361,7 +361,10 @@ def test_karpenter_runs_as_its_charts_service_account(karpenter_stack: Running) 
     record = processes.records(karpenter_stack.state)[karpenter.NAME]
     releases = charts.releases(karpenter_stack.objects.run.registrations, karpenter.CHART)
     if not releases:
-        assert karpenter_stack.stack in ("azure-nap-dev", "aws-auto-dev") and record.extra["identity"] == "admin"
+        assert (
+            karpenter_stack.stack in ("azure-nap-dev", "azure-automatic-dev", "aws-auto-dev")
+            and record.extra["identity"] == "admin"
+        )
         return
     account = releases[0].inputs["values"]["serviceAccount"]["name"]
     assert record.extra["identity"] == f"ServiceAccount kube-system/{account}"

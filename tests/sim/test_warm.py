@@ -1,7 +1,7 @@
 """Warm GPU capacity (``gpuPools[].warm``, issue 41) in the sim, with each provisioner's real
 autoscaler: cluster-autoscaler 1.36.1 (aws-dev: the stack's CapacityBuffer; azure-dev: AKS's
-placeholder pods), Karpenter v1.14.1 (aws-karpenter-dev: CapacityBuffer behind its gate; azure-nap-dev:
-placeholder pods).
+placeholder pods), Karpenter v1.14.1 (aws-karpenter-dev: CapacityBuffer behind its gate; azure-nap-dev and
+azure-automatic-dev: placeholder pods).
 
 Each stack's first GPU pool gets ``warm: {nodes: 1, schedule: {start: "00:00", end: "23:59"}}``
 through the stack's own config. The schedule's CronJobs exist on the API server, but KWOK runs no
@@ -37,7 +37,7 @@ from tests.sim.test_autoscalers import IMAGE, WORKLOADS, Running, gpu_pools, run
 
 pytestmark = pytest.mark.sim
 
-STACKS = ("aws-dev", "azure-dev", "aws-karpenter-dev", "aws-auto-dev", "azure-nap-dev")
+STACKS = ("aws-dev", "azure-dev", "aws-karpenter-dev", "aws-auto-dev", "azure-nap-dev", "azure-automatic-dev")
 ALL_DAY = {"start": "00:00", "end": "23:59"}
 WARM_TIMEOUT = 150.0
 """Seconds for the autoscaler to buy the warm node (cluster-autoscaler's 10 s loop, Karpenter's batch)."""

@@ -90,10 +90,16 @@ from gpupools.preflight.report import (
 )
 from gpupools.preflight.sdk import AZURE_MODULES, require
 from gpupools.preflight.stack import Target
-from gpupools.specs import PoolSpec, ReservationSpec
+from gpupools.specs import GpuDriver, PoolSpec, ReservationSpec
 from gpupools.versions import minor
 
 ARM_SCOPE = "https://management.azure.com/.default"
+
+MANAGED_GPU_FEATURE_NAMESPACE = "Microsoft.ContainerService"
+MANAGED_GPU_FEATURE = "ManagedGPUExperiencePreview"
+"""The preview feature AKS managed GPU pools need (AKS "managed GPU nodes"; ``features`` checks it)."""
+FEATURES_API_VERSION = "2021-07-01"
+"""``Microsoft.Features`` ``Features - Get`` (azure-rest-api-specs ``resources/.../features/stable/2021-07-01``)."""
 
 TOTAL_CORES = "cores"
 """Compute usage name of "Total Regional vCPUs" (on-demand VMs of every family)."""
@@ -324,7 +330,13 @@ class AzurePreflight:
         demands = stack_demands(self.target.spec, self.target.spec.cluster.zones)
         if not self.subscription:
             why = "no subscription: set azure-native:subscriptionId in the stack, or AZURE_SUBSCRIPTION_ID"
-            skipped = (CheckKind.SPOT_ROLE, CheckKind.RESERVATION, CheckKind.RESERVATION_GRANT, CheckKind.ACCESS)
+            skipped = (
+                CheckKind.SPOT_ROLE,
+                CheckKind.RESERVATION,
+                CheckKind.RESERVATION_GRANT,
+                CheckKind.ACCESS,
+                CheckKind.FEATURE,
+            )
             kinds = [k for k in CheckKind if k not in skipped]
             return [unknown(kind, NO_POOL, NO_ZONE, "-", why) for kind in kinds] + [
                 api_access_check(self.target.spec.cluster.api_allowed_cidrs)
@@ -341,6 +353,7 @@ class AzurePreflight:
             checks += self.offered(demands, skus)
             checks += self.quotas(demands, skus)
         checks += self.version()
+        checks += self.features()
         checks += self.permissions()
         checks += self.reservations()
         checks += self.reservation_grants()
@@ -450,6 +463,36 @@ class AzurePreflight:
         return [
             Check(CheckKind.VERSION, NO_POOL, NO_ZONE, f"{wanted}{preview}: " + (", ".join(plans) or "listed"), needed, Status.OK)
         ]
+
+    # preview features
+
+    def features(self) -> list[Check]:
+        """AKS Automatic with managed GPU pools: the subscription has ``MANAGED_GPU_FEATURE`` registered
+        (``gpupools.azure.automatic``; AKS "managed GPU nodes": ``az feature register --namespace
+        Microsoft.ContainerService --name ManagedGPUExperiencePreview``). Read with ``Features - Get``
+        (``Microsoft.Features``, api-version ``FEATURES_API_VERSION``): ``properties.state`` is
+        ``Registered`` once it applies (the REST spec's ``FeatureProperties.state``). No row otherwise."""
+        spec = self.target.spec
+        if not (spec.cluster.automatic and any(p.gpu_driver is GpuDriver.MANAGED for p in spec.gpu_pools)):
+            return []
+        from azure.core.rest import HttpRequest
+
+        needed = f"{MANAGED_GPU_FEATURE_NAMESPACE}/{MANAGED_GPU_FEATURE} Registered"
+        path = (
+            f"/subscriptions/{self.subscription}/providers/Microsoft.Features/providers/"
+            f"{MANAGED_GPU_FEATURE_NAMESPACE}/features/{MANAGED_GPU_FEATURE}?api-version={FEATURES_API_VERSION}"
+        )
+        try:
+            client = self.client("azure.mgmt.containerservice", "ContainerServiceClient")
+            response = client.send_request(HttpRequest("GET", path))
+            response.raise_for_status()
+            state = str(((response.json() or {}).get("properties") or {}).get("state") or "unknown")
+        except self.errors as error:
+            return [unknown(CheckKind.FEATURE, NO_POOL, NO_ZONE, needed, reason(error))]
+        if state == "Registered":
+            return [Check(CheckKind.FEATURE, NO_POOL, NO_ZONE, state, needed, Status.OK)]
+        fix = f"az feature register --namespace {MANAGED_GPU_FEATURE_NAMESPACE} --name {MANAGED_GPU_FEATURE}"
+        return [Check(CheckKind.FEATURE, NO_POOL, NO_ZONE, f"{state} (run: {fix})", needed, Status.FAILED)]
 
     # permissions
 

@@ -56,6 +56,7 @@ class CheckKind(str, Enum):
     RESERVATION = "reservation"
     RESERVATION_GRANT = "reservation-grant"
     ACCESS = "access"
+    FEATURE = "feature"
 
 
 RESERVATION_END_WARNING = timedelta(days=14)

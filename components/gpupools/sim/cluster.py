@@ -145,7 +145,8 @@ def up(
     progress(
         f"starting etcd, kube-apiserver {build.kubernetes_version}, kube-controller-manager, kube-scheduler, kwok on 127.0.0.1"
     )
-    state = control_plane.start(stack, build, api_port=api_port)
+    automatic = stack_objects.spec.cluster.automatic
+    state = control_plane.start(stack, build, api_port=api_port, baseline_pod_security=automatic)
     try:
         client = state.client()
         if crds:
@@ -153,16 +154,19 @@ def up(
             objects.install_crds(client, crds)
         groups = groups_for(stack_objects)
         system = node_shapes.groups_of(groups, SYSTEM_POOL)
-        # EKS Auto Mode: the system pool is a NodePool, which keeps no minimum; Karpenter launches its
-        # nodes when a system pod is pending (gpupools.aws.auto_mode), so none is added here.
-        auto_mode = stack_objects.spec.provisioner is Provisioner.AUTO_MODE
-        count = 0 if auto_mode else stack_objects.spec.system_pool.min_size
+        # EKS Auto Mode and AKS Automatic: gpupools' system pool is a NodePool, which keeps no minimum;
+        # Karpenter launches its nodes when a system pod is pending (gpupools.aws.auto_mode,
+        # gpupools.azure.automatic), so none is added here.
+        node_pool_system = stack_objects.spec.provisioner is Provisioner.AUTO_MODE or automatic
+        count = 0 if node_pool_system else stack_objects.spec.system_pool.min_size
         names = add_nodes(state, system, count, membership(stack_objects))
         progress(
-            "no node of the system pool: an EKS Auto Mode NodePool, launched by Karpenter when a system pod is pending"
-            if auto_mode
+            "no node of the system pool: a NodePool, launched by Karpenter when a system pod is pending"
+            if node_pool_system
             else f"{len(names)} nodes of the system pool: {', '.join(names)}"
         )
+        if automatic:
+            progress("the API server enforces the baseline Pod Security Standard outside kube-system, as AKS Automatic does")
         progress(f"applying {len(stack_objects.manifests)} objects (server-side apply, dry run first)")
         objects.apply(client, controllers.prepare(client, build, stack_objects))
         for line in stack_objects.skipped:

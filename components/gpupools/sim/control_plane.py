@@ -12,6 +12,12 @@ Flags follow what each component needs on one machine and nothing more:
 * kube-apiserver: ``--bind-address=127.0.0.1``, TLS from ``pki``, client certificates for
   authentication, ``Node,RBAC`` authorization as on AKS and EKS, service accounts signed by the
   sim's key (``--service-account-issuer`` is required since 1.20).
+* kube-apiserver, for an AKS Automatic stack (``baseline_pod_security``): the built-in PodSecurity
+  admission plugin enforcing the ``baseline`` level in every namespace but ``kube-system``
+  (``--admission-control-config-file``, ``POD_SECURITY_ADMISSION``), as Automatic does ("baseline Pod
+  Security Standards in Enforce", AKS ``intro-aks-automatic.md``; the plugin and its
+  ``PodSecurityConfiguration`` are upstream's, kubernetes.io "Apply Pod Security Standards at the
+  Cluster Level"): a pod that breaks the standard is refused by the real API server.
 * kube-controller-manager and kube-scheduler: their own kubeconfig and identity,
   ``--leader-elect=false`` (one replica), secure port on 127.0.0.1. The controller manager runs
   each controller as its own service account (``--use-service-account-credentials``, as kubeadm
@@ -52,6 +58,30 @@ SERVICE_CIDR = "10.0.0.0/24"
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """The annotation KWOK's controller selects its nodes by (``--manage-nodes-with-annotation-selector``),
 the one ``kwokctl`` uses; the sim's nodes carry it, so KWOK never touches anything else."""
+
+POD_SECURITY_ADMISSION: dict[str, Any] = {
+    "apiVersion": "apiserver.config.k8s.io/v1",
+    "kind": "AdmissionConfiguration",
+    "plugins": [
+        {
+            "name": "PodSecurity",
+            "configuration": {
+                "apiVersion": "pod-security.admission.config.k8s.io/v1",
+                "kind": "PodSecurityConfiguration",
+                "defaults": {
+                    "enforce": "baseline",
+                    "enforce-version": "latest",
+                    "audit": "baseline",
+                    "audit-version": "latest",
+                    "warn": "baseline",
+                    "warn-version": "latest",
+                },
+                "exemptions": {"usernames": [], "runtimeClasses": [], "namespaces": ["kube-system"]},
+            },
+        }
+    ],
+}
+"""The admission configuration of an AKS Automatic stack's API server (module docstring)."""
 
 UNAVAILABLE_LABEL = "sim.gpupools.io/unavailable"
 """A node with this label is never made Ready (``--manage-nodes-with-label-selector=!<label>``): the
@@ -190,11 +220,13 @@ def write_kubeconfig(path: Path, config: Mapping[str, Any]) -> Path:
     return path
 
 
-def commands(build: Build, state: ClusterState, files: pki.Pki) -> dict[str, list[str]]:
-    """The command line of every component (see the module docstring for why each flag)."""
+def commands(build: Build, state: ClusterState, files: pki.Pki, admission_config: Path | None = None) -> dict[str, list[str]]:
+    """The command line of every component (see the module docstring for why each flag);
+    ``admission_config``: the API server's ``--admission-control-config-file``, default none."""
     ports = state.ports
     base = state.path
     kubeconfigs = {name: str(base / f"{name}.kubeconfig") for name in ("kube-controller-manager", "kube-scheduler", "kwok")}
+    admission = [f"--admission-control-config-file={admission_config}"] if admission_config is not None else []
     return {
         "etcd": [
             str(build.binary("etcd")),
@@ -224,6 +256,7 @@ def commands(build: Build, state: ClusterState, files: pki.Pki) -> dict[str, lis
             "--authorization-mode=Node,RBAC",
             "--allow-privileged=true",
             "--enable-priority-and-fairness=false",
+            *admission,
         ],
         "kube-controller-manager": [
             str(build.binary("kube-controller-manager")),
@@ -300,8 +333,10 @@ def _wait_ready(name: str, process: subprocess.Popen[bytes], ready: Any, logs: P
         raise SimError(f"{error}; the end of its log ({logs / (name + '.log')}):\n{_log_tail(logs, name)}") from None
 
 
-def start(stack: str, build: Build, *, api_port: int | None = None) -> ClusterState:
+def start(stack: str, build: Build, *, api_port: int | None = None, baseline_pod_security: bool = False) -> ClusterState:
     """Start ``stack``'s control plane and wait until every component is ready; returns its state.
+    ``baseline_pod_security``: the API server enforces the baseline Pod Security Standard
+    (``POD_SECURITY_ADMISSION``, an AKS Automatic stack).
 
     SimError when it already runs, when ``api_port`` is taken, or when a component fails to start
     (with the end of its log); whatever was started is stopped again in that case.
@@ -325,7 +360,11 @@ def start(stack: str, build: Build, *, api_port: int | None = None) -> ClusterSt
         write_kubeconfig(directory / f"{identity}.kubeconfig", kubeconfig(state.server, files, identity, f"sim-{stack}"))
     state.save()
     logs = directory / "logs"
-    argv = commands(build, state, files)
+    admission: Path | None = None
+    if baseline_pod_security:
+        admission = directory / "admission.yaml"
+        admission.write_text(yaml.safe_dump(POD_SECURITY_ADMISSION, sort_keys=False))
+    argv = commands(build, state, files, admission)
     admin = state.client()
     readiness = {
         "etcd": lambda: _http_ok(f"http://{HOST}:{state.ports['etcd']}/health"),
