@@ -49,7 +49,7 @@ from gpupools.kubernetes.device_plugin import served_pools
 from gpupools.kubernetes.karpenter import overlay
 from gpupools.kubernetes.warm import WarmCapacity
 from gpupools.pools import NodePoolInfo
-from gpupools.pricing.estimate import price_order, stack_costs
+from gpupools.pricing.estimate import auto_mode_fee_warning, price_order, stack_costs
 from gpupools.pricing.warm import with_warm_costs
 from gpupools.queueing import install as install_queueing
 from gpupools.queueing.check import atomic_scale_up
@@ -210,13 +210,20 @@ def auto_mode_pools(spec: StackSpec, cluster: EksCluster, region: str) -> None:
         zones=cluster.zones,
         system_pool=spec.system_pool,
         consolidate_after=spec.autoscaler.scale_down_unneeded_time,
-        order=price_order(spec.pools, price_table(spec.cloud), region),
+        # EC2 price plus the Auto Mode fee where the catalog has every pool's fee (else EC2 prices alone).
+        order=price_order(spec.pools, price_table(spec.cloud), region, auto_mode=True),
         maintenance=spec.maintenance,
         # The node role's access policy first: a NodeClaim of a role without it never joins.
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.node_access_policy]),
     )
     assert node_pools.system_pool is not None
     system_pool = node_pools.system_pool
+    # The Auto Mode fee of a size the catalog lacks is left out of the costs and weights: said, not taken as 0.
+    fee_warning = auto_mode_fee_warning(
+        price_table(spec.cloud), region, [size for info in (system_pool, *node_pools.pools) for size in info.instance_types]
+    )
+    if fee_warning:
+        pulumi.log.warn(fee_warning)
     if any(pool.warm for pool in spec.gpu_pools):
         WarmCapacity(
             "warm",

@@ -193,6 +193,53 @@ def test_the_stack_outputs_costs_for_every_pool() -> None:
     assert outputs["cost"]["ceilingPerHour"] > 0
 
 
+def test_a_fee_the_committed_catalog_lacks_is_warned_about_and_marked_not_included() -> None:
+    """The committed AWS table holds no EKS Auto Mode fee (no per-type figure with an AWS source was
+    available offline): every pool is priced at EC2 prices and says so, in a warning naming the
+    sizes and the command that fills them, and in the outputs; never as a fee of 0.
+    ``tests/test_auto_mode_costs.py`` checks the figures with a table that has fees."""
+    from gpupools.catalog.prices import REFRESH_HINT, price_table
+    from gpupools.specs import Cloud
+
+    values = stack_config(STACK)
+    region = values["aws:region"]
+    pools = {
+        "system": values["gpupools:systemPool"]["instanceTypes"],
+        **{p["name"]: p["instanceTypes"] for p in (*values["gpupools:gpuPools"], *values["gpupools:cpuPools"])},
+    }
+    table = price_table(Cloud.AWS)
+    missing = sorted({size for sizes in pools.values() for size in sizes if table.auto_mode_fee(region, size) is None})
+    assert missing, "a refresh added fees for every size: this test then has nothing unknown to check"
+    result = run()
+    [warning] = [w for w in result.warnings if "Auto Mode fee" in w]
+    assert f"EKS Auto Mode fee unknown for {', '.join(missing)} in {region}" in warning
+    assert REFRESH_HINT.format(cloud="aws") in warning and "docs/auto-mode.md" in warning
+    for row in result.outputs["nodePools"]:
+        lacking = sorted(size for size in pools[row["pool"]] if size in missing)
+        if lacking:
+            assert row["autoModeFee"] is None, row["pool"]
+            assert f"no EKS Auto Mode fee for {', '.join(lacking)}" in row["autoModeFeeNote"]
+            assert REFRESH_HINT.format(cloud="aws") in row["autoModeFeeNote"]
+    cost = result.outputs["cost"]
+    block = cost["autoModeFee"]
+    assert block["included"] is False and block["unknownSizes"] == missing
+    assert block["perNodeHour"] == {
+        size: table.auto_mode_fee(region, size) for size in sorted({s for v in pools.values() for s in v})
+    }
+    assert "not included" in block["note"] and REFRESH_HINT.format(cloud="aws") in block["note"]
+    # Figures with nodes of such a pool are not exact: the fee would add to them.
+    assert cost["exact"]["ceiling"] is False and cost["capacity"]["ceiling"]["autoModeFeeIncluded"] is False
+    assert cost["exact"]["idle"] is True  # no node at idle: nothing is missing there
+
+
+def test_other_stacks_have_no_auto_mode_fee_in_their_outputs() -> None:
+    for stack in ("aws-dev", "aws-karpenter-dev", "aws-training-dev"):
+        result = example_run(stack)
+        assert "autoModeFee" not in result.outputs["cost"], stack
+        assert not any("autoModeFee" in row for row in result.outputs["nodePools"]), stack
+        assert not any("Auto Mode fee" in warning for warning in result.warnings), stack
+
+
 # --- rules before registration --------------------------------------------------------------------
 
 

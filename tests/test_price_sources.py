@@ -7,6 +7,12 @@
 * AWS: ``pricing:GetProducts`` and ``ec2:DescribeSpotPriceHistory`` served through botocore's
   ``Stubber``, which checks both the request parameters and the recorded responses against the
   services' own models (botocore ``data/pricing`` and ``data/ec2``), paging with ``NextToken``.
+* The EKS Auto Mode fee's ``AmazonEKS`` products (``eks_product``): no AWS example response for them
+  is public, so their shape follows the two tools that read them from the same Price List,
+  vantage-sh/ec2instances.info @ 4ef36cd (``scraper/aws/ec2/eks_auto_mode.go`` and its test fixture:
+  ``eksproducttype`` ``AutoMode``, lowercase ``instancetype``, ``regionCode``, one OnDemand offer with
+  one price dimension, unit ``hours``) and awslabs/eks-node-viewer @ a410d6f (``pkg/aws/pricing.go``:
+  ``ServiceCode`` ``AmazonEKS``, ``operation`` ``EKSAutoUsage``). The fee figures below are made up.
 """
 
 from __future__ import annotations
@@ -157,6 +163,38 @@ def product(size: str, usd: str, unit: str = "Hrs") -> str:
     )
 
 
+def eks_product(
+    size: str,
+    usd: str,
+    unit: str = "hours",
+    key: str = "instancetype",
+    product_type: str | None = "AutoMode",
+    operation: str = "EKSAutoUsage",
+) -> str:
+    """One ``AmazonEKS`` ``PriceList`` entry of the Auto Mode fee (the module docstring says whose
+    field names it follows); ``product_type`` None leaves ``eksproducttype`` out."""
+    attributes = {key: size, "regionCode": "us-west-2", "operation": operation}
+    if product_type is not None:
+        attributes["eksproducttype"] = product_type
+    return json.dumps(
+        {
+            "product": {"productFamily": "Compute", "attributes": attributes, "sku": "EKSAUTO123456789"},
+            "serviceCode": "AmazonEKS",
+            "terms": {
+                "OnDemand": {
+                    "EKSAUTO123456789.JRTCKXETXF": {
+                        "priceDimensions": {
+                            "EKSAUTO123456789.JRTCKXETXF.6YS6EN2CT7": {"unit": unit, "pricePerUnit": {"USD": usd}}
+                        },
+                        "sku": "EKSAUTO123456789",
+                        "offerTermCode": "JRTCKXETXF",
+                    }
+                }
+            },
+        }
+    )
+
+
 NOW = datetime(2026, 11, 23, tzinfo=timezone.utc)
 
 
@@ -198,6 +236,18 @@ def test_aws_on_demand_and_spot_from_paged_responses() -> None:
         {"FormatVersion": "aws_v1", "PriceList": [product("g4dn.xlarge", "0.5260000000"), product("x9.huge", "9")]},
         {**base, "NextToken": "page-2"},
     )
+    # The Auto Mode fees: the second GetProducts query, on AmazonEKS (made-up figures), paged as well.
+    eks = {"ServiceCode": "AmazonEKS", "Filters": aws_price_list.auto_mode_filters("us-west-2"), "FormatVersion": "aws_v1"}
+    pricing_stub.add_response(
+        "get_products",
+        {"FormatVersion": "aws_v1", "PriceList": [eks_product("g5.xlarge", "0.1200000000")], "NextToken": "e2"},
+        eks,
+    )
+    pricing_stub.add_response(
+        "get_products",
+        {"FormatVersion": "aws_v1", "PriceList": [eks_product("x9.huge", "1"), eks_product("g4dn.xlarge", "0.0", unit="Hrs")]},
+        {**eks, "NextToken": "e2"},
+    )
     start = NOW - timedelta(days=7)
     request = {
         "InstanceTypes": ["g4dn.xlarge", "g5.xlarge"],
@@ -227,8 +277,9 @@ def test_aws_on_demand_and_spot_from_paged_responses() -> None:
     prices = aws_price_list.fetch_region("us-west-2", ["g4dn.xlarge", "g5.xlarge"], session, days=7, now=NOW)
     for stub in session.stubs:
         stub.assert_no_pending_responses()
-    # Median over zones of (0.40, 0.50).
-    assert prices == {"g4dn.xlarge": Price(0.526, None), "g5.xlarge": Price(1.006, 0.45)}
+    # Median over zones of (0.40, 0.50); g4dn.xlarge's zero fee is no fee.
+    assert prices == {"g4dn.xlarge": Price(0.526, None), "g5.xlarge": Price(1.006, 0.45, auto_mode_fee=0.12)}
+    assert {f["Field"]: f["Value"] for f in eks["Filters"]} == {"regionCode": "us-west-2", "operation": "EKSAutoUsage"}
 
 
 def test_time_weighted_median_weights_by_duration() -> None:
@@ -243,6 +294,45 @@ def test_time_weighted_median_weights_by_duration() -> None:
 def test_aws_price_in_another_unit_is_refused() -> None:
     with pytest.raises(PriceSourceError, match="Hrs"):
         aws_price_list.on_demand_from_price_list([product("g5.xlarge", "1.0", unit="Quantity")], ["g5.xlarge"])
+
+
+def test_auto_mode_fees_are_read_from_auto_mode_products_only() -> None:
+    entries = [
+        eks_product("g5.xlarge", "0.1207000000"),
+        eks_product("g6.xlarge", "0.0966000000", key="instanceType", unit="Hrs"),  # the camel-case key too
+        eks_product("g4dn.xlarge", "0.0631000000", product_type=None),  # no eksproducttype: operation decides
+        eks_product("m6i.xlarge", "0.0230000000", product_type="HybridNodes"),  # another EKS product
+        eks_product("m7i.2xlarge", "0.0480000000", product_type=None, operation="HybridNodesUsage"),
+        eks_product("p5.48xlarge", "5.0000000000"),  # not asked for
+        eks_product("m6a.2xlarge", "0.0000000000"),  # a zero rate is no fee
+    ]
+    sizes = ["g5.xlarge", "g6.xlarge", "g4dn.xlarge", "m6i.xlarge", "m7i.2xlarge", "m6a.2xlarge"]
+    fees = aws_price_list.auto_mode_fees_from_price_list(entries, sizes)
+    assert fees == {"g5.xlarge": 0.1207, "g6.xlarge": 0.0966, "g4dn.xlarge": 0.0631}
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        (eks_product("g5.xlarge", "0.12", unit="Quantity"), "unit 'Quantity'"),
+        (eks_product("g5.xlarge", "0.12", unit="Mos"), "unit 'Mos'"),
+    ],
+)
+def test_an_auto_mode_fee_not_per_hour_is_refused(entry: str, words: str) -> None:
+    with pytest.raises(PriceSourceError, match=words):
+        aws_price_list.auto_mode_fees_from_price_list([entry], ["g5.xlarge"])
+
+
+def test_an_auto_mode_fee_without_usd_or_with_two_rates_is_refused() -> None:
+    cny = json.loads(eks_product("g5.xlarge", "0.12"))
+    dimension = next(iter(next(iter(cny["terms"]["OnDemand"].values()))["priceDimensions"].values()))
+    dimension["pricePerUnit"] = {"CNY": "0.86"}
+    with pytest.raises(PriceSourceError, match="no USD"):
+        aws_price_list.auto_mode_fees_from_price_list([json.dumps(cny)], ["g5.xlarge"])
+    with pytest.raises(PriceSourceError, match="two Auto Mode fees"):
+        aws_price_list.auto_mode_fees_from_price_list(
+            [eks_product("g5.xlarge", "0.12"), eks_product("g5.xlarge", "0.13")], ["g5.xlarge"]
+        )
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -271,6 +361,19 @@ def test_refresh_dry_run_prints_a_table_dated_today_with_every_region(capsys: py
     assert table.read_on == today and sorted(table.prices) == ["eastus", "westeurope"]
     assert table.price("West Europe", T4) == Price(0.5, 0.05)
     assert "Retail Prices API" in table.source
+
+
+def test_refresh_dry_run_writes_aws_auto_mode_fees(capsys: pytest.CaptureFixture[str]) -> None:
+    def reader(region: str, sizes: Any) -> Any:
+        return {"g5.xlarge": Price(1.006, 0.45, auto_mode_fee=0.12), "g4dn.xlarge": Price(0.526, 0.2)}
+
+    assert refresh.main(["refresh", "--cloud", "aws", "--regions", "us-west-2", "--dry-run"], reader, date(2026, 11, 23)) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["regions"]["us-west-2"]["g5.xlarge"] == {"onDemand": 1.006, "spot": 0.45, "autoModeFee": 0.12}
+    assert data["regions"]["us-west-2"]["g4dn.xlarge"] == {"onDemand": 0.526, "spot": 0.2}  # no key without a fee
+    table = table_from_json(data)
+    assert table.auto_mode_fee("us-west-2", "g5.xlarge") == 0.12 and table.auto_mode_fee("us-west-2", "g4dn.xlarge") is None
+    assert "AmazonEKS" in table.source
 
 
 def test_the_committed_tables_round_trip() -> None:

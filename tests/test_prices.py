@@ -103,3 +103,30 @@ def test_provenance_and_missing_reasons_round_trip_through_json() -> None:
     assert again.missing_reason("westeurope", "B") == "row rejected: Windows rate"
     assert "not in the azure price catalog" in again.missing_reason("japaneast", "A")
     assert "no row for westeurope" in again.missing_reason("westeurope", "C")
+
+
+def test_auto_mode_fees_round_trip_and_a_table_without_them_is_stored_as_before() -> None:
+    from datetime import date
+
+    from gpupools.catalog.prices import Price, PriceTable, table_from_json
+    from gpupools.specs import Cloud
+
+    def aws(rows: dict[str, Price]) -> PriceTable:
+        return PriceTable(cloud=Cloud.AWS, source="s", read_on=date(2026, 11, 23), spot_basis="b", prices={"us-west-2": rows})
+
+    with_fee = aws({"g5.xlarge": Price(1.0, 0.4, auto_mode_fee=0.1), "g4dn.xlarge": Price(0.5, 0.2)})
+    stored = with_fee.to_json()
+    assert stored["regions"]["us-west-2"] == {
+        "g4dn.xlarge": {"onDemand": 0.5, "spot": 0.2},
+        "g5.xlarge": {"onDemand": 1.0, "spot": 0.4, "autoModeFee": 0.1},
+    }
+    again = table_from_json(stored)
+    assert again.auto_mode_fee("us-west-2", "g5.xlarge") == 0.1
+    assert again.auto_mode_fee("us-west-2", "g4dn.xlarge") is None
+    assert again.auto_mode_fee("us-west-2", "p5.48xlarge") is None  # no row at all
+    assert again.auto_mode_fee("eu-west-1", "g5.xlarge") is None  # no region
+    assert again.to_json() == stored
+    # Without fees: rows of two keys, as every table stored before fees existed.
+    plain = aws({"g4dn.xlarge": Price(0.5, 0.2)}).to_json()
+    assert plain["regions"]["us-west-2"] == {"g4dn.xlarge": {"onDemand": 0.5, "spot": 0.2}}
+    assert table_from_json(plain).price("us-west-2", "g4dn.xlarge") == Price(0.5, 0.2, None)

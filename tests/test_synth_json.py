@@ -54,20 +54,32 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[st
     return found
 
 
-def catalog_price(cloud: Cloud, region: str, instance_types: list[str], capacity: str) -> float | None:
+def catalog_price(cloud: Cloud, region: str, instance_types: list[str], capacity: str, auto_mode: bool = False) -> float | None:
     """USD per node-hour straight from the catalog: the dearest type (a node may be any of them); a
-    reserved node costs nothing extra (its reservation is already paid for)."""
+    reserved node costs nothing extra (its reservation is already paid for). On EKS Auto Mode each
+    type's price also holds its Auto Mode fee when the catalog has every type's (else none is added)."""
     if capacity == "reserved":
         return 0.0
     table = price_table(cloud)
+    with_fees = auto_mode and not fee_missing(cloud, region, instance_types, auto_mode)
     values = []
     for size in instance_types:
         price = table.price(region, size)
         value = None if price is None else (price.spot if capacity == "spot" else price.on_demand)
         if value is None:
             return None
-        values.append(value)
+        fee = table.auto_mode_fee(region, size) if with_fees else None
+        values.append(value + (fee or 0.0))
     return max(values)
+
+
+def fee_missing(cloud: Cloud, region: str, instance_types: list[str], auto_mode: bool) -> bool:
+    """An EKS Auto Mode pool with a type whose fee the catalog lacks: synth shows its figures as ``>=``."""
+    return auto_mode and any(price_table(cloud).auto_mode_fee(region, size) is None for size in instance_types)
+
+
+def is_auto_mode(config: dict[str, Any]) -> bool:
+    return config.get("gpupools:provisioner") == "auto-mode"
 
 
 def table_rows(text: str) -> dict[str, dict[str, str]]:
@@ -109,13 +121,17 @@ def test_json_per_pool_prices_are_the_catalogs_and_the_tables(stack: str, output
     assert data["stack"] == stack and data["nodePools"]
     assert {p["name"] for p in data["nodePools"]} == set(rows) - {"TOTAL"}
     for pool in data["nodePools"]:
-        expected = catalog_price(cloud, region, pool["instanceTypes"], pool["capacityType"])
+        auto_mode = is_auto_mode(config)
+        expected = catalog_price(cloud, region, pool["instanceTypes"], pool["capacityType"], auto_mode)
         assert expected is not None, f"{stack}: the catalog prices every example pool"
         assert pool["pricePerNodeHour"] == pytest.approx(expected, abs=5e-5), pool["name"]
         assert pool["costPerHourAtMax"] == pytest.approx(expected * pool["maxSize"], abs=5e-4), pool["name"]
         row = rows[pool["name"]]
-        assert row["$/NODE-H"] == f"{expected:.4f}"
-        assert float(row["$/H AT MAX"]) == pytest.approx(expected * pool["maxSize"], abs=0.005 + 1e-9)
+        # Without an Auto Mode fee in the catalog the figure is below what AWS charges: ">=".
+        bound = ">=" if fee_missing(cloud, region, pool["instanceTypes"], auto_mode) else ""
+        assert row["$/NODE-H"] == f"{bound}{expected:.4f}"
+        assert row["$/H AT MAX"].startswith(bound)
+        assert float(row["$/H AT MAX"].removeprefix(bound)) == pytest.approx(expected * pool["maxSize"], abs=0.005 + 1e-9)
         assert int(row["MAX"]) == pool["maxSize"] and int(row["MIN"]) == pool["minSize"]
 
 
@@ -138,7 +154,7 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
         return facts[0] if pool in config.get("gpupools:gpuPools", []) else 0
 
     def price(pool: dict[str, Any], capacity: str) -> float:
-        value = catalog_price(cloud, region, pool["instanceTypes"], capacity)
+        value = catalog_price(cloud, region, pool["instanceTypes"], capacity, is_auto_mode(config))
         assert value is not None
         return value
 
@@ -193,7 +209,9 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
         ceiling_gpus,
         idle_gpus,
     ]
-    assert row["$/H AT MAX"] == f"{ceiling_cost:,.2f}"
+    # An Auto Mode fee the catalog lacks, for any pool: the ceiling is below what AWS charges (">=").
+    bound = ">=" if any(fee_missing(cloud, region, p["instanceTypes"], is_auto_mode(config)) for p in [system, *pools]) else ""
+    assert row["$/H AT MAX"] == f"{bound}{ceiling_cost:,.2f}"
     for name in ("idle", "at max, Spot first", "at max, Spot gone", "ceiling"):
         assert sum(1 for line in text.splitlines() if line.strip().startswith(name + " ")) == 1, name
     # Fallback rows are marked, in the table and in the JSON; the TOTAL's MAX adds up every row.

@@ -58,6 +58,8 @@ class CapacityGroup:
             NodePool allowing both capacity types): together they never exceed it.
         gpus_per_node: physical GPUs on one node (0 for CPU and system pools).
         slots_per_node: ``nvidia.com/gpu`` one node advertises (GPUs x sharing replicas).
+        auto_mode: nodes launched by EKS Auto Mode: each node-hour also pays the Auto Mode fee of
+            its instance type (``gpupools.pricing.estimate.node_price``).
     """
 
     pool: str
@@ -70,6 +72,7 @@ class CapacityGroup:
     shares_limit: bool = False
     gpus_per_node: int = 0
     slots_per_node: int = 0
+    auto_mode: bool = False
 
 
 class Scenario(str, Enum):

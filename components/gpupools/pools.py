@@ -59,6 +59,8 @@ class NodePoolInfo:
         reserved_nodes: for a Karpenter NodePool that allows ``reserved``, the nodes its reservations
             hold (``reservations[].count`` summed, ``ReservationSpec.reserved_max``); 0 otherwise
             (a node group's own ``max_size`` says it).
+        auto_mode: an EKS Auto Mode NodePool (``gpupools.aws.auto_mode``): its nodes pay the Auto
+            Mode fee on top of their EC2 price (``gpupools.pricing.estimate``); False otherwise.
     """
 
     name: str
@@ -83,6 +85,7 @@ class NodePoolInfo:
     efa_interfaces: int = 0
     gpu_driver: GpuDriver = GpuDriver.INSTALL
     reserved_nodes: int = 0
+    auto_mode: bool = False
 
     @property
     def gpu_slots_per_node(self) -> int:

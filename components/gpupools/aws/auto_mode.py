@@ -47,6 +47,7 @@ Auto Mode caps a node's life at 21 days ("a maximum node lifetime of 21 days, wh
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 import pulumi
@@ -292,7 +293,10 @@ class AutoModeNodePools(pulumi.ComponentResource):
             self.manifests[pool.name] = manifest
             self.node_classes[pool.name] = class_name
             # Auto Mode runs the device plugin on every GPU node itself: nothing of gpupools' serves them.
-            info = nodepool.node_pool_info(pool.name, pool, shape, zones_of_pool, needs_device_plugin=False)
+            # Its nodes pay the Auto Mode fee beside their EC2 price (gpupools.pricing.estimate).
+            info = dataclasses.replace(
+                nodepool.node_pool_info(pool.name, pool, shape, zones_of_pool, needs_device_plugin=False), auto_mode=True
+            )
             if pool is system:
                 self.system_pool = info
             else:

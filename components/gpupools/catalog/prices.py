@@ -1,4 +1,4 @@
-"""Hourly prices per region and size: Linux on-demand and Spot, in USD.
+"""Hourly prices per region and size: Linux on-demand and Spot, in USD; on AWS also the EKS Auto Mode fee.
 
 What every cost figure and the priority expander's price order are computed from. One table per
 cloud, stored as JSON beside this module (``prices_aws.json``, ``prices_azure.json``) and rebuilt
@@ -20,6 +20,14 @@ tables free of such rows. A Spot figure below on-demand but outside the importer
 (``gpupools.pricing.import_vms_csv.SPOT_RATIO_BAND``: westeurope's T4 Spot meter at 0.72x on-demand)
 is **kept and flagged**, not dropped: the row carries it and ``doubtful`` says why it is doubtful, so
 every estimate uses it and says so (``PriceTable.doubtful_notes``).
+
+An AWS row may also carry the **EKS Auto Mode management fee** of the size in the region
+(``Price.auto_mode_fee``, JSON ``autoModeFee``, USD per node-hour): what AWS charges per instance
+launched by Auto Mode on top of its EC2 price ("The amount varies with the instance type launched and
+the AWS region", EKS User Guide, ``eks-compute``). ``refresh --cloud aws`` reads it from the AWS
+Price List (``gpupools.pricing.aws_price_list``); the key is optional, and a row without it has no
+known fee (``PriceTable.auto_mode_fee`` is ``None``): estimates then say the fee is not included,
+never count it as 0 (``gpupools.pricing.estimate``).
 """
 
 from __future__ import annotations
@@ -66,10 +74,15 @@ def not_spot_reason(size: str, region: str, on_demand: float, spot: float) -> st
 
 @dataclass(frozen=True)
 class Price:
-    """One size in one region, USD per node-hour; ``None`` where the source had no figure."""
+    """One size in one region, USD per node-hour; ``None`` where the source had no figure.
+
+    ``auto_mode_fee``: the EKS Auto Mode management fee of the size in the region (AWS only), on top
+    of the EC2 price whether the node is Spot or on-demand; ``None`` when unknown (module docstring).
+    """
 
     on_demand: float | None
     spot: float | None
+    auto_mode_fee: float | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +167,12 @@ class PriceTable:
         """The price of ``size`` in ``region`` (Azure regions in any case or spacing: ``East US`` is ``eastus``)."""
         return self.prices.get(normalize_region(region), {}).get(size)
 
+    def auto_mode_fee(self, region: str, size: str) -> float | None:
+        """The EKS Auto Mode fee of ``size`` in ``region``, USD per node-hour; ``None`` when the
+        table does not hold it (module docstring)."""
+        price = self.price(region, size)
+        return None if price is None else price.auto_mode_fee
+
     def provenance(self, region: str) -> RegionSource:
         """Where ``region``'s figures come from: its own ``RegionSource``, else the table's source
         (whose figures were collected when they were read)."""
@@ -208,9 +227,7 @@ class PriceTable:
             "readOn": self.read_on.isoformat(),
             "spotBasis": self.spot_basis,
             "regions": {
-                region: {
-                    size: {"onDemand": price.on_demand, "spot": price.spot} for size, price in sorted(self.prices[region].items())
-                }
+                region: {size: _row_json(price) for size, price in sorted(self.prices[region].items())}
                 for region in sorted(self.prices)
             },
             **(
@@ -255,6 +272,15 @@ def _optional_price(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+def _row_json(price: Price) -> dict[str, float | None]:
+    """One stored row: ``onDemand`` and ``spot``, and ``autoModeFee`` only when known (so tables
+    without fees are stored as before)."""
+    row = {"onDemand": price.on_demand, "spot": price.spot}
+    if price.auto_mode_fee is not None:
+        row["autoModeFee"] = price.auto_mode_fee
+    return row
+
+
 def table_from_json(data: Mapping[str, Any]) -> PriceTable:
     """Parse a stored table (the inverse of ``PriceTable.to_json``). A Spot figure that is not
     below on-demand (``is_spot_price``) is dropped, with its reason added to ``unpriced``."""
@@ -267,7 +293,7 @@ def table_from_json(data: Mapping[str, Any]) -> PriceTable:
             if spot is not None and on_demand is not None and not is_spot_price(on_demand, spot):
                 unpriced.setdefault(region, {}).setdefault(size, not_spot_reason(size, region, on_demand, spot))
                 spot = None
-            rows[size] = Price(on_demand=on_demand, spot=spot)
+            rows[size] = Price(on_demand=on_demand, spot=spot, auto_mode_fee=_optional_price(row.get("autoModeFee")))
         regions[region] = MappingProxyType(rows)
     return PriceTable(
         cloud=Cloud(data["cloud"]),

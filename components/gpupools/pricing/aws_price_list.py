@@ -13,7 +13,21 @@
   zones' figures: what a pool spread over the region's zones pays, not its luckiest zone. Zone
   names map to different physical zones in each account, so the table keeps the region figure only.
 
-Both need AWS credentials (``pricing:GetProducts``, ``ec2:DescribeSpotPriceHistory``); the refresh
+* EKS Auto Mode fee: ``pricing:GetProducts`` again, service code ``AmazonEKS``, filtered to the
+  region (``regionCode``) and ``operation`` ``EKSAutoUsage``: one product per instance type Auto Mode
+  launches in the region, ``product.attributes.instancetype`` (lowercase key; ``instanceType`` is
+  accepted too) and ``eksproducttype`` ``AutoMode``, its hourly rate under ``terms.OnDemand`` as
+  above. The field names are those two tools read from the same Price List:
+  vantage-sh/ec2instances.info @ 4ef36cd ``scraper/aws/ec2/eks_auto_mode.go`` (the ``AmazonEKS``
+  offer, ``eksproducttype == "AutoMode"``, ``attrs["instancetype"]``, one OnDemand offer with one
+  price dimension per product) and awslabs/eks-node-viewer @ a410d6f ``pkg/aws/pricing.go``
+  (GetProducts with ``ServiceCode: "AmazonEKS"`` and the ``operation``/``regionCode`` filters). The
+  unit string was not seen in a captured response: ``Hrs``, ``hours`` and ``Hours`` are accepted (the
+  hourly units those tools and ksctl's parser accept), anything else is refused. The fee applies to
+  Spot nodes too: eks-node-viewer adds it to Spot and on-demand nodes alike, and ec2instances.info
+  says it "is independent of the EC2 purchase option"; no AWS statement on Spot was found.
+
+All need AWS credentials (``pricing:GetProducts``, ``ec2:DescribeSpotPriceHistory``); the refresh
 command uses boto3 (the ``pricing`` extra).
 """
 
@@ -42,6 +56,15 @@ LINUX_FILTERS = {
 SPOT_PRODUCT = "Linux/UNIX"
 DEFAULT_SPOT_DAYS = 7
 
+EKS_SERVICE_CODE = "AmazonEKS"
+"""The Price List offer that holds the EKS Auto Mode fee (not ``AmazonEC2``)."""
+AUTO_MODE_OPERATION = "EKSAutoUsage"
+"""``operation`` of the Auto Mode fee's products (eks-node-viewer's GetProducts filter)."""
+AUTO_MODE_PRODUCT_TYPE = "AutoMode"
+"""``eksproducttype`` of the Auto Mode fee's products (ec2instances.info; ``HybridNodes`` is another)."""
+HOURLY_UNITS = ("Hrs", "hours", "Hours")
+"""The units an hourly Auto Mode rate may carry (module docstring)."""
+
 
 def get_products_filters(region: str, instance_type: str | None = None) -> list[dict[str, str]]:
     """``Filters`` for ``GetProducts``: one region's Linux on-demand instance-hours."""
@@ -49,6 +72,58 @@ def get_products_filters(region: str, instance_type: str | None = None) -> list[
     if instance_type:
         filters["instanceType"] = instance_type
     return [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in filters.items()]
+
+
+def auto_mode_filters(region: str) -> list[dict[str, str]]:
+    """``Filters`` for ``GetProducts`` on ``AmazonEKS``: one region's Auto Mode fee products."""
+    filters = {"regionCode": region, "operation": AUTO_MODE_OPERATION}
+    return [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in filters.items()]
+
+
+def is_auto_mode_product(attributes: Mapping[str, Any]) -> bool:
+    """An ``AmazonEKS`` product is an Auto Mode fee: ``eksproducttype`` ``AutoMode`` where the
+    product has that attribute, else ``operation`` ``EKSAutoUsage``."""
+    kind = attributes.get("eksproducttype")
+    if kind is not None:
+        return bool(kind == AUTO_MODE_PRODUCT_TYPE)
+    return bool(attributes.get("operation") == AUTO_MODE_OPERATION)
+
+
+def auto_mode_fees_from_price_list(price_list: Iterable[str], sizes: Iterable[str]) -> dict[str, float]:
+    """Per instance type of ``sizes``: the EKS Auto Mode fee in USD per hour from ``AmazonEKS``
+    ``PriceList`` entries (other EKS products, other sizes and zero rates are left out). A size
+    without an entry has no fee known (Auto Mode may not launch it in the region).
+
+    Raises:
+        PriceSourceError: a rate not per hour (``HOURLY_UNITS``), not in USD, or two different
+            rates for one size.
+    """
+    wanted = set(sizes)
+    fees: dict[str, float] = {}
+    for raw in price_list:
+        product = json.loads(raw)
+        attributes = product.get("product", {}).get("attributes", {})
+        if not is_auto_mode_product(attributes):
+            continue
+        size = attributes.get("instancetype", attributes.get("instanceType"))
+        if size not in wanted:
+            continue
+        for offer in product.get("terms", {}).get("OnDemand", {}).values():
+            for dimension in offer.get("priceDimensions", {}).values():
+                unit = dimension.get("unit")
+                if unit not in HOURLY_UNITS:
+                    raise PriceSourceError(f"{size} Auto Mode fee: unit {unit!r}, expected one of {', '.join(HOURLY_UNITS)}")
+                usd = dimension.get("pricePerUnit", {}).get("USD")
+                if usd is None:
+                    raise PriceSourceError(f"{size} Auto Mode fee: no USD price in {dimension.get('pricePerUnit')}")
+                value = float(usd)
+                if value <= 0:
+                    continue
+                seen = fees.get(str(size))
+                if seen is not None and seen != value:
+                    raise PriceSourceError(f"{size}: two Auto Mode fees in one region, {seen} and {value}")
+                fees[str(size)] = value
+    return fees
 
 
 def on_demand_from_price_list(price_list: Iterable[str], sizes: Iterable[str]) -> dict[str, float]:
@@ -121,25 +196,37 @@ def spot_from_history(history: Iterable[Mapping[str, Any]], start: datetime, end
     return {size: round(statistics.median(values), 6) for size, values in sorted(per_type.items())}
 
 
-def merge(on_demand: Mapping[str, float], spot: Mapping[str, float], sizes: Iterable[str]) -> dict[str, Price]:
-    """One ``Price`` per size that has either figure."""
+def merge(
+    on_demand: Mapping[str, float],
+    spot: Mapping[str, float],
+    sizes: Iterable[str],
+    auto_mode_fees: Mapping[str, float] | None = None,
+) -> dict[str, Price]:
+    """One ``Price`` per size that has any figure (``auto_mode_fees``: default none)."""
+    fees = auto_mode_fees or {}
     return {
-        size: Price(on_demand=on_demand.get(size), spot=spot.get(size))
+        size: Price(on_demand=on_demand.get(size), spot=spot.get(size), auto_mode_fee=fees.get(size))
         for size in sorted(sizes)
-        if size in on_demand or size in spot
+        if size in on_demand or size in spot or size in fees
     }
+
+
+def price_list(pricing: Any, service_code: str, filters: list[dict[str, str]]) -> list[str]:
+    """Every ``PriceList`` entry of ``GetProducts`` for ``service_code`` and ``filters``, all pages."""
+    entries: list[str] = []
+    for page in pricing.get_paginator("get_products").paginate(ServiceCode=service_code, Filters=filters, FormatVersion="aws_v1"):
+        entries.extend(page["PriceList"])
+    return entries
 
 
 def fetch_region(
     region: str, sizes: Sequence[str], session: Any, days: int = DEFAULT_SPOT_DAYS, now: datetime | None = None
 ) -> dict[str, Price]:
-    """Both figures for ``sizes`` in ``region`` through a boto3 ``session`` (credentials needed)."""
+    """The on-demand and Spot prices and the EKS Auto Mode fee of ``sizes`` in ``region``, through a
+    boto3 ``session`` (credentials needed)."""
     pricing = session.client("pricing", region_name=PRICING_REGION)
-    price_list: list[str] = []
-    for page in pricing.get_paginator("get_products").paginate(
-        ServiceCode="AmazonEC2", Filters=get_products_filters(region), FormatVersion="aws_v1"
-    ):
-        price_list.extend(page["PriceList"])
+    ec2_products = price_list(pricing, "AmazonEC2", get_products_filters(region))
+    eks_products = price_list(pricing, EKS_SERVICE_CODE, auto_mode_filters(region))
     end = now or datetime.now(timezone.utc)
     start = end - timedelta(days=days)
     ec2 = session.client("ec2", region_name=region)
@@ -148,4 +235,9 @@ def fetch_region(
         InstanceTypes=list(sizes), ProductDescriptions=[SPOT_PRODUCT], StartTime=start, EndTime=end
     ):
         history.extend(page["SpotPriceHistory"])
-    return merge(on_demand_from_price_list(price_list, sizes), spot_from_history(history, start, end), sizes)
+    return merge(
+        on_demand_from_price_list(ec2_products, sizes),
+        spot_from_history(history, start, end),
+        sizes,
+        auto_mode_fees_from_price_list(eks_products, sizes),
+    )

@@ -36,6 +36,19 @@ What a figure means:
   control-plane fee, NAT gateways, load balancers, support plans, taxes, discounts (reservations,
   savings plans, enterprise agreements).
 
+**EKS Auto Mode** (``provisioner: auto-mode``, ``CapacityGroup.auto_mode``): AWS charges a
+management fee per instance launched by Auto Mode, on top of the EC2 price, by instance type and
+region, on Spot nodes too (``gpupools.pricing.aws_price_list`` for the sources). Every Auto Mode
+node-hour is then its EC2 price (Spot or on-demand) plus the fee of its instance type from the price
+catalog (``PriceTable.auto_mode_fee``): in ``node_price``, so in the ``nodePools`` rows (with the
+fee itself in ``autoModeFee``), every figure, the budget check and ``price_order``. A group whose
+sizes' fees are not all in the catalog is priced at EC2 prices alone, **said**, never taken as a fee
+of 0: its rows say ``autoModeFee: null`` with a note, the ``cost`` output's ``autoModeFee`` block
+names the sizes and pools, the states holding its nodes are not ``exact`` (their figures are below
+what AWS charges), ``check_budget`` cannot pass on them, and the NodePool weights are by EC2 price
+alone unless every pool's fee is known (one basis for all). The stack warns
+(``auto_mode_fee_warning``).
+
 **What is not known** does not blank the fleet (issue 39): a group without the price its capacity
 type needs is counted at its **upper bound** where one exists (a Spot group at its size's on-demand
 price: a Spot price is never above it, ``gpupools.catalog.prices.is_spot_price``), and left out where
@@ -96,6 +109,8 @@ def _gpus_of(pool: PoolSpec) -> tuple[int, int]:
 def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
     """The capacity groups a validated spec creates, before any resource exists."""
     system = spec.system_pool
+    # EKS Auto Mode: every group's nodes, the system pool's too, pay the Auto Mode fee.
+    auto_mode = spec.provisioner is Provisioner.AUTO_MODE
     groups = [
         CapacityGroup(
             SYSTEM_POOL,
@@ -103,8 +118,9 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
             CapacityType.ON_DEMAND,
             system.instance_types,
             # EKS Auto Mode: the system pool is a NodePool, which keeps no minimum (gpupools.aws.auto_mode).
-            0 if spec.provisioner is Provisioner.AUTO_MODE else system.min_size,
+            0 if auto_mode else system.min_size,
             system.max_size,
+            auto_mode=auto_mode,
         )
     ]
     karpenter = spec.provisioner.node_pools
@@ -125,6 +141,7 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                     shares_limit=karpenter,
                     gpus_per_node=gpus,
                     slots_per_node=slots,
+                    auto_mode=auto_mode,
                 )
             )
         groups.append(  # the pool's own group: Spot, or on-demand where the pool buys no Spot
@@ -137,6 +154,7 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                 pool.max_size,
                 gpus_per_node=gpus,
                 slots_per_node=slots,
+                auto_mode=auto_mode,
             )
         )
         if pool.spot and pool.on_demand_fallback:
@@ -152,6 +170,7 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
                     shares_limit=karpenter,
                     gpus_per_node=gpus,
                     slots_per_node=slots,
+                    auto_mode=auto_mode,
                 )
             )
     return groups
@@ -190,6 +209,7 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
                     shares_limit=not main,
                     gpus_per_node=info.gpus_per_node,
                     slots_per_node=info.gpu_slots_per_node,
+                    auto_mode=info.auto_mode,
                 )
             continue
         key = (info.pool, info.capacity)
@@ -204,20 +224,81 @@ def groups_of_pools(pools: Iterable[NodePoolInfo]) -> list[CapacityGroup]:
             fallback=is_fallback,
             gpus_per_node=info.gpus_per_node,
             slots_per_node=info.gpu_slots_per_node,
+            auto_mode=info.auto_mode,
         )
     return list(totals.values())
 
 
-def node_price(table: PriceTable, region: str, instance_types: Sequence[str], capacity: CapacityType) -> float | None:
+def node_price(
+    table: PriceTable, region: str, instance_types: Sequence[str], capacity: CapacityType, *, auto_mode: bool = False
+) -> float | None:
     """USD per node-hour of a group: the dearest of its instance types (a node may be any of them);
-    ``None`` when any of them has no price for ``capacity`` in ``region``."""
+    ``None`` when any of them has no price for ``capacity`` in ``region``. With ``auto_mode`` (an EKS
+    Auto Mode group; default False) each type's price is its EC2 price plus its Auto Mode fee when
+    the catalog has the fee of every type of the group, else the EC2 price alone (module docstring)."""
+    fees = known_auto_mode_fees(table, region, instance_types) if auto_mode and capacity is not CapacityType.RESERVED else None
     values: list[float] = []
     for size in instance_types:
         value = capacity_price(table.price(region, size), capacity)
         if value is None:
             return None
-        values.append(value)
+        values.append(value + (fees[size] if fees is not None else 0.0))
     return max(values) if values else None
+
+
+def known_auto_mode_fees(table: PriceTable, region: str, instance_types: Sequence[str]) -> dict[str, float] | None:
+    """The Auto Mode fee of each of ``instance_types`` in ``region``; ``None`` unless every one is known."""
+    fees = {size: table.auto_mode_fee(region, size) for size in instance_types}
+    known = {size: fee for size, fee in fees.items() if fee is not None}
+    return known if len(known) == len(fees) else None
+
+
+def unknown_auto_mode_fees(table: PriceTable, region: str, instance_types: Iterable[str]) -> list[str]:
+    """The sizes of ``instance_types`` whose Auto Mode fee the catalog does not hold in ``region``, sorted."""
+    return sorted({size for size in instance_types if table.auto_mode_fee(region, size) is None})
+
+
+def auto_mode_fee_in_price(table: PriceTable, region: str, instance_types: Sequence[str], capacity: CapacityType) -> float | None:
+    """The Auto Mode fee ``node_price`` adds for a group: the fee of the type whose EC2 price plus
+    fee is the dearest (without an EC2 price for ``capacity``, the dearest fee); ``None`` when a
+    type's fee is unknown (then ``node_price`` adds none)."""
+    fees = known_auto_mode_fees(table, region, instance_types)
+    if fees is None or not fees:
+        return None
+    totals = []
+    for size in instance_types:
+        value = capacity_price(table.price(region, size), capacity)
+        if value is None:
+            return max(fees.values())
+        totals.append((value + fees[size], fees[size]))
+    return max(totals)[1]
+
+
+AUTO_MODE_DOC = "docs/auto-mode.md"
+
+
+def auto_mode_fee_missing_note(table: PriceTable, region: str, sizes: Sequence[str]) -> str:
+    """Why an Auto Mode fee is not included: the catalog lacks it for ``sizes``, and how to fill it."""
+    return (
+        f"not included: the price catalog has no EKS Auto Mode fee for {', '.join(sizes)} in {normalize_region(region)}, "
+        f"so these node-hours are EC2 prices alone, below what AWS charges; fill it with "
+        f"{REFRESH_HINT.format(cloud=table.cloud.value)}"
+    )
+
+
+def auto_mode_fee_warning(table: PriceTable, region: str, instance_types: Iterable[str]) -> str | None:
+    """What an Auto Mode stack warns when the catalog lacks the fee of some of its sizes (module
+    docstring); ``None`` when it has every one."""
+    missing = unknown_auto_mode_fees(table, region, instance_types)
+    if not missing:
+        return None
+    return (
+        f"EKS Auto Mode fee unknown for {', '.join(missing)} in {normalize_region(region)}: the price catalog "
+        f"(read {table.provenance(region).read_on}) does not hold it, so the nodePools and cost outputs and the NodePool "
+        f"weights leave it out (those node-hours are at EC2 prices alone, below what AWS charges) and "
+        f"gpupools:cost.budgetPerHour cannot be checked; fill it with {REFRESH_HINT.format(cloud=table.cloud.value)} "
+        f"(AWS credentials; {AUTO_MODE_DOC})"
+    )
 
 
 def unpriced(table: PriceTable, region: str, groups: Iterable[CapacityGroup]) -> list[str]:
@@ -358,6 +439,13 @@ class FleetCost:
         unknown_parts: per pool with a group whose price is unknown, why, and the bound it is
             counted at (or that it has none and is left out). Empty when every price is known.
         doubtful: one line per size whose Spot figure is kept but doubtful (``PriceTable.doubtful_notes``).
+        auto_mode: whether any group is an EKS Auto Mode group (the ``cost`` output then has an
+            ``autoModeFee`` block).
+        auto_mode_fees: per size of the Auto Mode groups, its fee from the catalog (``None``: unknown).
+        auto_mode_fee_unknown: per Auto Mode pool with a size whose fee is unknown, those sizes: the
+            pool's figures are at EC2 prices alone (module docstring).
+        auto_mode_fee_missing_in: the states (``Scenario`` values) holding nodes of such a pool:
+            not ``exact``, their figures below what AWS charges.
     """
 
     region: str
@@ -392,6 +480,10 @@ class FleetCost:
     ceiling_known_by_pool: tuple[tuple[str, float], ...] = ()
     unknown_parts: tuple[tuple[str, str], ...] = ()
     doubtful: tuple[str, ...] = ()
+    auto_mode: bool = False
+    auto_mode_fees: tuple[tuple[str, float | None], ...] = ()
+    auto_mode_fee_unknown: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    auto_mode_fee_missing_in: tuple[str, ...] = ()
 
     @property
     def ceiling_known(self) -> float | None:
@@ -399,7 +491,9 @@ class FleetCost:
         return dict(self.known_per_hour).get(Scenario.CEILING.value, self.ceiling)
 
     def exact(self, scenario: Scenario) -> bool:
-        """Whether ``scenario``'s cost is exact: known, and no unknown price changes it."""
+        """Whether ``scenario``'s cost is exact: known, and no unknown price or Auto Mode fee changes it."""
+        if scenario.value in self.auto_mode_fee_missing_in:
+            return False
         value = {
             Scenario.IDLE: self.idle,
             Scenario.SPOT_FIRST: self.spot_at_max,
@@ -421,6 +515,8 @@ class FleetCost:
                 assert isinstance(state, dict)
                 state["costExact"] = self.exact(scenario)
                 state["costPerHourKnown"] = _round(dict(self.known_per_hour).get(scenario.value))
+                if self.auto_mode:  # EKS Auto Mode stacks only: whether the state's figure holds every fee
+                    state["autoModeFeeIncluded"] = scenario.value not in self.auto_mode_fee_missing_in
         return {
             "currency": "USD",
             "region": self.region,
@@ -454,7 +550,33 @@ class FleetCost:
             "knownPerHour": {state: _round(value) for state, value in self.known_per_hour},
             "unknownParts": dict(self.unknown_parts),
             "doubtfulPrices": list(self.doubtful),
+            **({"autoModeFee": self.auto_mode_output()} if self.auto_mode else {}),
             **({"capacity": capacity} if capacity is not None else {}),
+        }
+
+    def auto_mode_output(self) -> dict[str, object]:
+        """The ``cost`` output's ``autoModeFee`` block (Auto Mode stacks only): the fee per size
+        (``null``: not in the catalog), whether every figure includes it, and if not, which sizes
+        and pools lack it and how to fill it."""
+        unknown = sorted({size for _, sizes in self.auto_mode_fee_unknown for size in sizes})
+        if unknown:
+            note = (
+                f"EKS Auto Mode fee not included for pools {', '.join(pool for pool, _ in self.auto_mode_fee_unknown)}: "
+                f"the price catalog has no fee for {', '.join(unknown)} in {self.region}, so their node-hours are EC2 "
+                f"prices alone and the figures holding them ({', '.join(self.auto_mode_fee_missing_in) or 'none'}) are "
+                f"below what AWS charges; fill it with {self.refresh}"
+            )
+        else:
+            note = (
+                "EKS Auto Mode fee included: every node-hour is its EC2 price (Spot or on-demand) plus the Auto Mode fee "
+                "of its instance type from the price catalog (AWS Price List, AmazonEKS)"
+            )
+        return {
+            "included": not unknown,
+            "perNodeHour": {size: _round(fee) for size, fee in self.auto_mode_fees},
+            "unknownSizes": unknown,
+            "notIncludedFor": [pool for pool, _ in self.auto_mode_fee_unknown],
+            "note": note,
         }
 
 
@@ -521,8 +643,8 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
     priced = [
         _Priced(
             g,
-            node_price(table, region, g.instance_types, g.capacity),
-            node_price(table, region, g.instance_types, CapacityType.ON_DEMAND),
+            node_price(table, region, g.instance_types, g.capacity, auto_mode=g.auto_mode),
+            node_price(table, region, g.instance_types, CapacityType.ON_DEMAND, auto_mode=g.auto_mode),
         )
         for g in groups
     ]
@@ -550,6 +672,14 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
             effective = 100.0 * (1.0 - with_evictions / monthly_on_demand)
     spot_gpu_pools = sorted({g.pool for g in groups if g.role is Role.GPU and g.capacity is CapacityType.SPOT})
     origin = table.provenance(region)
+    # EKS Auto Mode: the fee of each size, and the pools (and the states holding them) priced without it.
+    auto_sizes = sorted({size for g in groups if g.auto_mode for size in g.instance_types})
+    fee_unknown: dict[str, tuple[str, ...]] = {}
+    for g in groups:
+        missing = unknown_auto_mode_fees(table, region, g.instance_types) if g.auto_mode else []
+        if missing:
+            fee_unknown[g.pool] = tuple(sorted({*fee_unknown.get(g.pool, ()), *missing}))
+    fee_missing_in = tuple(s.value for s in Scenario if any(p.pool in fee_unknown and p.figures[s].nodes for p in figures.pools))
     return FleetCost(
         region=region,
         spot_at_max=spot_at_max,
@@ -594,6 +724,10 @@ def fleet_cost(groups: Sequence[CapacityGroup], table: PriceTable, region: str, 
                 sorted({s for g in groups if g.capacity is CapacityType.SPOT for s in g.instance_types}),
             )
         ),
+        auto_mode=any(g.auto_mode for g in groups),
+        auto_mode_fees=tuple((size, table.auto_mode_fee(region, size)) for size in auto_sizes),
+        auto_mode_fee_unknown=tuple(fee_unknown.items()),
+        auto_mode_fee_missing_in=fee_missing_in,
     )
 
 
@@ -661,20 +795,28 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
     * the ceiling's known part alone exceeds the budget: a ``ConfigError`` naming what drives it;
     * otherwise it cannot be decided (an unknown price could take the ceiling over the budget, or
       has no bound): a ``ConfigError`` naming the known part, the bound and which pool is unknown, why.
+
+    An EKS Auto Mode fee the catalog lacks, for a pool with nodes at the ceiling, has no bound: the
+    ceiling then passes no budget; its known part (EC2 prices and the known fees) can still exceed one.
     """
     budget = fleet.budget_per_hour
     if budget is None:
         return
     exact = fleet.exact(Scenario.CEILING)
-    if fleet.ceiling is not None and fleet.ceiling <= budget:
+    fee_missing = Scenario.CEILING.value in fleet.auto_mode_fee_missing_in
+    if fleet.ceiling is not None and fleet.ceiling <= budget and not fee_missing:
         return
     known = fleet.ceiling_known
+    unknown_fees = sorted({size for _, sizes in fleet.auto_mode_fee_unknown for size in sizes})
     if exact or (known is not None and known > budget):
         assert known is not None
         # Every figure from the same prices as the total: per pool at the known prices when the total is.
         shares = fleet.ceiling_by_pool if exact else fleet.ceiling_known_by_pool
         drivers = ", ".join(f"{pool} ${share:,.2f}" for pool, share in shares if share)
-        part = "" if exact else ", from the known prices alone (unknown ones left out)"
+        prices_known = exact or (fee_missing and not fleet.unpriced_pools)  # only fees are unknown
+        part = "" if prices_known else ", from the known prices alone (unknown ones left out)"
+        if fee_missing:
+            part += f", without the EKS Auto Mode fee of {', '.join(unknown_fees)} (not in the price catalog)"
         raise ConfigError(
             path,
             f"must be at least the fleet's ceiling (every group at its max at once: reserved, Spot and "
@@ -682,23 +824,51 @@ def check_budget(fleet: FleetCost, path: str = "gpupools:cost.budgetPerHour") ->
             budget,
         )
     pools = ", ".join(f"pool {pool} ({reason})" for pool, reason in fleet.unpriced_pools) or ", ".join(fleet.unpriced)
-    if fleet.ceiling is None:
-        bound, fix = "has no upper bound (a size has no price at all)", "or remove the budget"
+    fee_pools = ", ".join(pool for pool, _ in fleet.auto_mode_fee_unknown)
+    fees = f"the EKS Auto Mode fee of {', '.join(unknown_fees)} (pools {fee_pools}), charged on top of the EC2 price"
+    if fee_missing and not pools:  # only Auto Mode fees are missing: no bound
+        raise ConfigError(
+            path,
+            f"cannot be decided: the fleet's ceiling in {fleet.region} is ${known or 0.0:,.2f}/h at EC2 prices and the "
+            f"known fees, within the budget, but {fees}, is not in the price catalog and has no bound (fill it: "
+            f"{fleet.refresh}, or remove the budget)",
+            budget,
+        )
+    if fleet.ceiling is None or fee_missing:
+        bound = "has no upper bound (a size has no price at all)" if fleet.ceiling is None else "has no upper bound"
+        fix = "or remove the budget"
     else:
         bound = f"may be up to ${fleet.ceiling:,.2f}/h (unknown Spot prices at on-demand)"
         fix = f"or raise the budget to ${fleet.ceiling:,.2f}"
+    missing_fees = f"; nor {fees}" if fee_missing else ""
     raise ConfigError(
         path,
         f"cannot be decided: the fleet's ceiling in {fleet.region} is ${known or 0.0:,.2f}/h from the known prices, "
-        f"within the budget, but {bound}; no price in {fleet.region} for {pools} (refresh the price catalog: "
+        f"within the budget, but {bound}; no price in {fleet.region} for {pools}{missing_fees} (refresh the price catalog: "
         f"{fleet.refresh}, {fix})",
         budget,
     )
 
 
 def pool_prices(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -> dict[str, float | None]:
-    """Per created pool (``NodePoolInfo.name``), USD per node-hour for its own capacity type."""
-    return {p.name: node_price(table, region, p.instance_types, p.capacity) for p in pools}
+    """Per created pool (``NodePoolInfo.name``), USD per node-hour for its own capacity type (with
+    the Auto Mode fee on an Auto Mode pool whose fees are known: ``node_price``)."""
+    return {p.name: node_price(table, region, p.instance_types, p.capacity, auto_mode=p.auto_mode) for p in pools}
+
+
+def pool_auto_mode_fees(
+    pools: Iterable[NodePoolInfo], table: PriceTable, region: str
+) -> dict[str, tuple[float | None, str | None]]:
+    """Per created EKS Auto Mode pool: the fee its price includes (``auto_mode_fee_in_price``) and,
+    when that is unknown, why (``auto_mode_fee_missing_note``). Other pools are not listed."""
+    fees: dict[str, tuple[float | None, str | None]] = {}
+    for pool in pools:
+        if not pool.auto_mode:
+            continue
+        fee = auto_mode_fee_in_price(table, region, pool.instance_types, pool.capacity)
+        missing = unknown_auto_mode_fees(table, region, pool.instance_types)
+        fees[pool.name] = (fee, auto_mode_fee_missing_note(table, region, missing) if missing else None)
+    return fees
 
 
 def pool_price_gaps(pools: Iterable[NodePoolInfo], table: PriceTable, region: str) -> dict[str, str]:
@@ -724,10 +894,13 @@ def with_costs(
     prices: Mapping[str, float | None],
     gaps: Mapping[str, str] | None = None,
     doubts: Mapping[str, str] | None = None,
+    auto_mode_fees: Mapping[str, tuple[float | None, str | None]] | None = None,
 ) -> list[dict[str, object]]:
     """The ``nodePools`` output: each pool's entry plus its price per node-hour and cost per hour at
     max, for a pool without a price ``noPrice``: why (``gaps``, from ``pool_price_gaps``), and for a
-    pool priced from a doubtful Spot figure ``doubtfulPrice``: which and why (``doubts``, ``pool_doubts``)."""
+    pool priced from a doubtful Spot figure ``doubtfulPrice``: which and why (``doubts``, ``pool_doubts``).
+    An EKS Auto Mode pool (``auto_mode_fees``, from ``pool_auto_mode_fees``) also gets ``autoModeFee``,
+    the fee per node-hour its price includes, ``null`` when unknown, with ``autoModeFeeNote`` saying so."""
     rows = []
     for pool in pools:
         row: dict[str, object] = dict(pool.to_output())
@@ -738,6 +911,11 @@ def with_costs(
             row["noPrice"] = gaps[pool.name]
         if price is not None and doubts and pool.name in doubts:
             row["doubtfulPrice"] = doubts[pool.name]
+        if auto_mode_fees and pool.name in auto_mode_fees:
+            fee, note = auto_mode_fees[pool.name]
+            row["autoModeFee"] = _round(fee)
+            if note is not None:
+                row["autoModeFeeNote"] = note
         rows.append(row)
     return rows
 
@@ -774,18 +952,37 @@ def stack_costs(
             for c in (CapacityType.SPOT, CapacityType.ON_DEMAND)
         },
     }
-    rows = with_costs(pools, prices, pool_price_gaps(pools, table, region), pool_doubts(pools, table, region))
+    auto_mode = [p for p in pools if p.auto_mode]
+    if auto_mode:
+        block = fleet["autoModeFee"]
+        assert isinstance(block, dict)
+        # price_order's basis: fees in the weights only when every (non-system) pool's are known.
+        block["inNodePoolWeights"] = not unknown_auto_mode_fees(
+            table, region, [s for p in auto_mode if p.role is not Role.SYSTEM for s in p.instance_types]
+        )
+    rows = with_costs(
+        pools,
+        prices,
+        pool_price_gaps(pools, table, region),
+        pool_doubts(pools, table, region),
+        pool_auto_mode_fees(pools, table, region),
+    )
     return prices, rows, fleet
 
 
-def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> list[str] | None:
+def price_order(pools: Sequence[PoolSpec], table: PriceTable, region: str, *, auto_mode: bool = False) -> list[str] | None:
     """Pool names, cheapest node-hour first (Spot price where the pool buys Spot), for Karpenter's
     NodePool weights, pools with reservations before all others (their first node-hours cost
-    nothing extra); ``None`` when a price is unknown (the caller then orders by size facts)."""
+    nothing extra); ``None`` when a price is unknown (the caller then orders by size facts).
+
+    With ``auto_mode`` (EKS Auto Mode NodePools; default False) a node-hour is its EC2 price plus
+    its Auto Mode fee when the catalog has the fee of every size of ``pools``, else the EC2 price
+    alone for every pool (one basis for all: ``auto_mode_fee_warning`` says which fees are missing)."""
+    with_fees = auto_mode and not unknown_auto_mode_fees(table, region, [s for pool in pools for s in pool.instance_types])
     keyed: list[tuple[bool, float, str]] = []
     for pool in pools:
         capacity = CapacityType.SPOT if pool.spot else CapacityType.ON_DEMAND
-        price = node_price(table, region, pool.instance_types, capacity)
+        price = node_price(table, region, pool.instance_types, capacity, auto_mode=with_fees)
         if price is None:
             return None
         keyed.append((not pool.reservations, price, pool.name))

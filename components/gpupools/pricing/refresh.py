@@ -4,6 +4,10 @@
     python -m gpupools.pricing refresh --cloud aws                        # AWS credentials (boto3)
     python -m gpupools.pricing refresh --cloud aws --regions us-east-1 --days 7 --dry-run
 
+On AWS the table also gets each size's EKS Auto Mode fee per region (a second ``GetProducts``
+query, service code ``AmazonEKS``: ``gpupools.pricing.aws_price_list``), which the costs of
+``provisioner: auto-mode`` stacks add to the EC2 price (docs/auto-mode.md).
+
 Every size of the cloud's size catalogs (GPU and CPU) is priced in the table's regions (default:
 the regions already in the table, which include the example stacks' and the most used ones; add
 more with ``--regions``). The table is replaced only when every region answered; its ``readOn``
@@ -38,7 +42,8 @@ SOURCES = {
     ),
     Cloud.AWS: (
         "AWS Price List Query API (pricing:GetProducts, AmazonEC2, Linux, shared tenancy, capacitystatus Used) "
-        "and ec2:DescribeSpotPriceHistory (Linux/UNIX)"
+        "and ec2:DescribeSpotPriceHistory (Linux/UNIX); EKS Auto Mode fee: pricing:GetProducts, AmazonEKS, "
+        f"operation {aws_price_list.AUTO_MODE_OPERATION}"
     ),
 }
 
@@ -121,5 +126,7 @@ def main(argv: Sequence[str] | None = None, reader: RegionReader | None = None, 
         return 0
     table_path(cloud).write_text(text)
     priced = sum(1 for sizes in table.prices.values() for p in sizes.values() if p.on_demand is not None)
-    print(f"wrote {table_path(cloud).name}: {priced} on-demand prices in {len(regions)} regions, read {table.read_on}")
+    fees = sum(1 for sizes in table.prices.values() for p in sizes.values() if p.auto_mode_fee is not None)
+    extra = f", {fees} EKS Auto Mode fees" if cloud is Cloud.AWS else ""
+    print(f"wrote {table_path(cloud).name}: {priced} on-demand prices{extra} in {len(regions)} regions, read {table.read_on}")
     return 0

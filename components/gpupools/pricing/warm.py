@@ -7,7 +7,8 @@ floor, the idle cost while the schedule is open, shown here and in the ``cost`` 
 A warm node is bought as the pool buys its first node: from its reservations first (0 extra, up to
 the reserved count), then Spot where the pool buys Spot, else on-demand (the priority expander's and
 Karpenter's order, ``gpupools.pricing.estimate.CAPACITY_ORDER``). An idle Spot node is billed at
-the Spot price like any other.
+the Spot price like any other. On EKS Auto Mode a warm node also pays the Auto Mode fee of its size
+when the price catalog has it (``gpupools.pricing.estimate.node_price``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ def reserved_nodes(pool: PoolSpec) -> int:
     return sum(r.reserved_max(pool.max_size) for r in pool.reservations)
 
 
-def warm_pool_cost(pool: PoolSpec, table: PriceTable, region: str) -> dict[str, Any]:
+def warm_pool_cost(pool: PoolSpec, table: PriceTable, region: str, auto_mode: bool = False) -> dict[str, Any]:
     """One warm pool's figures: nodes, how they are bought, USD per hour while kept, hours and USD
-    per month (``None`` where a price is unknown)."""
+    per month (``None`` where a price is unknown); ``auto_mode``: an EKS Auto Mode stack's pool."""
     warm = pool.warm
     assert warm is not None
     capacity = CapacityType.SPOT if pool.spot else CapacityType.ON_DEMAND
-    price = node_price(table, region, pool.instance_types, capacity)
+    price = node_price(table, region, pool.instance_types, capacity, auto_mode=auto_mode)
     reserved = min(reserved_nodes(pool), warm.nodes)
     bought = warm.nodes - reserved
     per_hour = None if price is None and bought else reserved * RESERVED_PRICE + bought * (price or 0.0)
@@ -57,9 +58,9 @@ def warm_pool_cost(pool: PoolSpec, table: PriceTable, region: str) -> dict[str, 
     }
 
 
-def warm_costs(pools: Sequence[PoolSpec], table: PriceTable, region: str) -> dict[str, Any] | None:
+def warm_costs(pools: Sequence[PoolSpec], table: PriceTable, region: str, auto_mode: bool = False) -> dict[str, Any] | None:
     """The ``cost`` output's ``warm`` block: per warm pool and in total; None without warm pools."""
-    rows = {pool.name: warm_pool_cost(pool, table, region) for pool in pools if pool.warm is not None}
+    rows = {pool.name: warm_pool_cost(pool, table, region, auto_mode) for pool in pools if pool.warm is not None}
     if not rows:
         return None
     per_hour = [row["perHour"] for row in rows.values()]
@@ -96,6 +97,7 @@ def with_warm_costs(cost: dict[str, Any], spec: Any, region: str) -> dict[str, A
     """The stack's ``cost`` output plus ``warm`` (``warm_costs``) when the stack has warm pools;
     unchanged otherwise (existing stacks' outputs stay byte for byte the same)."""
     from gpupools.catalog.prices import price_table
+    from gpupools.specs import Provisioner
 
-    block = warm_costs(spec.gpu_pools, price_table(spec.cloud), region)
+    block = warm_costs(spec.gpu_pools, price_table(spec.cloud), region, spec.provisioner is Provisioner.AUTO_MODE)
     return cost if block is None else {**cost, "warm": block}

@@ -161,7 +161,7 @@ def _node_pools(facts: StackFacts, on_cluster: pulumi.ResourceOptions) -> tuple[
     spec = facts.spec
     if not facts.karpenter:
         return list(facts.pools[1:]), None
-    order = price_order(spec.pools, price_table(spec.cloud), facts.region)
+    order = price_order(spec.pools, price_table(spec.cloud), facts.region, auto_mode=spec.provisioner is Provisioner.AUTO_MODE)
     node_pools: Any
     if spec.cloud is Cloud.AZURE:
         from gpupools.azure import NapNodePools

@@ -135,10 +135,13 @@ TOTAL_MEANING = (
 """What the TOTAL row (and ``total`` of the JSON summary) means, on every provisioner (``gpupools.capacity``)."""
 
 
-def bounded_money(value: Any, known: Any, exact: bool, digits: int = 2) -> str:
+def bounded_money(value: Any, known: Any, exact: bool, digits: int = 2, lower_only: bool = False) -> str:
     """A cost that may rest on unknown prices: ``12.35`` when exact, ``<=12.35`` when ``value`` is
     an upper bound (an unknown Spot price at on-demand), ``>=3.10`` when only the known part
-    ``known`` is (an unknown price without a bound)."""
+    ``known`` is (an unknown price without a bound, or with ``lower_only`` an EKS Auto Mode fee the
+    catalog lacks: every figure is then below what AWS charges)."""
+    if lower_only and known is not None:
+        return f">={money(known, digits)}"
     if exact or (value is None and known is None):
         return money(value, digits)
     return f"<={money(value, digits)}" if value is not None else f">={money(known, digits)}"
@@ -246,6 +249,12 @@ def fallbacks(node_pools: Sequence[Mapping[str, Any]]) -> list[bool]:
     return fallback_flags([(str(p.get("pool", "")), capacity(p)) for p in node_pools])
 
 
+def fee_gap(pool: Mapping[str, Any]) -> str:
+    """``>=`` before a priced EKS Auto Mode row whose fee is not in the price catalog
+    (``autoModeFee`` null): its figure is the EC2 price alone, below what AWS charges."""
+    return ">=" if "autoModeFee" in pool and pool["autoModeFee"] is None and pool.get("pricePerNodeHour") is not None else ""
+
+
 def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The table rows (column -> value) for the ``nodePools`` output, sorted by role, pool, capacity, name."""
     rows = []
@@ -275,9 +284,11 @@ def pool_rows(node_pools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "GPUS AT MAX": gpus * max_size,
                 "IDLE GPUS": gpus * min_size,
                 # Documents written before prices existed have no price keys: shown as no price.
-                "$/NODE-H": price_cell(pool.get("pricePerNodeHour"), pool.get("noPrice"), 4)
+                # An EKS Auto Mode pool whose fee the catalog lacks (autoModeFee null): >= its EC2 price.
+                "$/NODE-H": fee_gap(pool)
+                + price_cell(pool.get("pricePerNodeHour"), pool.get("noPrice"), 4)
                 + (f" (doubtful: {pool['doubtfulPrice']})" if pool.get("doubtfulPrice") else ""),
-                "$/H AT MAX": price_cell(pool.get("costPerHourAtMax")),
+                "$/H AT MAX": fee_gap(pool) + price_cell(pool.get("costPerHourAtMax")),
             }
         )
     role_rank = {"system": 0, "gpu": 1, "cpu": 2}
@@ -338,6 +349,8 @@ def fleet_total(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any]
             # Documents written before bounds existed: a known cost is exact.
             "costExact": ceiling.get("costExact", ceiling["costPerHour"] is not None),
             "costPerHourKnown": ceiling.get("costPerHourKnown", ceiling["costPerHour"]),
+            # EKS Auto Mode with a fee the catalog lacks: the figure is below what AWS charges.
+            "feeMissing": ceiling.get("autoModeFeeIncluded") is False,
         }
 
     def gpus(pool: Mapping[str, Any], key: str) -> int:
@@ -376,7 +389,12 @@ def totals(node_pools: Sequence[Mapping[str, Any]], cost: Mapping[str, Any] | No
     total["IDLE GPUS"] = figures["idleGpus"]
     exact = figures["costExact"]
     value = figures["costPerHourAtMax"]
-    total["$/H AT MAX"] = price_cell(value) if exact else bounded_money(value, figures["costPerHourKnown"], exact)
+    fee_missing = bool(figures.get("feeMissing"))
+    total["$/H AT MAX"] = (
+        price_cell(value)
+        if exact and not fee_missing
+        else bounded_money(value, figures["costPerHourKnown"], exact, lower_only=fee_missing)
+    )
     rows = [r for r in pool_rows(node_pools)]
     cost_sum = sum(float(p.get("costPerHourAtMax") or 0.0) for p in node_pools)
     summed = (
@@ -420,6 +438,9 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The fleet's cost figures from the ``cost`` output, one per line, with their provenance."""
     lines = state_lines(cost)
     lines += unknown_lines(cost)
+    fee = cost.get("autoModeFee")
+    if isinstance(fee, Mapping):  # EKS Auto Mode stacks (gpupools.pricing.estimate)
+        lines.append(str(fee.get("note", "")))
     if isinstance(cost.get("warm"), Mapping):
         from gpupools.pricing.warm import warm_lines
 
@@ -432,6 +453,11 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         savings = cost.get("savingsPercent")
         bounded = bool(cost.get("unknownParts")) and cost.get("monthly") is not None
         at_most, at_least = ("<=", ">=") if bounded else ("", "")
+        fee = cost.get("autoModeFee")
+        if isinstance(fee, Mapping) and fee.get("included") is False and cost.get("monthly") is not None:
+            # Without the Auto Mode fee the month is below what AWS charges, and the saving above it
+            # (the fee is paid on Spot and on-demand hours alike); with unknown Spot prices too, neither.
+            at_most, at_least = ("~", "~") if bounded else (">=", "<=")
         lines.append(
             f"Monthly estimate, {cost['gpuHoursPerMonth']:g} GPU node-hours{_cpu_hours(cost)} at "
             f"{100 * float(cost.get('spotShare', 1.0)):g}% Spot "
@@ -516,7 +542,7 @@ def state_lines(cost: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"  {SCENARIO_NAMES[scenario].ljust(width)}  {figure.get('nodes', '?')} nodes{f' ({split})' if split else ''}, "
             f"{figure.get('gpus', '?')} GPUs, {figure.get('gpuSlots', '?')} GPU slots, "
-            f"{dollars(bounded_money(figure.get('costPerHour'), figure.get('costPerHourKnown'), figure.get('costExact', True)))}/h "
+            f"{dollars(bounded_money(figure.get('costPerHour'), figure.get('costPerHourKnown'), figure.get('costExact', True), lower_only=figure.get('autoModeFeeIncluded') is False))}/h "
             f"({SCENARIO_MEANINGS[scenario]})"
         )
     return lines
