@@ -145,7 +145,9 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
     karpenter = config.get("gpupools:provisioner") in ("karpenter", "auto-mode")
     system = config["gpupools:systemPool"]
     # EKS Auto Mode's system pool is a NodePool: no minimum (gpupools.aws.auto_mode.system_pool_spec).
-    system_min = 0 if config.get("gpupools:provisioner") == "auto-mode" else system["minSize"]
+    # EKS Auto Mode and AKS Automatic: gpupools' system pool is a NodePool, which keeps no minimum.
+    node_pool_system = config.get("gpupools:provisioner") == "auto-mode" or config["gpupools:cluster"].get("sku") == "Automatic"
+    system_min = 0 if node_pool_system else system["minSize"]
     pools = list(config.get("gpupools:gpuPools", [])) + list(config.get("gpupools:cpuPools", []))
 
     def gpus(pool: dict[str, Any]) -> int:

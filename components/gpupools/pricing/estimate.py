@@ -117,8 +117,9 @@ def groups_of_spec(spec: StackSpec) -> list[CapacityGroup]:
             Role.SYSTEM,
             CapacityType.ON_DEMAND,
             system.instance_types,
-            # EKS Auto Mode: the system pool is a NodePool, which keeps no minimum (gpupools.aws.auto_mode).
-            0 if auto_mode else system.min_size,
+            # EKS Auto Mode and AKS Automatic: the system pool is a NodePool, which keeps no minimum
+            # (gpupools.aws.auto_mode, gpupools.azure.automatic).
+            0 if auto_mode or spec.cluster.automatic else system.min_size,
             system.max_size,
             auto_mode=auto_mode,
         )

@@ -175,6 +175,9 @@ def _node_pools(facts: StackFacts, on_cluster: pulumi.ResourceOptions) -> tuple[
             order=order,
             maintenance=spec.maintenance,
             opts=on_cluster,
+            # AKS Automatic: managed GPU pools and gpupools' system NodePool (gpupools.azure.automatic).
+            automatic=spec.cluster.automatic,
+            system_pool=spec.system_pool if spec.cluster.automatic else None,
         )
     elif spec.provisioner is Provisioner.AUTO_MODE:
         from gpupools.aws import AutoModeNodePools
@@ -254,7 +257,8 @@ def kubernetes_half(facts: StackFacts, provider: pulumi.ProviderResource) -> Non
         after = pulumi.ResourceOptions(provider=provider, depends_on=[plugin] if plugin else [])
         targets: dict[str, NodePoolInfo] = {}
         for info in pools:
-            if info.role is Role.GPU and info.gpu_driver is GpuDriver.INSTALL:
+            # gpupools' plugin serves INSTALL pools; AKS's serves MANAGED ones (AKS Automatic).
+            if info.role is Role.GPU and info.gpu_driver in (GpuDriver.INSTALL, GpuDriver.MANAGED):
                 current = targets.get(info.pool)
                 if current is None or (current.capacity.value != "spot" and info.capacity.value == "spot"):
                     targets[info.pool] = info
