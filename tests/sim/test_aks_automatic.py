@@ -14,20 +14,17 @@ the on-demand fallback and idle removal on this stack are the Karpenter module's
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Any, Iterator
 
 import pytest
 from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
-from gpupools.queueing.workloads import gang_job
-from gpupools.sim import control_plane, kueue, node_shapes
+from gpupools.sim import control_plane
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import KubeError
 
-from tests.sim.test_autoscalers import IMAGE, LAUNCH_TIMEOUT, WORKLOADS, Running, explained, gpu_pools, running
-from tests.sim.test_cluster_autoscaler import gang_pods_running
+from tests.sim.test_autoscalers import IMAGE, WORKLOADS, Running, gang_under_karpenter, running
 
 pytestmark = pytest.mark.sim
 
@@ -80,35 +77,9 @@ def test_the_stack_runs_no_daemonset(automatic_stack: Running) -> None:
 
 
 def test_a_gang_job_through_kueue_gets_spot_nodes_of_its_pool_under_the_standard(automatic_stack: Running) -> None:
-    run = automatic_stack
-    namespace = run.objects.spec.queueing.namespaces[0]
-    pool = gpu_pools(run)[0]
-    shape = node_shapes.resources_of(pool.instance_types[0])
-    job = gang_job(
-        "automatic-gang",
-        image=IMAGE,
-        script=["train.py"],
-        nodes=2,
-        gpus_per_node=shape.gpus,
-        namespace=namespace,
-        pool=pool.name,
-        extra_taints=pool.taints,
-    )
-    try:
-        for manifest in job:
-            run.client.apply(manifest)
-        with explained(run, namespace):
-            pods = gang_pods_running(run, namespace, "automatic-gang", LAUNCH_TIMEOUT * 2)
-        workloads = run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
-        assert kueue.admitted(
-            [w for w in workloads if any(o.get("name") == "automatic-gang" for o in w["metadata"].get("ownerReferences") or [])]
-        )
-        for name in {p["spec"]["nodeName"] for p in pods}:  # KWOK completes a Job pod at once: not "two nodes"
-            labels = run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})["metadata"]["labels"]
-            assert labels[POOL_LABEL] == pool.name
-            assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "spot"
-            assert labels["node.kubernetes.io/instance-type"] in pool.instance_types
-    finally:
-        for manifest in job:
-            with contextlib.suppress(KubeError):
-                run.client.delete(manifest, propagation="Foreground")
+    pool, nodes = gang_under_karpenter(automatic_stack, "automatic-gang")
+    assert nodes
+    for labels in nodes:
+        assert labels[POOL_LABEL] == pool.name
+        assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "spot"
+        assert labels["node.kubernetes.io/instance-type"] in pool.instance_types

@@ -11,21 +11,17 @@ Spot from zero, the on-demand fallback and the idle removal on this stack are th
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Iterator
 
 import pytest
 from gpupools.conventions import KARPENTER_CAPACITY_TYPE_LABEL, POOL_LABEL
-from gpupools.queueing.workloads import gang_job
-from gpupools.sim import control_plane, kueue, node_shapes
+from gpupools.sim import control_plane
 from gpupools.sim.build import Build
 from gpupools.sim.control_plane import ClusterState
-from gpupools.sim.kube import KubeError
 from gpupools.specs import Provisioner
 
-from tests.sim.test_autoscalers import IMAGE, LAUNCH_TIMEOUT, Running, explained, gpu_pools, running
-from tests.sim.test_cluster_autoscaler import gang_pods_running
+from tests.sim.test_autoscalers import Running, gang_under_karpenter, running
 
 pytestmark = pytest.mark.sim
 
@@ -53,42 +49,13 @@ def test_the_node_class_crd_is_served_and_holds_the_stacks_classes(auto_mode_sta
 
 
 def test_a_gang_job_through_kueue_gets_spot_nodes_of_its_pool_from_zero(auto_mode_stack: Running) -> None:
-    run = auto_mode_stack
-    namespace = run.objects.spec.queueing.namespaces[0]
-    pool = gpu_pools(run)[0]
-    shape = node_shapes.resources_of(pool.instance_types[0])
-    job = gang_job(
-        "auto-gang",
-        image=IMAGE,
-        script=["train.py"],
-        nodes=2,
-        gpus_per_node=shape.gpus,
-        namespace=namespace,
-        pool=pool.name,
-        extra_taints=pool.taints,
-    )
-    try:
-        for manifest in job:
-            run.client.apply(manifest)
-        with explained(run, namespace):
-            pods = gang_pods_running(run, namespace, "auto-gang", LAUNCH_TIMEOUT * 2)
-        workloads = run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
-        assert kueue.admitted(
-            [w for w in workloads if any(o.get("name") == "auto-gang" for o in w["metadata"].get("ownerReferences") or [])]
-        )
-        # Every node the gang ran on, not "two distinct nodes": KWOK completes a Job pod at once, so the
-        # second rank may take the first's node (the cause of the new-user MIG test's CI failure).
-        nodes = {p["spec"]["nodeName"] for p in pods}
-        for name in nodes:
-            labels = run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})["metadata"]["labels"]
-            assert labels[POOL_LABEL] == pool.name
-            assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "spot"
-            assert labels["node.kubernetes.io/instance-type"] in pool.instance_types
-            # Auto Mode's label spelling (EKS user guide create-node-pool: "different labels than Karpenter").
-            assert labels["eks.amazonaws.com/compute-type"] == "auto"
-            assert labels["eks.amazonaws.com/instance-gpu-manufacturer"] == "nvidia"
-            assert not any(k.startswith("karpenter.k8s.aws/") for k in labels)
-    finally:
-        for manifest in job:
-            with contextlib.suppress(KubeError):
-                run.client.delete(manifest, propagation="Foreground")
+    pool, nodes = gang_under_karpenter(auto_mode_stack, "auto-gang")
+    assert nodes
+    for labels in nodes:
+        assert labels[POOL_LABEL] == pool.name
+        assert labels[KARPENTER_CAPACITY_TYPE_LABEL] == "spot"
+        assert labels["node.kubernetes.io/instance-type"] in pool.instance_types
+        # Auto Mode's label spelling (EKS user guide create-node-pool: "different labels than Karpenter").
+        assert labels["eks.amazonaws.com/compute-type"] == "auto"
+        assert labels["eks.amazonaws.com/instance-gpu-manufacturer"] == "nvidia"
+        assert not any(k.startswith("karpenter.k8s.aws/") for k in labels)

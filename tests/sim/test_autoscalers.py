@@ -199,6 +199,50 @@ def karpenter_stack(request: pytest.FixtureRequest, session_cluster: ClusterStat
         yield run
 
 
+def gang_under_karpenter(run: Running, name: str) -> tuple[PoolSpec, list[dict[str, str]]]:
+    """Submit a two-node gang Job of the first GPU pool through the stack's first queue namespace,
+    wait until Kueue admitted its Workload (no admission check: Karpenter does not act on
+    ProvisioningRequests) and both pods ran; returns the pool and the labels of every node the pods
+    ran on (KWOK completes a Job pod at once, so the second rank may reuse the first's node). The
+    Job is deleted after."""
+    from gpupools.queueing.workloads import gang_job
+    from gpupools.sim import kueue
+
+    from tests.sim.test_cluster_autoscaler import gang_pods_running
+
+    namespace = run.objects.spec.queueing.namespaces[0]
+    pool = gpu_pools(run)[0]
+    shape = node_shapes.resources_of(pool.instance_types[0])
+    job = gang_job(
+        name,
+        image=IMAGE,
+        script=["train.py"],
+        nodes=2,
+        gpus_per_node=shape.gpus,
+        namespace=namespace,
+        pool=pool.name,
+        extra_taints=pool.taints,
+    )
+    try:
+        for manifest in job:
+            run.client.apply(manifest)
+        with explained(run, namespace):
+            pods = gang_pods_running(run, namespace, name, LAUNCH_TIMEOUT * 2)
+        workloads = run.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace=namespace)
+        assert kueue.admitted(
+            [w for w in workloads if any(o.get("name") == name for o in w["metadata"].get("ownerReferences") or [])]
+        )
+        nodes = {p["spec"]["nodeName"] for p in pods}
+        return pool, [
+            run.client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})["metadata"]["labels"]
+            for node in nodes
+        ]
+    finally:
+        for manifest in job:
+            with contextlib.suppress(KubeError):
+                run.client.delete(manifest, propagation="Foreground")
+
+
 def gpu_pools(run: Running) -> list[PoolSpec]:
     return [p for p in run.objects.spec.pools if p.role is Role.GPU]
 
