@@ -250,3 +250,14 @@ def test_costs_cover_every_nodepool_and_the_system_nodepool_idles_at_zero() -> N
     assert set(cost["ceilingByPool"]) == pools | {"system"}
     assert cost["idlePerHour"] == 0.0  # no pool keeps a node: AKS's managed system nodes are not billed to you
     assert cost["ceilingPerHour"] <= stack_config(STACK)["gpupools:cost"]["budgetPerHour"]
+
+
+def test_the_json_schema_refuses_what_the_program_refuses_on_automatic() -> None:
+    # Every rule of check_automatic_keys but the pools' sharing (the NAP rule, program-only) is in the
+    # schema editors read, at the path the program names.
+    from tests.test_config_schema import schema_paths
+
+    for case, raw, path, _ in AUTOMATIC_INVALID:
+        if case != "automatic-sharing":
+            assert path in schema_paths(raw), case
+    assert schema_paths(stack_config(STACK)) == set()

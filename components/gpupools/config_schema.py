@@ -226,6 +226,39 @@ def _pool_size_rules() -> list[dict[str, Any]]:
     return rules
 
 
+def _automatic_rules() -> list[dict[str, Any]]:
+    """``cluster.sku: Automatic`` (``config.check_automatic_keys``): ``provisioner: karpenter``, a region
+    of ``regions.AKS_AUTOMATIC_REGIONS``, no ``network``, ``devicePlugin`` or ``systemPool.minSize``, no
+    local accounts, no ServiceMonitor, and no GPU pool with ``gpuDriver: install``."""
+    from gpupools.config import AUTOMATIC_REFUSED_KEYS
+    from gpupools.gpu_driver import AUTOMATIC_INSTALL_WHY
+    from gpupools.specs import AKS_AUTOMATIC
+
+    cluster = f"{NAMESPACE}:cluster"
+    automatic = {
+        "properties": {
+            f"{NAMESPACE}:cloud": {"const": Cloud.AZURE.value},
+            cluster: {"properties": {"sku": {"const": AKS_AUTOMATIC}}, "required": ["sku"]},
+        },
+        "required": [f"{NAMESPACE}:cloud", cluster],
+    }
+    then: dict[str, Any] = {
+        "properties": {
+            f"{NAMESPACE}:provisioner": {"const": "karpenter", "description": "AKS Automatic runs Node Auto Provisioning"},
+            REGION_KEYS[Cloud.AZURE]: {"enum": sorted(regions.AKS_AUTOMATIC_REGIONS)},
+            **{f"{NAMESPACE}:{key}": refused(why) for key, why in AUTOMATIC_REFUSED_KEYS.items()},
+            cluster: {"properties": {"allowLocalAccounts": {"const": False}}},
+            f"{NAMESPACE}:systemPool": {"properties": {"minSize": refused("gpupools' system NodePool keeps no minimum")}},
+            f"{NAMESPACE}:gpuMetrics": {"properties": {"serviceMonitor": {"const": False}}},
+            f"{NAMESPACE}:gpuPools": {
+                "items": {"properties": {"gpuDriver": {"not": {"const": "install"}, "description": AUTOMATIC_INSTALL_WHY}}}
+            },
+        },
+        "required": [f"{NAMESPACE}:provisioner"],
+    }
+    return [{"if": automatic, "then": then}]
+
+
 def config_schema(notes: dict[Path, str]) -> dict[str, Any]:
     """The schema of a stack file's ``config:`` map."""
     properties = {f"{NAMESPACE}:{key.name}": _key(key, (key.name,), notes) for key in STACK.keys}
@@ -244,7 +277,7 @@ def config_schema(notes: dict[Path, str]) -> dict[str, Any]:
         "properties": properties,
         "patternProperties": {f"^{NAMESPACE}:(?!({known})$)": refused("is not a known key")},
         "required": [f"{NAMESPACE}:{key.name}" for key in STACK.keys if key.required],
-        "allOf": clouds + _region_rules() + _pool_size_rules(),
+        "allOf": clouds + _region_rules() + _pool_size_rules() + _automatic_rules(),
     }
 
 
