@@ -235,6 +235,19 @@ def test_an_existing_automatic_cluster_is_not_switched_to_base() -> None:
     assert result.error.path == "gpupools:cluster.sku" and "--sku base" in str(result.error)
 
 
+def test_aks_moves_the_minor_and_the_next_up_neither_downgrades_nor_stays_silent() -> None:
+    # Automatic upgrades minors itself on its stable channel (AKS intro-aks-automatic.md: preconfigured).
+    configured = stack_config(STACK)["gpupools:cluster"]["kubernetesVersion"]
+    moved = {**live_cluster("Automatic"), "kubernetesVersion": "1.36.3"}
+    result = run_stack(STACK, calls={"azure-native:containerservice:getManagedCluster": lambda args: moved})
+    cluster = managed_cluster(result)
+    assert "kubernetesVersion" in cluster.ignore_changes  # the configured minor is never sent as a downgrade
+    assert any("1.36.3" in w and configured in w for w in result.warnings)
+    same = {**live_cluster("Automatic"), "kubernetesVersion": f"{configured}.7"}
+    quiet = run_stack(STACK, calls={"azure-native:containerservice:getManagedCluster": lambda args: same})
+    assert not any("kubernetesVersion" in w for w in quiet.warnings)
+
+
 def test_an_existing_automatic_cluster_keeps_its_stack() -> None:
     result = run_stack(STACK, calls={"azure-native:containerservice:getManagedCluster": lambda args: live_cluster("Automatic")})
     assert result.error is None

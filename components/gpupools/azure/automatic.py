@@ -76,6 +76,14 @@ resource's inputs (as it stores every pool in ``agentPoolProfiles`` on a Base cl
 ``gpupools.azure.inline_pools``), and without these in ``ignore_changes`` the next ``up`` would send
 them, or their removal, in a managed-cluster PUT."""
 
+KUBERNETES_VERSION_FIELD = "kubernetesVersion"
+"""On Automatic AKS moves the cluster's minor itself: automatic cluster upgrades on the ``stable``
+channel are preconfigured ("Preconfigured" in ``intro-aks-automatic.md``: they cannot be turned off).
+``cluster.kubernetesVersion`` is therefore the version the cluster is created with, and the field is in
+``ignore_changes`` afterwards: sending the configured minor after AKS has moved past it would ask AKS
+for a downgrade, which it refuses. When the live minor differs from the configured one the program
+says so (``version_moved_warning``)."""
+
 SYSTEM_NODEPOOL_WEIGHT = 1
 """The system NodePool's weight: the lowest, tried last, as the priority expander ranks the System
 pool on Base clusters (the same choice as ``gpupools.aws.auto_mode.SYSTEM_POOL_WEIGHT``)."""
@@ -112,4 +120,19 @@ def sku_switch_error(live_sku: str | None, automatic: bool, resource_group: str,
         f"after a System pool is added, with 'az aks update -g {resource_group} -n {cluster_name} --sku base' "
         "(aks-automatic-sku-migration.md), which gpupools does not run; keep cluster.sku Automatic, or move to a new Base "
         "stack (docs/aks-automatic.md)"
+    )
+
+
+def version_moved_warning(configured: str, live: str | None, cluster_name: str) -> str | None:
+    """A warning when AKS has moved an Automatic cluster to another minor than ``cluster.kubernetesVersion``
+    (``KUBERNETES_VERSION_FIELD``), or None."""
+    if live is None:
+        return None
+    live_minor = ".".join(live.split(".")[:2])
+    if live_minor == configured:
+        return None
+    return (
+        f"gpupools:cluster.kubernetesVersion: {configured}, but AKS Automatic runs {cluster_name} on {live} (its stable "
+        "upgrade channel moves minors itself); the field is left to AKS on Automatic, so this up changes nothing there. "
+        f"Set kubernetesVersion to {live_minor} to keep the config true to the cluster"
     )

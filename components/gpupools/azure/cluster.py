@@ -664,10 +664,21 @@ class AksCluster(pulumi.ComponentResource):
         # On Automatic the existing cluster is read for its SKU and allow-list only (no inline pools).
         access_live = existing if automatic else live
         ignored = (
-            [*AUTOMATIC_IGNORED_FIELDS, *automatic_access_ignore(existing, cluster.api_allowed_cidrs)]
+            [
+                *AUTOMATIC_IGNORED_FIELDS,
+                automatic_sku.KUBERNETES_VERSION_FIELD,
+                *automatic_access_ignore(existing, cluster.api_allowed_cidrs),
+            ]
             if automatic
             else cluster_ignore_changes(inline, live, cluster.api_allowed_cidrs)
         )
+        moved = (
+            automatic_sku.version_moved_warning(cluster.kubernetes_version, existing.kubernetes_version, cluster.name)
+            if automatic and existing is not None
+            else None
+        )
+        if moved:
+            pulumi.log.warn(moved, resource=self)
         managed_cluster = containerservice.ManagedCluster(
             f"{name}-cluster",
             resource_name_=cluster.name,
