@@ -156,8 +156,11 @@ def test_a_broken_object_is_refused_by_the_dry_run(deployed: Deployed) -> None:
 
 def test_each_daemonset_runs_on_exactly_the_nodes_it_serves(deployed: Deployed) -> None:
     daemonsets = [m for m in deployed.objects.manifests if m["kind"] == "DaemonSet"]
-    if deployed.objects.spec.provisioner is Provisioner.AUTO_MODE:
-        assert not daemonsets, "EKS Auto Mode runs the device plugin itself: gpupools deploys no DaemonSet there"
+    spec = deployed.objects.spec
+    if spec.provisioner is Provisioner.AUTO_MODE or spec.cluster.automatic:
+        # EKS Auto Mode runs the device plugin itself; AKS Automatic's managed GPU pools run AKS's plugin
+        # and exporter (gpupools.azure.automatic): gpupools deploys no DaemonSet on either.
+        assert not daemonsets, f"{deployed.stack}: the cloud runs the GPU stack, gpupools deploys no DaemonSet there"
         return
     assert daemonsets
     for manifest in daemonsets:
