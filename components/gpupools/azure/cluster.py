@@ -617,22 +617,21 @@ class AksCluster(pulumi.ComponentResource):
         else:
             control_plane_identity = identity_id
 
-        desired_system = system_pool_fields(
-            system_pool, zones, subnet_id, fixed=node_auto_provisioning, kubernetes_version=cluster.kubernetes_version
-        )
-        desired_cluster = DesiredCluster(
-            kubernetes_version=cluster.kubernetes_version,
-            upgrade_channel=UPGRADE_CHANNEL,
-            node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL,
-            authorized_ip_ranges=tuple(cluster.api_allowed_cidrs),
-        )
-        inline = (
-            InlinePoolsPlan([], [], (), "AKS Automatic: AKS runs the system pool (gpupools.azure.automatic)")
-            if automatic
-            else self._inline_pools(
+        if automatic:
+            inline = InlinePoolsPlan([], [], (), "AKS Automatic: AKS runs the system pool (gpupools.azure.automatic)")
+        else:
+            desired_system = system_pool_fields(
+                system_pool, zones, subnet_id, fixed=node_auto_provisioning, kubernetes_version=cluster.kubernetes_version
+            )
+            desired_cluster = DesiredCluster(
+                kubernetes_version=cluster.kubernetes_version,
+                upgrade_channel=UPGRADE_CHANNEL,
+                node_os_upgrade_channel=NODE_OS_UPGRADE_CHANNEL,
+                authorized_ip_ranges=tuple(cluster.api_allowed_cidrs),
+            )
+            inline = self._inline_pools(
                 desired_system, desired_cluster, live_system, live, system_pool_path or f"{prefix}.system_pool"
             )
-        )
         self.inline_pools = inline
         # AKS Automatic sets the pools, network, provisioning and upgrade channels itself (gpupools.azure.automatic).
         mode_args: dict[str, Any] = (

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from gpupools import gpu_driver, rules
+from gpupools import rules
 from gpupools.catalog import regions, user_sizes
 from gpupools.config_keys import (
     KARPENTER_MEANINGLESS_AUTOSCALER_KEYS,
@@ -849,8 +849,9 @@ def check_automatic_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Pro
     ``provisioner: karpenter`` (Automatic runs Node Auto Provisioning and no cluster autoscaler), a
     region where Automatic is available (``regions.AKS_AUTOMATIC_REGIONS``), no network of your own,
     no device plugin settings, no local accounts (Automatic preconfigures Azure RBAC with them off), no
-    ``systemPool.minSize`` (gpupools' system NodePool keeps none), no GPU pool with ``gpuDriver:
-    install`` and no ServiceMonitor for an exporter gpupools does not deploy."""
+    ``systemPool.minSize`` (gpupools' system NodePool keeps none) and no ServiceMonitor for an exporter
+    gpupools does not deploy. A GPU pool's ``gpuDriver: install`` is refused with the pool rules
+    (``gpu_driver.check_gpu_driver``), after ``with_automatic_defaults``."""
     if not automatic_requested(ours) or cloud is not Cloud.AZURE:
         return
     if provisioner is not Provisioner.KARPENTER:
@@ -894,15 +895,11 @@ def check_automatic_keys(ours: Mapping[str, Any], cloud: Cloud, provisioner: Pro
             "gpupools deploys none for its ServiceMonitor to select",
             metrics["serviceMonitor"],
         )
-    entries = ours.get("gpuPools")
-    for index, entry in enumerate(entries if isinstance(entries, list) else []):
-        if isinstance(entry, Mapping) and entry.get("gpuDriver") == GpuDriver.INSTALL.value:
-            raise ConfigError(f"{NAMESPACE}:gpuPools[{index}].gpuDriver", gpu_driver.AUTOMATIC_INSTALL_WHY, entry["gpuDriver"])
 
 
 def with_automatic_defaults(ours: Mapping[str, Any]) -> Mapping[str, Any]:
     """``ours`` with ``gpuDriver: managed`` on every GPU pool that sets none, under ``cluster.sku:
-    Automatic``: there AKS installs the driver and runs the device plugin (``gpu_driver.AUTOMATIC_INSTALL_WHY``)."""
+    Automatic``: there AKS installs the driver and runs the device plugin (``gpupools.gpu_driver.AUTOMATIC_INSTALL_WHY``)."""
     entries = ours.get("gpuPools")
     if not automatic_requested(ours) or not isinstance(entries, list):
         return ours
