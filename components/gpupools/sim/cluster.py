@@ -97,9 +97,23 @@ def add_nodes(
     return created
 
 
+STARTUP_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+"""The node lifecycle controller taints a node it has not yet seen Ready with ``not-ready:NoSchedule``
+(TaintNodesByCondition) and lifts it on its next pass (``--node-monitor-period``, 5 s), so for a few
+seconds a node can report ``Ready=True`` and still carry it. The DaemonSet controller adds no toleration
+for the ``NoSchedule`` one (``AddOrUpdateDaemonPodTolerations`` in kubernetes pkg/controller/daemon/util
+tolerates ``not-ready``/``unreachable`` only with ``NoExecute``), so a DaemonSet applied in that window
+counts the node out and reports itself ready on the others."""
+
+
 def _node_ready(client: Client, name: str) -> bool:
+    """Ready=True and none of the lifecycle controller's start-up taints left."""
     node = client.get({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}) or {}
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (node.get("status") or {}).get("conditions") or [])
+    conditions = (node.get("status") or {}).get("conditions") or []
+    taints = (node.get("spec") or {}).get("taints") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not any(
+        t.get("key") in STARTUP_TAINTS for t in taints
+    )
 
 
 def daemonsets_settled(client: Client) -> bool:
