@@ -144,7 +144,7 @@ def test_total_and_the_four_states_follow_from_the_config(stack: str, outputs: d
     cloud, region = Cloud(config["gpupools:cloud"]), region_of(config)
     karpenter = config.get("gpupools:provisioner") in ("karpenter", "auto-mode")
     system = config["gpupools:systemPool"]
-    # EKS Auto Mode's system pool is a NodePool: no minimum (gpupools.aws.auto_mode.system_pool_spec).
+    # EKS Auto Mode's system pool is a NodePool: no minimum (gpupools.specs.SystemPoolSpec.as_nodepool).
     # EKS Auto Mode and AKS Automatic: gpupools' system pool is a NodePool, which keeps no minimum.
     node_pool_system = config.get("gpupools:provisioner") == "auto-mode" or config["gpupools:cluster"].get("sku") == "Automatic"
     system_min = 0 if node_pool_system else system["minSize"]

@@ -7,7 +7,7 @@ equal specs and the decision logic built on them can be property-tested without 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import Mapping
@@ -270,6 +270,22 @@ class SystemPoolSpec:
     min_size: int = 2
     max_size: int = 4
     disk_size_gb: int = 128
+
+    def as_nodepool(self, ami_type: AmiType | None = None) -> PoolSpec:
+        """The system pool as a Karpenter NodePool's pool (EKS Auto Mode, AKS Automatic): on-demand,
+        the ``systemPool`` sizes, ``maxSize`` and disk; no minimum (a NodePool keeps none: its nodes
+        come when system pods, Kueue's among them, are pending). ``ami_type``: AWS only (Auto Mode's
+        NodeClass picks the image by it); None keeps ``PoolSpec``'s default, which Azure ignores."""
+        pool = PoolSpec(
+            name=Role.SYSTEM.value,
+            instance_types=self.instance_types,
+            max_size=self.max_size,
+            spot=False,
+            on_demand_fallback=False,
+            disk_size_gb=self.disk_size_gb,
+            role=Role.SYSTEM,
+        )
+        return pool if ami_type is None else replace(pool, ami_type=ami_type)
 
 
 UPGRADE_VALUE = re.compile(r"^(\d+)(%?)\Z")

@@ -62,7 +62,7 @@ from gpupools.kubernetes.karpenter import nodepool
 from gpupools.kubernetes.karpenter.nodepool import NodeClassRef
 from gpupools.pool_args import DEFAULT_CONSOLIDATE_AFTER, PoolArg, nodepool_arguments, pool_specs
 from gpupools.pools import NodePoolInfo
-from gpupools.specs import AmiType, Cloud, MaintenanceSpec, PoolSpec, Provisioner, Role, SharingMode, SystemPoolSpec
+from gpupools.specs import AmiType, Cloud, MaintenanceSpec, PoolSpec, Provisioner, SharingMode, SystemPoolSpec
 
 TYPE = "gpupools:index:AutoModeNodePools"
 
@@ -163,21 +163,6 @@ def node_class_spec(cluster_name: str, role_name: str, disk_size_gb: int, class_
     }
 
 
-def system_pool_spec(system: SystemPoolSpec) -> PoolSpec:
-    """The system pool as a NodePool's pool: on-demand, the ``systemPool`` sizes and ``maxSize``; no
-    minimum (a NodePool keeps none: its nodes come when system pods are pending)."""
-    return PoolSpec(
-        name="system",
-        instance_types=system.instance_types,
-        max_size=system.max_size,
-        spot=False,
-        on_demand_fallback=False,
-        disk_size_gb=system.disk_size_gb,
-        ami_type=AmiType.AL2023_STANDARD,
-        role=Role.SYSTEM,
-    )
-
-
 def check_auto_mode_pool(pool: PoolSpec, path: str) -> None:
     """What Auto Mode cannot do, for a pool that passed the pool rules (the spec form of
     ``config.check_auto_mode_keys``): Karpenter's limits, and no sharing, EFA or reservations."""
@@ -247,7 +232,7 @@ class AutoModeNodePools(pulumi.ComponentResource):
         )
         shapes = {pool.name: node_shape(pool) for pool in specs}
         weights = nodepool.pool_weights(specs, shapes, order, path)
-        system = system_pool_spec(system_pool) if system_pool is not None else None
+        system = system_pool.as_nodepool(AmiType.AL2023_STANDARD) if system_pool is not None else None
 
         super().__init__(TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

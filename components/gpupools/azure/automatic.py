@@ -53,8 +53,7 @@ is not what a changed ``sku`` would send. docs/aks-automatic.md has the blue-gre
 
 from __future__ import annotations
 
-from gpupools.conventions import Role
-from gpupools.specs import AKS_AUTOMATIC, PoolSpec, SystemPoolSpec
+from gpupools.specs import AKS_AUTOMATIC
 
 SKU_TIER = "Standard"
 """"Automatic SKU clusters are preconfigured to use the Standard tier" (AKS ``free-standard-pricing-tiers.md``)."""
@@ -87,20 +86,6 @@ says so (``version_moved_warning``)."""
 SYSTEM_NODEPOOL_WEIGHT = 1
 """The system NodePool's weight: the lowest, tried last, as the priority expander ranks the System
 pool on Base clusters (the same choice as ``gpupools.aws.auto_mode.SYSTEM_POOL_WEIGHT``)."""
-
-
-def system_pool_spec(system: SystemPoolSpec) -> PoolSpec:
-    """gpupools' system NodePool on an Automatic cluster, as a pool: on-demand, the ``systemPool``
-    size, ``maxSize`` and disk; no minimum (a NodePool keeps none: Kueue's pending pod brings its node)."""
-    return PoolSpec(
-        name=Role.SYSTEM.value,
-        instance_types=system.instance_types,
-        max_size=system.max_size,
-        spot=False,
-        on_demand_fallback=False,
-        disk_size_gb=system.disk_size_gb,
-        role=Role.SYSTEM,
-    )
 
 
 def sku_switch_error(live_sku: str | None, automatic: bool, resource_group: str, cluster_name: str) -> str | None:

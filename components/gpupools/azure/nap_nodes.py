@@ -59,7 +59,7 @@ from typing import Any, Mapping, Sequence
 
 import pulumi
 
-from gpupools.azure.automatic import MANAGED_GPU_TAG, SYSTEM_NODEPOOL_WEIGHT, system_pool_spec
+from gpupools.azure.automatic import MANAGED_GPU_TAG, SYSTEM_NODEPOOL_WEIGHT
 from gpupools.catalog.azure_vm_sizes import CPU_SIZES, GPU_SIZES
 from gpupools.catalog.prices import normalize_region
 from gpupools.config import DEFAULT_AZURE_ZONES, NAP_RESERVATIONS_WHY
@@ -176,8 +176,8 @@ def node_class_spec(pool: PoolSpec) -> dict[str, Any]:
 
 def system_pool_info(system: SystemPoolSpec, location: str, zones: Sequence[str]) -> NodePoolInfo:
     """gpupools' system NodePool on an AKS Automatic cluster, as the Kubernetes side sees it
-    (``automatic.system_pool_spec``): where Kueue and gpupools' own controllers run."""
-    pool = system_pool_spec(system)
+    (``SystemPoolSpec.as_nodepool``): where Kueue and gpupools' own controllers run."""
+    pool = system.as_nodepool()
     return nodepool.node_pool_info(pool.name, pool, node_shape(pool), zone_values(location, zones), needs_device_plugin=False)
 
 
@@ -287,7 +287,7 @@ class NapNodePools(pulumi.ComponentResource):
         )
         shapes = {pool.name: node_shape(pool) for pool in user_pools}
         weights = nodepool.pool_weights(user_pools, shapes, order, path)
-        system = system_pool_spec(system_pool) if system_pool is not None else None
+        system = system_pool.as_nodepool() if system_pool is not None else None
         if system is not None:
             shapes[system.name] = node_shape(system)
             weights[system.name] = SYSTEM_NODEPOOL_WEIGHT
