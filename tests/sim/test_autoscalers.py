@@ -199,13 +199,29 @@ def karpenter_stack(request: pytest.FixtureRequest, session_cluster: ClusterStat
         yield run
 
 
+def pool_gang(
+    name: str, pool: PoolSpec, namespace: str, *, nodes: int, gpus_per_node: int, efa_per_node: int = 0
+) -> list[dict[str, Any]]:
+    """``gang_job`` for ``pool`` (its name and extra taints) in ``namespace``: the sim's image and script."""
+    return gang_job(
+        name,
+        image=IMAGE,
+        script=["train.py"],
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        namespace=namespace,
+        pool=pool.name,
+        extra_taints=pool.taints,
+        efa_per_node=efa_per_node,
+    )
+
+
 def gang_under_karpenter(run: Running, name: str) -> tuple[PoolSpec, list[dict[str, str]]]:
     """Submit a two-node gang Job of the first GPU pool through the stack's first queue namespace,
     wait until Kueue admitted its Workload (no admission check: Karpenter does not act on
     ProvisioningRequests) and both pods ran; returns the pool and the labels of every node the pods
     ran on (KWOK completes a Job pod at once, so the second rank may reuse the first's node). The
     Job is deleted after."""
-    from gpupools.queueing.workloads import gang_job
     from gpupools.sim import kueue
 
     from tests.sim.test_cluster_autoscaler import gang_pods_running
@@ -213,16 +229,7 @@ def gang_under_karpenter(run: Running, name: str) -> tuple[PoolSpec, list[dict[s
     namespace = run.objects.spec.queueing.namespaces[0]
     pool = gpu_pools(run)[0]
     shape = node_shapes.resources_of(pool.instance_types[0])
-    job = gang_job(
-        name,
-        image=IMAGE,
-        script=["train.py"],
-        nodes=2,
-        gpus_per_node=shape.gpus,
-        namespace=namespace,
-        pool=pool.name,
-        extra_taints=pool.taints,
-    )
+    job = pool_gang(name, pool, namespace, nodes=2, gpus_per_node=shape.gpus)
     try:
         for manifest in job:
             run.client.apply(manifest)
@@ -549,27 +556,9 @@ def test_kueue_reserves_quota_within_it_and_holds_a_job_beyond_it(kueue_stack: R
     largest_flavor = max(p.max_size for p in gpu_pools(run)) * max(
         node_shapes.resources_of(s).gpus for p in gpu_pools(run) for s in p.instance_types
     )
-    within = gang_job(
-        "within",
-        image=IMAGE,
-        script=["train.py"],
-        nodes=2,
-        gpus_per_node=per_node,
-        namespace=namespace,
-        pool=gpu_pool.name,
-        extra_taints=gpu_pool.taints,
-    )
+    within = pool_gang("within", gpu_pool, namespace, nodes=2, gpus_per_node=per_node)
     beyond_nodes = largest_flavor // per_node + 1
-    beyond = gang_job(
-        "beyond",
-        image=IMAGE,
-        script=["train.py"],
-        nodes=beyond_nodes,
-        gpus_per_node=per_node,
-        namespace=namespace,
-        pool=gpu_pool.name,
-        extra_taints=gpu_pool.taints,
-    )
+    beyond = pool_gang("beyond", gpu_pool, namespace, nodes=beyond_nodes, gpus_per_node=per_node)
     try:
         for manifest in [*within, *beyond]:
             run.client.apply(manifest)

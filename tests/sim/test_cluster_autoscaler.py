@@ -23,7 +23,6 @@ from typing import Any, Iterator
 
 import pytest
 from gpupools.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, CapacityType
-from gpupools.queueing.workloads import gang_job
 from gpupools.sharing import slots_per_gpu
 from gpupools.sim import autoscaler, autoscaler_build, controllers, kueue, node_shapes, spot
 from gpupools.sim.build import Build
@@ -31,7 +30,18 @@ from gpupools.sim.control_plane import ClusterState
 from gpupools.sim.kube import KubeError, wait_for
 from gpupools.specs import PoolSpec, Role
 
-from tests.sim.test_autoscalers import IMAGE, WORKLOADS, Running, delete_job, explained, gpu_pools, pod_of, running, submit
+from tests.sim.test_autoscalers import (
+    IMAGE,
+    WORKLOADS,
+    Running,
+    delete_job,
+    explained,
+    gpu_pools,
+    pod_of,
+    pool_gang,
+    running,
+    submit,
+)
 
 pytestmark = pytest.mark.sim
 
@@ -285,17 +295,7 @@ def admit_gang(run: Running, efa: bool, pool: PoolSpec | None = None) -> list[di
     shape = node_shapes.resources_of(pool.instance_types[0], slots_per_gpu(pool.sharing))
     name = "ca-gang-efa" if efa else "ca-gang"
     pods: list[dict[str, Any]] = []
-    job = gang_job(
-        name,
-        image=IMAGE,
-        script=["train.py"],
-        nodes=2,
-        gpus_per_node=shape.gpus,
-        namespace=namespace,
-        pool=pool.name,
-        extra_taints=pool.taints,
-        efa_per_node=shape.efa if efa else 0,
-    )
+    job = pool_gang(name, pool, namespace, nodes=2, gpus_per_node=shape.gpus, efa_per_node=shape.efa if efa else 0)
     try:
         for manifest in job:
             run.client.apply(manifest)
@@ -352,16 +352,7 @@ def test_a_gang_job_larger_than_the_pool_gets_no_node_and_no_pod(kueue_ca_stack:
     pool = next(p for p in gpu_pools(run) if not p.reservations)
     per_node = node_shapes.resources_of(pool.instance_types[0]).gpus
     before = {n["metadata"]["name"] for n in run.client.list("v1", "Node", label_selector=f"{POOL_LABEL}={pool.name}")}
-    job = gang_job(
-        "ca-gang-too-big",
-        image=IMAGE,
-        script=["train.py"],
-        nodes=pool.max_size + 1,
-        gpus_per_node=per_node,
-        namespace=namespace,
-        pool=pool.name,
-        extra_taints=pool.taints,
-    )
+    job = pool_gang("ca-gang-too-big", pool, namespace, nodes=pool.max_size + 1, gpus_per_node=per_node)
 
     def held() -> str | None:
         for request in run.client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace=namespace):
